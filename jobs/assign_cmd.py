@@ -1,0 +1,110 @@
+"""`rebalance-replay assign`: one assignment, JSON in (stdin) and JSON out (stdout).
+
+in:  {"assignor": "range", "topics": {"t1": 3}, "members": [{"member_id": "c1",
+      "group_instance_id": null, "subscription": ["t1"], "owned": [["t1", 0]], "generation": 1,
+      "rack": null}], "topic_ids": {...}, "partition_racks": {"t1": [["r1", "r2"], ...]}}
+out: {"assignment": {"c1": [["t1", 0], ["t1", 1], ["t1", 2]]}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from jobs.cli import UsageError
+from rebalance_core.assignors import ASSIGNOR_NAMES, AssignmentError, GroupSpec, MemberSubscription, get_assignor
+from rebalance_core.events import TopicPartition
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--assignor",
+        help=f"assignor name, overrides the input's 'assignor' field ({', '.join(ASSIGNOR_NAMES)})",
+    )
+
+
+def spec_from_json(doc: Any) -> GroupSpec:
+    """GroupSpec from the JSON document; UsageError on anything malformed."""
+    if not isinstance(doc, dict):
+        raise UsageError("input must be a JSON object")
+    topics = doc.get("topics", {})
+    if not isinstance(topics, dict):
+        raise UsageError("'topics' must be an object topic -> partition count")
+    for topic, count in topics.items():
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise UsageError(f"partition count of topic {topic!r} must be an integer, got {count!r}")
+    raw_members = doc.get("members", [])
+    if not isinstance(raw_members, list):
+        raise UsageError("'members' must be a list")
+    members = []
+    for i, m in enumerate(raw_members):
+        if not isinstance(m, dict) or not isinstance(m.get("member_id"), str):
+            raise UsageError(f"member #{i} must be an object with a string 'member_id'")
+        subscription = m.get("subscription") or []
+        if not isinstance(subscription, list) or not all(isinstance(t, str) for t in subscription):
+            raise UsageError(f"member {m['member_id']!r}: 'subscription' must be a list of topic names")
+        try:
+            owned = tuple(_partition(tp) for tp in (m.get("owned") or []))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"member {m['member_id']!r}: bad 'owned' entry ({exc})") from None
+        generation = m.get("generation")
+        if generation is not None and (not isinstance(generation, int) or isinstance(generation, bool)):
+            raise UsageError(f"member {m['member_id']!r}: 'generation' must be an integer or null")
+        members.append(
+            MemberSubscription(
+                member_id=m["member_id"],
+                subscription=tuple(subscription),
+                group_instance_id=m.get("group_instance_id"),
+                owned=owned,
+                generation=generation,
+                rack=m.get("rack"),
+            )
+        )
+    racks_doc = doc.get("partition_racks") or {}
+    try:
+        partition_racks = {
+            topic: tuple(frozenset(r or ()) for r in per_partition) for topic, per_partition in racks_doc.items()
+        }
+    except (AttributeError, TypeError):
+        raise UsageError("'partition_racks' must be an object topic -> list of rack lists") from None
+    topic_ids = doc.get("topic_ids") or {}
+    if not isinstance(topic_ids, dict):
+        raise UsageError("'topic_ids' must be an object topic -> topic id")
+    try:
+        return GroupSpec(
+            topics=topics, members=tuple(members), partition_racks=partition_racks, topic_ids=topic_ids
+        )
+    except AssignmentError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _partition(value: Any) -> TopicPartition:
+    if isinstance(value, dict):
+        return TopicPartition(str(value["topic"]), int(value["partition"]))
+    topic, partition = value
+    if not isinstance(topic, str) or not isinstance(partition, int):
+        raise ValueError(f"{value!r} is not [topic, partition]")
+    return TopicPartition(topic, partition)
+
+
+def main(args: argparse.Namespace) -> int:
+    text = sys.stdin.read()
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"malformed JSON on stdin: {exc}") from None
+    name = args.assignor or (doc.get("assignor") if isinstance(doc, dict) else None)
+    if not name:
+        raise UsageError("no assignor: pass --assignor or an 'assignor' field")
+    spec = spec_from_json(doc)
+    try:
+        assignor = get_assignor(name)
+        assignment = assignor.assign(spec)
+    except AssignmentError as exc:
+        raise UsageError(str(exc)) from None
+    out = {"assignment": {m: [[tp.topic, tp.partition] for tp in sorted(tps)] for m, tps in assignment.items()}}
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+    return 0

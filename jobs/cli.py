@@ -1,0 +1,54 @@
+"""`rebalance-replay VERB ...`: one verb per job step (parse-logs, run, whatif, assign, simulate,
+generate), each a thin module under `jobs/` with `configure(parser)` and `main(args) -> int`.
+
+Errors the user can fix (bad input, bad config, missing path) are one line on stderr and exit 2;
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# verb -> (module, one-line help). Modules are imported only for the verb that runs, so `assign`
+# never pays for pyspark.
+VERBS: dict[str, tuple[str, str]] = {
+    "assign": ("jobs.assign_cmd", "run one assignor on a JSON group description (stdin -> stdout)"),
+}
+
+
+class UsageError(Exception):
+    """A problem with the user's input or configuration: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rebalance-replay",
+        description="Replay Kafka consumer-group rebalance logs: generations, stop-the-world, churn, what-if.",
+    )
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+    for verb, (module_name, help_text) in VERBS.items():
+        sub_parser = sub.add_parser(verb, help=help_text, description=help_text)
+        sub_parser.set_defaults(_module=module_name)
+        importlib.import_module(module_name).configure(sub_parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module = importlib.import_module(args._module)
+    try:
+        return int(module.main(args) or 0)
+    except UsageError as exc:
+        print(f"rebalance-replay {args.verb}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"rebalance-replay {args.verb}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

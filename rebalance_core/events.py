@@ -1,0 +1,174 @@
+"""Canonical events as plain dataclasses (the schema is declared in `schemas.events`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
+
+from schemas.events import EVENT_COLUMN_NAMES, EventType, Side
+
+
+class TopicPartition(NamedTuple):
+    """Ordered like Kafka's assignors order partitions: by topic name, then partition number."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:  # Kafka's TopicPartition.toString
+        return f"{self.topic}-{self.partition}"
+
+
+Partitions = tuple[TopicPartition, ...]
+Assignment = dict[str, Partitions]
+
+
+@dataclass(slots=True)
+class Event:
+    """One canonical event. `ts` is UTC epoch milliseconds (the core's only clock)."""
+
+    event_id: str
+    ts: int
+    cluster: str
+    group_id: str
+    side: str
+    event_type: str
+    source: str | None = None
+    member_id: str | None = None
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    generation_id: int | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    reason: str | None = None
+    partitions: Partitions | None = None
+    subscription: tuple[str, ...] | None = None
+    members: tuple[str, ...] | None = None
+    member_count: int | None = None
+    assignment: Assignment | None = None
+    error: str | None = None
+    group_epoch: int | None = None
+    member_epoch: int | None = None
+    assignment_epoch: int | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+    raw: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def type(self) -> EventType:
+        return EventType(self.event_type)
+
+    @property
+    def is_coordinator(self) -> bool:
+        return self.side == Side.COORDINATOR.value
+
+    def to_row(self) -> dict[str, Any]:
+        """A dict with the schema's column names; `ts` as a UTC datetime, partitions as dicts."""
+        row = {name: getattr(self, name) for name in EVENT_COLUMN_NAMES}
+        row["ts"] = ms_to_datetime(self.ts)
+        row["partitions"] = _tps_to_rows(self.partitions)
+        row["subscription"] = list(self.subscription) if self.subscription is not None else None
+        row["members"] = list(self.members) if self.members is not None else None
+        row["assignment"] = (
+            {m: _tps_to_rows(tps) for m, tps in self.assignment.items()} if self.assignment is not None else None
+        )
+        row["attributes"] = dict(self.attributes) if self.attributes else None
+        return row
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """JSON-lines form: `ts` as ISO-8601 UTC with milliseconds; null fields dropped."""
+        row = self.to_row()
+        row["ts"] = format_ts(self.ts)
+        return {k: v for k, v in row.items() if v is not None}
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Event:
+        """Inverse of `to_row`/`to_json_dict`; accepts datetimes, ISO strings or epoch-ms for `ts`,
+        and partitions as dicts, [topic, partition] pairs or "topic-N" strings."""
+        kwargs = {f.name: row.get(f.name) for f in fields(cls) if f.name in row}
+        kwargs["ts"] = parse_ts(row["ts"])
+        kwargs["partitions"] = parse_partitions(row.get("partitions"))
+        for key in ("subscription", "members"):
+            value = row.get(key)
+            kwargs[key] = tuple(value) if value is not None else None
+        assignment = row.get("assignment")
+        if assignment is not None:
+            items = assignment.items() if isinstance(assignment, Mapping) else assignment
+            kwargs["assignment"] = {m: parse_partitions(tps) or () for m, tps in items}
+        attributes = row.get("attributes")
+        if attributes is None:
+            kwargs["attributes"] = {}
+        else:
+            items = attributes.items() if isinstance(attributes, Mapping) else attributes
+            kwargs["attributes"] = {str(k): str(v) for k, v in items}
+        for key in ("generation_id", "member_count", "group_epoch", "member_epoch", "assignment_epoch", "line"):
+            value = kwargs.get(key)
+            if value is not None and not isinstance(value, int):
+                kwargs[key] = None if value != value else int(value)  # NaN from pandas -> None
+        for key, value in list(kwargs.items()):
+            if isinstance(value, float) and value != value:
+                kwargs[key] = None
+        return cls(**kwargs)
+
+
+def parse_partitions(value: Any) -> Partitions | None:
+    if value is None:
+        return None
+    out = []
+    for item in value:
+        if isinstance(item, TopicPartition):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            out.append(TopicPartition(str(item["topic"]), int(item["partition"])))
+        elif isinstance(item, str):
+            topic, _, number = item.rpartition("-")
+            out.append(TopicPartition(topic, int(number)))
+        else:
+            topic, number = item
+            out.append(TopicPartition(str(topic), int(number)))
+    return tuple(out)
+
+
+def _tps_to_rows(tps: Iterable[TopicPartition] | None) -> list[dict[str, Any]] | None:
+    if tps is None:
+        return None
+    return [{"topic": tp.topic, "partition": tp.partition} for tp in tps]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def ms_to_datetime(ms: int) -> dt.datetime:
+    return _EPOCH + dt.timedelta(milliseconds=ms)
+
+
+def format_ts(ms: int) -> str:
+    return ms_to_datetime(ms).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_ts(value: Any) -> int:
+    """UTC epoch milliseconds from a datetime (naive = UTC), pandas Timestamp, ISO string or number."""
+    if isinstance(value, bool):
+        raise ValueError(f"not a timestamp: {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value != value:
+            raise ValueError("timestamp is NaN")
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        value = dt.datetime.fromisoformat(text)
+    if hasattr(value, "to_pydatetime"):  # pandas.Timestamp
+        value = value.to_pydatetime()
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        delta = value - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    raise ValueError(f"not a timestamp: {value!r}")

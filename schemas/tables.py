@@ -1,0 +1,176 @@
+"""The output tables (Delta, partitioned by `event_date`), declared once.
+
+Every row carries `cluster`, `group_id`, `scenario` and `event_date` (UTC date of the instant that
+closed the row: a generation's stabilization/end, a movement's assignment, an episode's end; for
+`group_state` the last day of the run). The protocol core emits rows as dicts with these column
+names (timestamps as UTC epoch milliseconds, converted at the Spark/Arrow boundary); docs/metrics.md
+defines every measure.
+"""
+
+from __future__ import annotations
+
+from schemas.fields import (
+    ATTRIBUTES,
+    BOOLEAN,
+    COUNTS,
+    DATE,
+    INT,
+    LONG,
+    STRING,
+    STRINGS,
+    TIMESTAMP,
+    Column,
+)
+from schemas.events import EVENT_COLUMNS
+
+KEY_COLUMNS: tuple[Column, ...] = (
+    Column("cluster", STRING, True),
+    Column("group_id", STRING, False),  # null only in quarantine rows whose group is unknown
+    Column("scenario", STRING, True, "'actual' for the replay of what happened; else a what-if name"),
+    Column("event_date", DATE, True, "Partition column: UTC date of the instant that closed the row"),
+)
+
+GENERATIONS = KEY_COLUMNS + (
+    Column("generation_id", INT, True, "Classic generation; KIP-848: the group epoch"),
+    Column("group_protocol", STRING, True, "classic | consumer (KIP-848)"),
+    Column("protocol_type", STRING, False, "consumer | connect | ... (classic protocol type)"),
+    Column("protocol_name", STRING, False, "Assignor / selected protocol"),
+    Column("rebalance_protocol", STRING, False, "eager | cooperative | consumer"),
+    Column("leader_member_id", STRING),
+    Column("member_count", INT),
+    Column("static_member_count", INT),
+    Column("members", STRINGS),
+    Column("rebalance_started_at", TIMESTAMP, False, "PreparingRebalance entered; null if before the log"),
+    Column("join_completed_at", TIMESTAMP, False, "CompletingRebalance entered ('Stabilized group')"),
+    Column("stabilized_at", TIMESTAMP, False, "Stable entered; null if it never stabilized"),
+    Column("ended_empty", BOOLEAN),
+    Column("rebalance_reason", STRING),
+    Column("rebalance_ms", LONG, False, "rebalance_started_at -> stabilized_at"),
+    Column("episode_id", STRING, False, "Links the rounds of one rebalance episode"),
+    Column("episode_round", INT, False, "1-based round within the episode"),
+    Column("source", STRING, True, "observed | inferred"),
+    Column("timing_source", STRING, False, "member | coordinator"),
+)
+
+ASSIGNMENTS = KEY_COLUMNS + (
+    Column("generation_id", INT, True),
+    Column("member_id", STRING, True),
+    Column("group_instance_id", STRING),
+    Column("topic", STRING, True),
+    Column("partition", INT, True),
+    Column("source", STRING, True, "observed | inferred"),
+)
+
+PARTITION_MOVEMENTS = KEY_COLUMNS + (
+    Column("generation_id", INT, False, "Generation in which the partition got its new owner"),
+    Column("episode_id", STRING),
+    Column("topic", STRING, True),
+    Column("partition", INT, True),
+    Column("from_member_id", STRING),
+    Column("to_member_id", STRING),
+    Column("stop_cause", STRING, False, "revoked | lost | member_failed | member_left"),
+    Column("revoked_at", TIMESTAMP, False, "When the old owner stopped consuming it"),
+    Column("assigned_at", TIMESTAMP, False, "When the new owner started; null if never reassigned"),
+    Column("unavailable_ms", LONG),
+    Column("moved", BOOLEAN, True, "Owner differs"),
+    Column("wasted_revocation", BOOLEAN, True, "Revoked, then given back to the same owner"),
+    Column("source", STRING, True, "observed | inferred"),
+)
+
+REBALANCE_EPISODES = KEY_COLUMNS + (
+    Column("episode_id", STRING, True),
+    Column("rounds", INT, True),
+    Column("first_generation_id", INT),
+    Column("last_generation_id", INT),
+    Column("started_at", TIMESTAMP),
+    Column("stabilized_at", TIMESTAMP),
+    Column("rebalance_ms", LONG),
+    Column("stw_ms", LONG),
+    Column("partition_unavailable_ms", LONG),
+    Column("max_partition_unavailable_ms", LONG),
+    Column("partitions_moved", INT),
+    Column("partitions_revoked", INT),
+    Column("revocations_wasted", INT),
+    Column("reason", STRING),
+    Column("rebalance_protocol", STRING),
+    Column("timing_source", STRING),
+    Column("source", STRING, True, "observed | inferred"),
+)
+
+GROUP_DAILY_SUMMARY = KEY_COLUMNS + (
+    Column("rebalances", INT, True, "Episodes that ended this day"),
+    Column("generations", INT, True),
+    Column("stw_ms", LONG, True),
+    Column("partition_unavailable_ms", LONG, True),
+    Column("max_partition_unavailable_ms", LONG, True),
+    Column("partitions_moved", INT, True),
+    Column("partitions_revoked", INT, True),
+    Column("revocations_wasted", INT, True),
+    Column("reasons", COUNTS, False, "rebalance reason -> count"),
+    Column("timing_source", STRING),
+    Column("events", LONG, True, "Events replayed for this group and day"),
+    Column("anomalies", LONG, True),
+)
+
+GROUP_STATE = KEY_COLUMNS + (
+    Column("as_of_ts", TIMESTAMP, False, "Time of the last event replayed"),
+    Column("state_version", INT, True),
+    Column("state_json", STRING, True, "The core's snapshot of the group (GroupReplayer.snapshot)"),
+)
+
+ANOMALIES = KEY_COLUMNS + (
+    Column("ts", TIMESTAMP),
+    Column("event_id", STRING),
+    Column("event_type", STRING),
+    Column("group_state", STRING, False, "Coordinator state the model was in"),
+    Column("rule", STRING, True, "The rule the event breaks, e.g. invalid_transition"),
+    Column("detail", STRING),
+)
+
+QUARANTINE = KEY_COLUMNS + (
+    Column("source_file", STRING),
+    Column("source_line", LONG),
+    Column("raw", STRING),
+    Column("reason", STRING, True),
+)
+
+EVENTS = KEY_COLUMNS + tuple(c for c in EVENT_COLUMNS if c.name not in ("cluster", "group_id"))
+
+RUN_ACCOUNTING = (
+    Column("run_id", STRING, True),
+    Column("scenario", STRING, True),
+    Column("event_date", DATE, True),
+    Column("started_at", TIMESTAMP),
+    Column("input", STRING),
+    Column("read", LONG, True, "Input rows/lines read"),
+    Column("replayed", LONG, True),
+    Column("quarantined", LONG, True),
+    Column("duplicates", LONG, True, "Dropped as repeats of an event_id"),
+    Column("skipped", LONG, True, "Log lines not about groups (raw logs only)"),
+    Column("details", ATTRIBUTES),
+)
+
+TABLES: dict[str, tuple[Column, ...]] = {
+    "events": EVENTS,
+    "quarantine": QUARANTINE,
+    "generations": GENERATIONS,
+    "assignments": ASSIGNMENTS,
+    "partition_movements": PARTITION_MOVEMENTS,
+    "rebalance_episodes": REBALANCE_EPISODES,
+    "group_daily_summary": GROUP_DAILY_SUMMARY,
+    "group_state": GROUP_STATE,
+    "anomalies": ANOMALIES,
+    "run_accounting": RUN_ACCOUNTING,
+}
+
+# Tables the core produces per group (the rest are written by the job itself).
+REPLAY_TABLES = (
+    "generations",
+    "assignments",
+    "partition_movements",
+    "rebalance_episodes",
+    "group_daily_summary",
+    "anomalies",
+)
+
+__all__ = ["TABLES", "REPLAY_TABLES"]
