@@ -14,11 +14,23 @@ import sys
 from typing import Any
 
 from jobs.cli import UsageError
-from rebalance_core.assignors import ASSIGNOR_NAMES, AssignmentError, GroupSpec, MemberSubscription, get_assignor
+from rebalance_core.assignors import (
+    ASSIGNOR_NAMES,
+    AssignmentError,
+    GroupSpec,
+    MemberSubscription,
+    get_assignor,
+)
 from rebalance_core.events import TopicPartition
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "stdin: a JSON object with 'assignor', 'topics' (topic -> partition count), 'members' (member_id, "
+        "subscription, owned, group_instance_id, rack, generation), and optionally 'topic_ids' and "
+        "'partition_racks'. The KIP-848 assignors (uniform, server-range) order and hash topics by topic id; "
+        "a topic without an id in 'topic_ids' is represented by its name."
+    )
     parser.add_argument(
         "--assignor",
         help=f"assignor name, overrides the input's 'assignor' field ({', '.join(ASSIGNOR_NAMES)})",
@@ -47,8 +59,11 @@ def spec_from_json(doc: Any) -> GroupSpec:
             raise UsageError(f"member {m['member_id']!r}: 'subscription' must be a list of topic names")
         try:
             owned = tuple(_partition(tp) for tp in (m.get("owned") or []))
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"member {m['member_id']!r}: bad 'owned' entry ({exc})") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UsageError(f"member {m['member_id']!r}: bad 'owned' entry ({exc!r})") from None
+        for key in ("group_instance_id", "rack"):
+            if m.get(key) is not None and not isinstance(m[key], str):
+                raise UsageError(f"member {m['member_id']!r}: {key!r} must be a string or null")
         generation = m.get("generation")
         if generation is not None and (not isinstance(generation, int) or isinstance(generation, bool)):
             raise UsageError(f"member {m['member_id']!r}: 'generation' must be an integer or null")
@@ -63,14 +78,19 @@ def spec_from_json(doc: Any) -> GroupSpec:
             )
         )
     racks_doc = doc.get("partition_racks") or {}
-    try:
-        partition_racks = {
-            topic: tuple(frozenset(r or ()) for r in per_partition) for topic, per_partition in racks_doc.items()
-        }
-    except (AttributeError, TypeError):
-        raise UsageError("'partition_racks' must be an object topic -> list of rack lists") from None
+    if not isinstance(racks_doc, dict) or not all(
+        isinstance(per_partition, list)
+        and all(
+            r is None or (isinstance(r, list) and all(isinstance(x, str) for x in r)) for r in per_partition
+        )
+        for per_partition in racks_doc.values()
+    ):
+        raise UsageError("'partition_racks' must be an object topic -> per partition, a list of rack names")
+    partition_racks = {
+        topic: tuple(frozenset(r or ()) for r in per_partition) for topic, per_partition in racks_doc.items()
+    }
     topic_ids = doc.get("topic_ids") or {}
-    if not isinstance(topic_ids, dict):
+    if not isinstance(topic_ids, dict) or not all(isinstance(i, str) for i in topic_ids.values()):
         raise UsageError("'topic_ids' must be an object topic -> topic id")
     try:
         return GroupSpec(
@@ -90,10 +110,9 @@ def _partition(value: Any) -> TopicPartition:
 
 
 def main(args: argparse.Namespace) -> int:
-    text = sys.stdin.read()
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+        doc = json.loads(sys.stdin.buffer.read())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"malformed JSON on stdin: {exc}") from None
     name = args.assignor or (doc.get("assignor") if isinstance(doc, dict) else None)
     if not name:
@@ -104,7 +123,9 @@ def main(args: argparse.Namespace) -> int:
         assignment = assignor.assign(spec)
     except AssignmentError as exc:
         raise UsageError(str(exc)) from None
-    out = {"assignment": {m: [[tp.topic, tp.partition] for tp in sorted(tps)] for m, tps in assignment.items()}}
+    out = {
+        "assignment": {m: [[tp.topic, tp.partition] for tp in sorted(tps)] for m, tps in assignment.items()}
+    }
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
     return 0

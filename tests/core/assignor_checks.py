@@ -1,15 +1,19 @@
 """Property checks shared by every assignor's tests, as Kafka's AbstractStickyAssignorTest keeps
-them (verifyValidityAndBalance, isFullyBalanced) plus the cooperative rule of KIP-429."""
+them (verifyValidityAndBalance, isFullyBalanced, PartitionMovements.isSticky) plus the cooperative rule of
+KIP-429 (CooperativeStickyAssignorTest.verifyCooperativeValidity and its follow-up rebalances)."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from dataclasses import replace
 
 from rebalance_core.assignors import GroupSpec
 from rebalance_core.events import TopicPartition
 
 
-def assert_valid(spec: GroupSpec, assignment: dict[str, list[TopicPartition]], *, complete: bool = True) -> None:
+def assert_valid(
+    spec: GroupSpec, assignment: dict[str, list[TopicPartition]], *, complete: bool = True
+) -> None:
     """Every member present; partitions sorted, real, only to subscribers, at most once; with
     `complete`, every subscribed partition assigned (cooperative rounds withhold some: complete=False)."""
     members = {m.member_id: m for m in spec.members}
@@ -30,11 +34,19 @@ def assert_valid(spec: GroupSpec, assignment: dict[str, list[TopicPartition]], *
 
 
 def assert_kafka_balanced(spec: GroupSpec, assignment: dict[str, list[TopicPartition]]) -> None:
-    """AbstractStickyAssignorTest.verifyValidityAndBalance: two members whose loads differ by more
-    than one must not hold partitions of a common topic (else one could have been moved)."""
+    """AbstractStickyAssignorTest.verifyValidityAndBalance, check for check: one entry per member; each
+    member only gets partitions of topics it subscribes to; no two members share a partition; and two
+    members whose loads differ by more than one must not hold partitions of a common topic (else one could
+    have been moved). It does not require every partition to be assigned (assert_valid does)."""
+    subscriptions = {m.member_id: set(m.subscription) for m in spec.members}
+    assert len(subscriptions) == len(assignment), f"{len(subscriptions)} members, {len(assignment)} assigned"
     members = sorted(assignment)
     for i, a in enumerate(members):
+        for tp in assignment[a]:
+            assert tp.topic in subscriptions[a], f"{tp} is assigned to {a}, which does not subscribe to it"
         for b in members[i + 1 :]:
+            shared = set(assignment[a]) & set(assignment[b])
+            assert not shared, f"{a} and {b} both have {sorted(shared)}"
             la, lb = len(assignment[a]), len(assignment[b])
             if abs(la - lb) <= 1:
                 continue
@@ -50,11 +62,49 @@ def is_fully_balanced(assignment: dict[str, list[TopicPartition]]) -> bool:
     return not sizes or max(sizes) - min(sizes) <= 1
 
 
-def assert_no_same_round_transfer(spec: GroupSpec, assignment: dict[str, list[TopicPartition]]) -> None:
-    """KIP-429: a partition owned by one member is never given to another in the same round; it is
-    withheld (revoked) and handed over in the next round."""
-    owner = {tp: m.member_id for m in spec.members for tp in m.owned}
+def assert_no_same_round_transfer(spec: GroupSpec, assignment: dict[str, list[TopicPartition]]) -> bool:
+    """KIP-429, as CooperativeStickyAssignorTest.verifyCooperativeValidity checks it: no partition is both
+    newly assigned to one member (it did not own it) and revoked from another (it owned it and keeps it
+    no longer) in the same round; it is withheld and handed over in the next round. Returns whether the
+    round revokes anything (then the members rejoin: a follow-up rebalance)."""
+    added: set[TopicPartition] = set()
+    revoked: set[TopicPartition] = set()
+    for m in spec.members:
+        owned, assigned = set(m.owned), set(assignment.get(m.member_id, ()))
+        added |= assigned - owned
+        revoked |= owned - assigned
+    both = sorted(added & revoked)
+    assert not both, f"revoked and reassigned in the same round: {both}"
+    return bool(revoked)
+
+
+def cooperative_rounds(assignor, spec: GroupSpec, assignment, *, generation: int = 1, max_rounds: int = 4):
+    """CooperativeStickyAssignorTest.verifyValidityAndBalance's loop: while a round revokes something,
+    every member rejoins owning what it was just given (same topics, rack; generation `generation`) and
+    the group is assigned again; each round is checked with assert_no_same_round_transfer, and Kafka
+    allows at most `max_rounds` follow-up rounds. Returns the last (spec, assignment)."""
+    rounds = 0
+    while assert_no_same_round_transfer(spec, assignment):
+        members = tuple(
+            replace(m, owned=tuple(assignment[m.member_id]), generation=generation) for m in spec.members
+        )
+        spec = replace(spec, members=members)
+        assignment = assignor.assign(spec)
+        rounds += 1
+        assert rounds <= max_rounds, f"still revoking after {max_rounds} follow-up rebalances"
+    return spec, assignment
+
+
+def assert_no_two_way_moves(spec: GroupSpec, assignment: dict[str, list[TopicPartition]]) -> None:
+    """Kafka's PartitionMovements.isSticky seen from outside: within one topic, partitions never move both
+    from member A to member B and from B to A (that would be churn balance does not need)."""
+    previous = {tp: m.member_id for m in spec.members for tp in m.owned}
+    moves: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for member_id, tps in assignment.items():
         for tp in tps:
-            previous = owner.get(tp)
-            assert previous in (None, member_id), f"{tp} moved {previous} -> {member_id} in one round"
+            before = previous.get(tp)
+            if before is not None and before != member_id:
+                moves[tp.topic].add((before, member_id))
+    for topic, pairs in moves.items():
+        back_and_forth = sorted((a, b) for a, b in pairs if (b, a) in pairs)
+        assert not back_and_forth, f"topic {topic}: partitions moved both ways between {back_and_forth}"
