@@ -15,6 +15,11 @@ import sys
 # never pays for pyspark.
 VERBS: dict[str, tuple[str, str]] = {
     "assign": ("jobs.assign_cmd", "run one assignor on a JSON group description (stdin -> stdout)"),
+    "parse-logs": (
+        "jobs.parse_logs",
+        "Kafka broker/client logs -> canonical events (JSON lines) + quarantine",
+    ),
+    "simulate": ("jobs.simulate_cmd", "play a membership scenario (YAML) -> canonical events (JSON lines)"),
 }
 
 
@@ -51,4 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Under `python -m jobs.cli` this file runs as `__main__`, a second copy of the module: go through
+    # `jobs.cli` so that the `UsageError` the verbs raise (imported from `jobs.cli`) is the one caught.
+    from jobs.cli import main as package_main
+
+    sys.exit(package_main())

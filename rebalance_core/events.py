@@ -73,7 +73,9 @@ class Event:
         row["subscription"] = list(self.subscription) if self.subscription is not None else None
         row["members"] = list(self.members) if self.members is not None else None
         row["assignment"] = (
-            {m: _tps_to_rows(tps) for m, tps in self.assignment.items()} if self.assignment is not None else None
+            {m: _tps_to_rows(tps) for m, tps in self.assignment.items()}
+            if self.assignment is not None
+            else None
         )
         row["attributes"] = dict(self.attributes) if self.attributes else None
         return row
@@ -104,7 +106,14 @@ class Event:
         else:
             items = attributes.items() if isinstance(attributes, Mapping) else attributes
             kwargs["attributes"] = {str(k): str(v) for k, v in items}
-        for key in ("generation_id", "member_count", "group_epoch", "member_epoch", "assignment_epoch", "line"):
+        for key in (
+            "generation_id",
+            "member_count",
+            "group_epoch",
+            "member_epoch",
+            "assignment_epoch",
+            "line",
+        ):
             value = kwargs.get(key)
             if value is not None and not isinstance(value, int):
                 kwargs[key] = None if value != value else int(value)  # NaN from pandas -> None

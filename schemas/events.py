@@ -39,12 +39,20 @@ class EventType(str, Enum):
 
     # ---- coordinator side (classic protocol: JoinGroup / SyncGroup / Heartbeat / LeaveGroup) -------
     JOIN_RECEIVED = "join_received"  # member_id, group_instance_id, client_id, reason, attributes.state
-    REBALANCE_PREPARED = "rebalance_prepared"  # generation_id = OLD generation, reason (-> PreparingRebalance)
-    JOIN_COMPLETED = "join_completed"  # "Stabilized group": generation_id = new, leader_id, members/member_count
-    ASSIGNMENT_RECEIVED = "assignment_received"  # leader's SyncGroup: generation_id, leader_id, [assignment]; -> Stable
+    REBALANCE_PREPARED = (
+        "rebalance_prepared"  # generation_id = OLD generation, reason (-> PreparingRebalance)
+    )
+    JOIN_COMPLETED = (
+        "join_completed"  # "Stabilized group": generation_id = new, leader_id, members/member_count
+    )
+    ASSIGNMENT_RECEIVED = (
+        "assignment_received"  # leader's SyncGroup: generation_id, leader_id, [assignment]; -> Stable
+    )
     GROUP_STABLE = "group_stable"  # explicit Stable transition where a source logs it
     MEMBER_REMOVED = "member_removed"  # member_id, reason in RemovalReason
-    STATIC_MEMBER_REPLACED = "static_member_replaced"  # group_instance_id, member_id(new), attributes.old_member_id
+    STATIC_MEMBER_REPLACED = (
+        "static_member_replaced"  # group_instance_id, member_id(new), attributes.old_member_id
+    )
     GROUP_EMPTY = "group_empty"  # generation_id (the new, empty generation)
     GROUP_DEAD = "group_dead"  # generation_id; the group is deleted, generations restart at 0
     GROUP_LOADED = "group_loaded"  # coordinator took the group over (generation_id)
@@ -56,7 +64,9 @@ class EventType(str, Enum):
     MEMBER_EPOCH_UPDATED = "member_epoch_updated"  # member_id, member_epoch, partitions, attributes.state
 
     # ---- member side ------------------------------------------------------------------------------
-    JOIN_REQUESTED = "join_requested"  # the member decided to (re)join: reason ("Request joining group due to")
+    JOIN_REQUESTED = (
+        "join_requested"  # the member decided to (re)join: reason ("Request joining group due to")
+    )
     JOIN_SENT = "join_sent"  # "(Re-)joining group"
     JOIN_RESPONSE = "join_response"  # "Successfully joined group": generation_id, member_id, protocol_name
     ASSIGNMENT_COMPUTED = "assignment_computed"  # leader only: generation_id, assignment (all members)
@@ -69,7 +79,9 @@ class EventType(str, Enum):
     LEAVE_SENT = "leave_sent"  # reason
     COORDINATOR_DISCOVERED = "coordinator_discovered"  # attributes.coordinator
     COORDINATOR_UNAVAILABLE = "coordinator_unavailable"  # attributes.coordinator
-    MEMBER_STATE_CHANGED = "member_state_changed"  # KIP-848 client: attributes.from_state/to_state, member_epoch
+    MEMBER_STATE_CHANGED = (
+        "member_state_changed"  # KIP-848 client: attributes.from_state/to_state, member_epoch
+    )
 
 
 class RemovalReason(str, Enum):

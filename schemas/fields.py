@@ -147,7 +147,9 @@ def _json_type(logical: str) -> dict:
     }[logical]
 
 
-def json_schema(columns: tuple[Column, ...], *, title: str, schema_id: str, extra: dict | None = None) -> dict:
+def json_schema(
+    columns: tuple[Column, ...], *, title: str, schema_id: str, extra: dict | None = None
+) -> dict:
     props = {}
     for c in columns:
         t = dict(_json_type(c.type))

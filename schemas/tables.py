@@ -9,6 +9,7 @@ defines every measure.
 
 from __future__ import annotations
 
+from schemas.events import EVENT_COLUMNS
 from schemas.fields import (
     ATTRIBUTES,
     BOOLEAN,
@@ -21,7 +22,6 @@ from schemas.fields import (
     TIMESTAMP,
     Column,
 )
-from schemas.events import EVENT_COLUMNS
 
 KEY_COLUMNS: tuple[Column, ...] = (
     Column("cluster", STRING, True),
@@ -136,6 +136,20 @@ QUARANTINE = KEY_COLUMNS + (
 
 EVENTS = KEY_COLUMNS + tuple(c for c in EVENT_COLUMNS if c.name not in ("cluster", "group_id"))
 
+# What-if (scenario != 'actual'): per group and day, actual vs the scenario, with deltas (scenario - actual).
+COMPARED_MEASURES = (
+    ("rebalances", INT),
+    ("stw_ms", LONG),
+    ("partition_unavailable_ms", LONG),
+    ("partitions_moved", INT),
+    ("revocations_wasted", INT),
+)
+WHATIF_COMPARISON = KEY_COLUMNS + tuple(
+    Column(f"{name}_{suffix}", kind)
+    for name, kind in COMPARED_MEASURES
+    for suffix in ("actual", "scenario", "delta")
+)
+
 RUN_ACCOUNTING = (
     Column("run_id", STRING, True),
     Column("scenario", STRING, True),
@@ -161,6 +175,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "group_state": GROUP_STATE,
     "anomalies": ANOMALIES,
     "run_accounting": RUN_ACCOUNTING,
+    "whatif_comparison": WHATIF_COMPARISON,
 }
 
 # Tables the core produces per group (the rest are written by the job itself).

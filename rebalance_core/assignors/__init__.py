@@ -26,6 +26,8 @@ _REGISTRY: dict[str, str] = {
 }
 
 ASSIGNOR_NAMES = tuple(_REGISTRY)
+# KIP-848: assignors the broker runs; they exist only in the consumer group protocol.
+SERVER_ASSIGNORS = ("uniform", "server-range")
 
 
 def get_assignor(name: str) -> Assignor:
@@ -48,5 +50,6 @@ __all__ = [
     "GroupSpec",
     "MemberSubscription",
     "RebalanceProtocol",
+    "SERVER_ASSIGNORS",
     "get_assignor",
 ]

@@ -1,0 +1,203 @@
+# Databricks notebook source
+# MAGIC %md
+# MAGIC # Rebalance report
+# MAGIC
+# MAGIC What rebalances cost each consumer group: stop-the-world time, partition unavailability, churn,
+# MAGIC the ownership timeline of every partition, and what-if scenarios against the actual replay.
+# MAGIC
+# MAGIC Reads the Delta tables written by `rebalance-replay run` / `whatif`. On Databricks it reads the
+# MAGIC tables through Spark (widget `warehouse`: a path, or `catalog.schema` for metastore tables);
+# MAGIC locally (Jupyter) it reads `./warehouse` with `deltalake`.
+
+# COMMAND ----------
+
+import os
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+try:  # Databricks: widgets for date / group / scenario
+    dbutils.widgets.text("warehouse", "")  # noqa: F821
+    dbutils.widgets.text("date", "")  # noqa: F821
+    dbutils.widgets.text("group", "")  # noqa: F821
+    dbutils.widgets.text("scenario", "")  # noqa: F821
+    WAREHOUSE = dbutils.widgets.get("warehouse")  # noqa: F821
+    DATE = dbutils.widgets.get("date")  # noqa: F821
+    GROUP = dbutils.widgets.get("group")  # noqa: F821
+    SCENARIO = dbutils.widgets.get("scenario")  # noqa: F821
+    ON_DATABRICKS = True
+except NameError:  # local Jupyter: the same parameters from the environment
+    WAREHOUSE = os.environ.get("REBALANCE_WAREHOUSE", "warehouse")
+    DATE = os.environ.get("REBALANCE_DATE", "")
+    GROUP = os.environ.get("REBALANCE_GROUP", "")
+    SCENARIO = os.environ.get("REBALANCE_SCENARIO", "")
+    ON_DATABRICKS = False
+
+
+def load(table: str) -> pd.DataFrame:
+    """One table as pandas, filtered by the widgets (empty widget = no filter)."""
+    if ON_DATABRICKS:
+        if "/" in WAREHOUSE or WAREHOUSE.startswith("dbfs:"):
+            df = spark.read.format("delta").load(f"{WAREHOUSE.rstrip('/')}/{table}")  # noqa: F821
+        else:
+            df = spark.read.table(f"{WAREHOUSE}.{table}" if WAREHOUSE else table)  # noqa: F821
+        pdf = df.toPandas()
+    else:
+        from deltalake import DeltaTable
+
+        path = os.path.join(WAREHOUSE, table)
+        if not os.path.exists(os.path.join(path, "_delta_log")):
+            return pd.DataFrame()
+        pdf = DeltaTable(path).to_pandas()
+    if pdf.empty:
+        return pdf
+    if DATE and "event_date" in pdf:
+        pdf = pdf[pdf["event_date"].astype(str) == DATE]
+    if GROUP and "group_id" in pdf:
+        pdf = pdf[pdf["group_id"] == GROUP]
+    return pdf
+
+
+summary = load("group_daily_summary")
+generations = load("generations")
+assignments = load("assignments")
+movements = load("partition_movements")
+comparison = load("whatif_comparison")
+print(f"{len(summary)} group-days, {len(generations)} generations, {len(movements)} partition movements")
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## Per group and day: rebalances, stop-the-world, churn
+
+# COMMAND ----------
+
+actual = summary[summary["scenario"] == (SCENARIO or "actual")] if not summary.empty else summary
+cols = [
+    "cluster",
+    "group_id",
+    "event_date",
+    "rebalances",
+    "generations",
+    "stw_ms",
+    "partition_unavailable_ms",
+    "max_partition_unavailable_ms",
+    "partitions_moved",
+    "partitions_revoked",
+    "revocations_wasted",
+]
+table = (
+    actual[cols].sort_values(["event_date", "stw_ms"], ascending=[True, False])
+    if not actual.empty
+    else actual
+)
+table  # noqa: B018  (a notebook cell displays its last expression)
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## Stop-the-world and partition-unavailable time per day
+
+# COMMAND ----------
+
+if not actual.empty:
+    per_day = actual.groupby("event_date")[["stw_ms", "partition_unavailable_ms"]].sum() / 1000.0
+    ax = per_day.plot.bar(figsize=(9, 3.5), title="Seconds per day (all groups)")
+    ax.set_xlabel("")
+    ax.set_ylabel("seconds (partition-seconds for unavailability)")
+    plt.tight_layout()
+    plt.show()
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## Top groups by churn
+
+# COMMAND ----------
+
+if not actual.empty:
+    churn = (
+        actual.groupby(["cluster", "group_id"])[
+            ["partitions_moved", "partitions_revoked", "revocations_wasted"]
+        ]
+        .sum()
+        .sort_values("partitions_revoked", ascending=False)
+        .head(10)
+    )
+    ax = churn.plot.barh(figsize=(9, 0.5 + 0.4 * len(churn)), title="Top groups by churn")
+    ax.invert_yaxis()
+    plt.tight_layout()
+    plt.show()
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## Partition-ownership timeline
+# MAGIC
+# MAGIC One bar per partition and owner, from the generation that gave it to the member to the next
+# MAGIC generation of the group (the group with the most generations unless the `group` widget names one).
+
+# COMMAND ----------
+
+if not generations.empty and not assignments.empty:
+    scen = SCENARIO or "actual"
+    gens = generations[generations["scenario"] == scen]
+    focus = GROUP or gens.groupby("group_id").size().idxmax()
+    gens = gens[gens["group_id"] == focus].sort_values("generation_id")
+    gens = gens[gens["stabilized_at"].notna()]
+    starts = dict(zip(gens["generation_id"], pd.to_datetime(gens["stabilized_at"], utc=True)))
+    order = sorted(starts)
+    ends = {g: starts[order[i + 1]] if i + 1 < len(order) else None for i, g in enumerate(order)}
+    last = max(starts.values()) if starts else None
+    asg = assignments[(assignments["scenario"] == scen) & (assignments["group_id"] == focus)]
+    asg = asg[asg["generation_id"].isin(order)]
+    if not asg.empty and last is not None:
+        pad = pd.Timedelta(seconds=max(1.0, (last - min(starts.values())).total_seconds() * 0.05))
+        asg = asg.assign(label=asg["topic"] + "-" + asg["partition"].astype(str))
+        labels = sorted(asg["label"].unique(), key=lambda s: (s.rsplit("-", 1)[0], int(s.rsplit("-", 1)[1])))
+        members = sorted(asg["member_id"].unique())
+        colors = {m: plt.cm.tab20(i % 20) for i, m in enumerate(members)}
+        fig, ax = plt.subplots(figsize=(10, 0.6 + 0.3 * len(labels)))
+        for row in asg.itertuples():
+            start = starts[row.generation_id]
+            end = ends[row.generation_id] or last + pad
+            ax.barh(
+                labels.index(row.label),
+                (end - start).total_seconds(),
+                left=(start - min(starts.values())).total_seconds(),
+                color=colors[row.member_id],
+                edgecolor="white",
+            )
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set_xlabel(f"seconds since generation {order[0]} stabilized")
+        ax.set_title(f"{focus}: partition ownership by generation")
+        handles = [plt.Rectangle((0, 0), 1, 1, color=colors[m]) for m in members]
+        ax.legend(handles, [m[:28] for m in members], fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+        plt.tight_layout()
+        plt.show()
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## What-if: actual vs scenarios
+
+# COMMAND ----------
+
+if not comparison.empty:
+    by_scenario = (
+        comparison.groupby("scenario")[
+            [
+                "stw_ms_actual",
+                "stw_ms_scenario",
+                "partition_unavailable_ms_actual",
+                "partition_unavailable_ms_scenario",
+            ]
+        ].sum()
+        / 1000.0
+    )
+    ax = by_scenario.plot.bar(figsize=(9, 3.5), title="What-if: seconds, actual vs scenario")
+    ax.set_xlabel("")
+    plt.tight_layout()
+    plt.show()
+else:
+    print("no what-if comparison in this warehouse (run `rebalance-replay whatif`)")

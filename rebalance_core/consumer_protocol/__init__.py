@@ -1,0 +1,29 @@
+"""Kafka's next-generation consumer group protocol (KIP-848, `group.protocol=consumer`).
+
+states      the three state machines as data (group, coordinator-side member, client)
+reconcile   one member's reconciliation step (CurrentAssignmentBuilder)
+coordinator the coordinator's heartbeat handling, leaves and timers (GroupMetadataManager)
+epochs      group epochs -> generations / episodes / per-member reconcile latency (shared measuring)
+simulate    `simulate_consumer_group(timeline, settings)`: events + ground truth
+replay      `ConsumerGroupReplayer`: events -> the replay tables (same interface as GroupReplayer)
+"""
+
+from rebalance_core.consumer_protocol.replay import (
+    CONSUMER_PROTOCOL_EVENT_TYPES,
+    ConsumerGroupReplayer,
+    is_consumer_protocol_event,
+)
+from rebalance_core.consumer_protocol.simulate import (
+    ConsumerSimSettings,
+    ConsumerSimulation,
+    simulate_consumer_group,
+)
+
+__all__ = [
+    "CONSUMER_PROTOCOL_EVENT_TYPES",
+    "ConsumerGroupReplayer",
+    "ConsumerSimSettings",
+    "ConsumerSimulation",
+    "is_consumer_protocol_event",
+    "simulate_consumer_group",
+]

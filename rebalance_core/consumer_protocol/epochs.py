@@ -1,0 +1,348 @@
+"""Group epochs as generations and rebalance episodes (KIP-848), on top of the ownership timeline.
+
+Shared by the simulator (ground truth) and the replayer (reconstruction), so both measure the same way.
+
+KIP-848 has no generations and no group-wide barrier. A "rebalance" is: the group epoch is bumped
+(a member joined, left or failed, a subscription or the topic metadata changed), the coordinator
+computes a target assignment for that epoch, and every member reconciles to it through its own
+heartbeats. So, per group epoch E, one `generations` row:
+
+    generation_id         E (group_protocol = rebalance_protocol = "consumer")
+    rebalance_started_at  the epoch bump (else the first thing that shows E)
+    join_completed_at     the target assignment for E computed (the closest analog of "Stabilized group")
+    stabilized_at         convergence: the last member reconciled to E (ConsumerGroup state Stable)
+    rebalance_ms          bump -> convergence; convergence time proper = stabilized_at - join_completed_at
+
+An epoch bumped again before it converged (the group changed mid-reconciliation) closes with
+stabilized_at null and the next epoch is a further *round* of the same episode; the episode ends once an
+epoch converged and its target assignment is consumed (every target partition started by its owner), so
+that member-side starts that trail the coordinator's view still belong to it.
+
+Rows close (and are dated) at convergence, at the bump that superseded the epoch, or when the group
+emptied. A *provisional* convergence (member-side logs only: all known members STABLE, nothing in
+flight) can still be extended by later events at the same epoch; it is closed by the next epoch or by
+finish().
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rebalance_core.events import TopicPartition, format_ts
+from rebalance_core.measures import OwnershipTimeline, utc_date
+
+GROUP_PROTOCOL = "consumer"  # generations.group_protocol / rebalance_protocol for KIP-848 groups
+PROTOCOL_TYPE = "consumer"
+
+Target = dict[str, tuple[TopicPartition, ...]]
+
+
+@dataclass
+class OpenEpoch:
+    """The group epoch being reconciled (at most one at a time)."""
+
+    epoch: int
+    started_at: int | None
+    reason: str | None
+    source: str  # observed | inferred
+    timing_source: str  # coordinator | member
+    episode_id: str
+    episode_round: int
+    target_at: int | None = None
+    assignor: str | None = None
+    target: Target | None = None
+    target_source: str = "observed"
+    instances: dict[str, str] = field(default_factory=dict)  # member -> group.instance.id (static members)
+    stabilized_at: int | None = None  # set and not closed: a provisional convergence
+    closed: bool = False  # generation row emitted (converged for good)
+    reconciled: dict[str, int] = field(default_factory=dict)  # member -> first instant reconciled to epoch
+
+
+class EpochTracker:
+    """Turns epoch facts into generations / assignments rows, episodes on the timeline, and per-member
+    reconciliation rows. The caller decides *when* facts happen (simulator: its model; replayer: events)."""
+
+    def __init__(
+        self,
+        timeline: OwnershipTimeline,
+        members: Callable[[], Mapping[str, str | None]],
+        default_assignor: str | None = None,
+        state: dict | None = None,
+    ):
+        """members: the group's current members (member id -> group.instance.id or None), for an epoch
+        that closes without a target assignment."""
+        self.timeline = timeline
+        self.members = members
+        self.key = dict(timeline.key)
+        self.assignor = default_assignor  # the last assignor seen (KIP-848 logs name it per target)
+        self.current: OpenEpoch | None = None
+        self._out: dict[str, list[dict]] = {"generations": [], "assignments": []}
+        self._reconciliations: list[dict] = []
+        if state:
+            self._restore(state)
+
+    # ------------------------------------------------------------------------------------ facts
+    @property
+    def epoch(self) -> int | None:
+        return self.current.epoch if self.current else None
+
+    def open_epoch(
+        self,
+        epoch: int,
+        ts: int,
+        reason: str | None = None,
+        source: str = "observed",
+        timing_source: str = "coordinator",
+    ) -> bool:
+        """Group epoch `epoch` begins at `ts`. False (nothing done) if it is not newer than the current."""
+        cur = self.current
+        if cur is not None and epoch <= cur.epoch:
+            return False
+        tl = self.timeline
+        round_no = 1
+        if cur is not None and not cur.closed:
+            if cur.stabilized_at is None:
+                # bumped again before converging: the next round of the same episode
+                self._close_generation(cur, closed_at=ts)
+                if tl.episode is not None:
+                    tl.next_round()
+                    round_no = cur.episode_round + 1
+            else:
+                self._close_generation(cur, closed_at=cur.stabilized_at)
+        if round_no == 1:
+            ep = tl.begin_episode(
+                f"{self.key['group_id']}@{format_ts(ts)}/epoch-{epoch}",
+                ts,
+                reason=reason,
+                rebalance_protocol=GROUP_PROTOCOL,
+                timing_source=timing_source,
+                source=source,
+            )
+            ep.first_generation_id = epoch
+        episode = tl.episode
+        episode.last_generation_id = epoch
+        self.current = OpenEpoch(
+            epoch=epoch,
+            started_at=ts,
+            reason=reason,
+            source=source,
+            timing_source=timing_source,
+            episode_id=episode.episode_id,
+            episode_round=round_no,
+        )
+        return True
+
+    def target_computed(
+        self,
+        ts: int,
+        target: Mapping[str, tuple[TopicPartition, ...]],
+        assignor: str | None = None,
+        instances: Mapping[str, str] | None = None,
+        source: str = "observed",
+    ) -> None:
+        """The target assignment of the current epoch (again at the same epoch: a static member replaced)."""
+        cur = self.current
+        if cur.target_at is None:
+            cur.target_at = ts
+        cur.target = {m: tuple(sorted(tps)) for m, tps in target.items()}
+        cur.target_source = source
+        self.assignor = cur.assignor = assignor or cur.assignor or self.assignor
+        if instances is not None:
+            cur.instances = {m: i for m, i in instances.items() if i and m in cur.target}
+
+    def member_reconciled(self, member: str, ts: int, timing_source: str) -> None:
+        """`member` reached the current epoch in STABLE at `ts` (first time only: one latency per epoch)."""
+        cur = self.current
+        if cur is None or member in cur.reconciled:
+            return
+        cur.reconciled[member] = ts
+        since = cur.target_at if cur.target_at is not None else cur.started_at
+        self._reconciliations.append(
+            {
+                **self.key,
+                "event_date": utc_date(ts),
+                "group_epoch": cur.epoch,
+                "member_id": member,
+                "target_computed_at": cur.target_at,
+                "reconciled_at": ts,
+                "reconcile_ms": ts - since if since is not None else None,
+                "timing_source": timing_source,
+            }
+        )
+
+    def converged(self, ts: int, provisional: bool = False) -> None:
+        """Every member is reconciled to the current epoch at `ts`."""
+        cur = self.current
+        if cur is None or cur.closed:
+            return
+        cur.stabilized_at = ts
+        self.timeline.round_completed(cur.epoch, ts)
+        if not provisional:
+            self._close_generation(cur, closed_at=ts)
+
+    def unconverged(self) -> None:
+        """A provisional convergence did not hold (a member started reconciling again at this epoch)."""
+        cur = self.current
+        if cur is not None and not cur.closed and cur.stabilized_at is not None:
+            cur.stabilized_at = None
+            if self.timeline.episode is not None:
+                self.timeline.episode.stabilized_at = None
+
+    def group_empty(self, ts: int) -> None:
+        """No members left: the current epoch ends Empty, and so does its episode."""
+        cur = self.current
+        tl = self.timeline
+        if cur is not None and not cur.closed:
+            self._close_generation(cur, closed_at=ts, ended_empty=True)
+            tl.round_completed(cur.epoch, ts)
+        tl.group_empty(ts)
+        tl.end_episode(ts)
+
+    def maybe_end_episode(self) -> None:
+        """End the episode once its last epoch converged and the target is consumed by its owners."""
+        cur = self.current
+        tl = self.timeline
+        if cur is None or not cur.closed or tl.episode is None or tl.episode.episode_id != cur.episode_id:
+            return
+        if cur.target is not None:
+            for member, tps in cur.target.items():
+                if any(tl.owner_of(tp) != member for tp in tps):
+                    return
+        elif tl.stopped():
+            return
+        tl.end_episode()
+
+    # ----------------------------------------------------------------------------------- output
+    def drain(self) -> dict[str, list[dict]]:
+        """generations and assignments rows closed since the last drain."""
+        out = self._out
+        self._out = {name: [] for name in out}
+        return out
+
+    def drain_reconciliations(self) -> list[dict]:
+        """Per member and epoch: target computed -> reconciled (not a schemas.tables table)."""
+        rows, self._reconciliations = self._reconciliations, []
+        return rows
+
+    def finish(self, final: bool = True, last_ts: int | None = None) -> None:
+        """End of input: a provisionally converged (or unfinished) epoch is closed as it stands."""
+        cur = self.current
+        if final and cur is not None and not cur.closed:
+            closed_at = cur.stabilized_at if cur.stabilized_at is not None else last_ts
+            self._close_generation(cur, closed_at=closed_at)
+
+    def restart(self, ts: int) -> None:
+        """The group was deleted (group_dead): the current epoch closes as it stands; epochs restart."""
+        self.finish(final=True, last_ts=ts)
+        self.current = None
+
+    def _close_generation(self, cur: OpenEpoch, closed_at: int | None, ended_empty: bool = False) -> None:
+        cur.closed = True
+        tl = self.timeline
+        if cur.target is None:
+            now = self.members()
+            cur.instances = {m: i for m, i in now.items() if i}
+            members = sorted(now)
+        else:
+            members = sorted(cur.target)
+        rebalance_ms = (
+            cur.stabilized_at - cur.started_at
+            if cur.stabilized_at is not None and cur.started_at is not None
+            else None
+        )
+        date = utc_date(closed_at) if closed_at is not None else None
+        self._out["generations"].append(
+            {
+                **self.key,
+                "event_date": date,
+                "generation_id": cur.epoch,
+                "group_protocol": GROUP_PROTOCOL,
+                "protocol_type": PROTOCOL_TYPE,
+                "protocol_name": cur.assignor or self.assignor,
+                "rebalance_protocol": GROUP_PROTOCOL,
+                "leader_member_id": None,  # KIP-848: the coordinator assigns; there is no leader
+                "member_count": len(members),
+                "static_member_count": sum(1 for m in members if m in cur.instances),
+                "members": members,
+                "rebalance_started_at": cur.started_at,
+                "join_completed_at": cur.target_at,
+                "stabilized_at": cur.stabilized_at,
+                "ended_empty": ended_empty,
+                "rebalance_reason": cur.reason,
+                "rebalance_ms": rebalance_ms,
+                "episode_id": cur.episode_id,
+                "episode_round": cur.episode_round,
+                "source": cur.source,
+                "timing_source": cur.timing_source,
+            }
+        )
+        if cur.target is not None:
+            assignment, source = cur.target, cur.target_source
+        else:
+            assignment, source = _by_member(tl.consuming()), "inferred"
+        for member in sorted(assignment):
+            for tp in assignment[member]:
+                self._out["assignments"].append(
+                    {
+                        **self.key,
+                        "event_date": date,
+                        "generation_id": cur.epoch,
+                        "member_id": member,
+                        "group_instance_id": cur.instances.get(member),
+                        "topic": tp.topic,
+                        "partition": tp.partition,
+                        "source": source,
+                    }
+                )
+        if date is not None:
+            tl.day(date).generations += 1
+
+    # --------------------------------------------------------------------------------- snapshot
+    def snapshot(self) -> dict[str, Any]:
+        cur = None
+        if self.current is not None:
+            cur = asdict(self.current)
+            if self.current.target is not None:
+                cur["target"] = {
+                    m: [[tp.topic, tp.partition] for tp in tps] for m, tps in self.current.target.items()
+                }
+        return {
+            "assignor": self.assignor,
+            "current": cur,
+            "out": {name: [row_to_json(r) for r in rows] for name, rows in self._out.items()},
+            "reconciliations": [row_to_json(r) for r in self._reconciliations],
+        }
+
+    def _restore(self, state: dict) -> None:
+        self.assignor = state["assignor"]
+        cur = state.get("current")
+        if cur is not None:
+            cur = dict(cur)
+            if cur["target"] is not None:
+                cur["target"] = {
+                    m: tuple(TopicPartition(t, p) for t, p in tps) for m, tps in cur["target"].items()
+                }
+            self.current = OpenEpoch(**cur)
+        self._out = {name: [row_from_json(r) for r in rows] for name, rows in state["out"].items()}
+        self._reconciliations = [row_from_json(r) for r in state["reconciliations"]]
+
+
+def _by_member(owners: Mapping[TopicPartition, str]) -> dict[str, tuple[TopicPartition, ...]]:
+    out: dict[str, list[TopicPartition]] = {}
+    for tp, member in owners.items():
+        out.setdefault(member, []).append(tp)
+    return {m: tuple(sorted(tps)) for m, tps in out.items()}
+
+
+def row_to_json(row: dict) -> dict:
+    """A row with its event_date as ISO text (snapshots are JSON)."""
+    date = row.get("event_date")
+    return {**row, "event_date": date.isoformat() if isinstance(date, dt.date) else date}
+
+
+def row_from_json(row: dict) -> dict:
+    date = row.get("event_date")
+    return {**row, "event_date": dt.date.fromisoformat(date) if isinstance(date, str) else date}

@@ -1,0 +1,634 @@
+"""Reconstruct a KIP-848 consumer group (`group.protocol=consumer`) from canonical events.
+
+Same interface as the classic `rebalance_core.replay.GroupReplayer` (feed / drain / finish / snapshot,
+rows of `schemas.tables`), same measures (`OwnershipTimeline`, `EpochTracker`). Any subset of events:
+
+- coordinator (new group coordinator, 3.6+): `group_epoch_bumped`, `target_assignment_computed` (with
+  topic ids standing for topic names; `settings.topic_ids` maps them back), `member_epoch_updated`
+  ("new assignment state": epoch, previousEpoch, state, assignedPartitions), `join_received`,
+  `static_member_replaced`, `member_removed` (member_epoch -2: a static member left temporarily);
+- member (AsyncKafkaConsumer): `member_state_changed`, `partitions_revoked` / `_assigned` / `_lost`, and
+  `sync_response` for "Reconciling assignment" (attributes.owned: what the member already consumes).
+
+Partition timing: a member with member-side events starts and stops partitions at its rebalance
+callbacks (and stops everything when it is FENCED or LEAVING); a member seen only by the coordinator
+starts a partition when its assigned partitions first include it and stops it when they no longer do.
+Failures: a session timeout places the stop at the last heartbeat (removal - session timeout).
+
+Convergence of group epoch E (generation stabilized_at): with the target known, every member of the
+target reconciled to E (coordinator: epoch E in STABLE; member-only members: STABLE and consuming
+exactly their target). Member-side logs only: all known members STABLE and no partition in flight,
+provisionally (see `epochs`): a later member rebalance at an epoch not newer than E extends it.
+
+Anomaly rules (besides the ownership timeline's stop_not_owned / double_ownership / start_before_stop):
+  wrong_group, unknown_event_type, out_of_order   as in the classic replayer
+  invalid_transition   a client state change its previous state does not allow (MemberState table)
+  unknown_state        a client or member state name this model does not know
+  stale_epoch          a target assignment for an epoch older than the current one (ignored)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rebalance_core.consumer_protocol.coordinator import (
+    REASON_JOINED,
+    REASON_LEFT,
+    REASON_METADATA,
+    REASON_SESSION,
+)
+from rebalance_core.consumer_protocol.epochs import EpochTracker, row_from_json, row_to_json
+from rebalance_core.consumer_protocol.states import (
+    CLIENT_REBALANCE_SIGNALS,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ClientState,
+    MemberState,
+    is_valid_client_transition,
+    parse_client_state,
+    parse_member_state,
+)
+from rebalance_core.events import Event, TopicPartition, parse_partitions
+from rebalance_core.measures import STOP_NOT_OWNED, OwnershipTimeline, utc_date
+from schemas.events import EVENT_TYPES, EventType, RemovalReason, Side
+from schemas.tables import REPLAY_TABLES
+
+if TYPE_CHECKING:
+    from rebalance_core.replay import ReplaySettings
+
+STATE_VERSION = 1
+GROUP_PROTOCOL_KEY = "consumer"  # snapshot()["group_protocol"]: which replayer resumes the state
+
+# Events that only a KIP-848 group produces: their presence selects this replayer for a group.
+CONSUMER_PROTOCOL_EVENT_TYPES = frozenset(
+    {
+        EventType.GROUP_EPOCH_BUMPED.value,
+        EventType.TARGET_ASSIGNMENT_COMPUTED.value,
+        EventType.MEMBER_EPOCH_UPDATED.value,
+        EventType.MEMBER_STATE_CHANGED.value,
+    }
+)
+
+WRONG_GROUP = "wrong_group"
+UNKNOWN_EVENT_TYPE = "unknown_event_type"
+OUT_OF_ORDER = "out_of_order"
+INVALID_TRANSITION = "invalid_transition"
+UNKNOWN_STATE = "unknown_state"
+STALE_EPOCH = "stale_epoch"
+
+# client states in which a member is no longer (or not yet) part of the group's reconciliation
+_CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientState.STALE, ClientState.FATAL})
+_STOP_CAUSE_ON_REMOVAL = {
+    RemovalReason.SESSION_TIMEOUT.value: "member_failed",
+    RemovalReason.REBALANCE_TIMEOUT.value: "lost",
+    RemovalReason.FENCED_STATIC.value: "lost",
+    RemovalReason.LEAVE_GROUP.value: "member_left",
+}
+_REMOVAL_REASON_TEXT = {
+    RemovalReason.SESSION_TIMEOUT.value: REASON_SESSION,
+    RemovalReason.REBALANCE_TIMEOUT.value: "member failed to revoke within the rebalance timeout",
+}
+
+
+def is_consumer_protocol_event(e: Event) -> bool:
+    """An event only a KIP-848 group produces (the log parser also tags KIP-848 lines with
+    attributes.group_protocol = consumer): the group is replayed by ConsumerGroupReplayer."""
+    return (
+        e.event_type in CONSUMER_PROTOCOL_EVENT_TYPES
+        or (e.attributes or {}).get("group_protocol") == "consumer"
+    )
+
+
+@dataclass
+class MemberView:
+    """What the replay knows of one member."""
+
+    member_id: str
+    instance: str | None = None
+    joined: bool = False  # the coordinator knows it (a join, a target, an assignment state)
+    server_lines: bool = False  # the coordinator logged its assignment state
+    server_epoch: int | None = None
+    server_state: str | None = None
+    server_assigned: list[TopicPartition] | None = None
+    left_static: bool = False  # member epoch -2: gone for now, partitions reserved
+    member_timed: bool = False  # its own log is present: member-side timing
+    client_state: str | None = None
+
+
+class ConsumerGroupReplayer:
+    """Replays one KIP-848 group's events (in `event_order_key` order); see the module docstring."""
+
+    def __init__(
+        self,
+        cluster: str,
+        group_id: str,
+        settings: ReplaySettings | None = None,
+        state: dict | None = None,
+    ):
+        if settings is None:
+            from rebalance_core.replay import ReplaySettings  # late: replay dispatches to this module
+
+            settings = ReplaySettings()
+        self.cluster = cluster
+        self.group_id = group_id
+        self.settings = settings
+        self.key = {"cluster": cluster, "group_id": group_id, "scenario": settings.scenario}
+        self.topic_names = {topic_id: name for name, topic_id in settings.topic_ids.items()}
+        self._anomalies: list[dict] = []
+        timeline_state = tracker_state = None
+        self.members: dict[str, MemberView] = {}
+        self.gone: dict[str, int] = {}  # removed member -> removal instant (late callbacks are expected)
+        self.has_coordinator = False
+        self.has_member_side = False  # some member's own log is present: member-side timing
+        self.last_ts: int | None = None
+        self.pending_start: int | None = None  # a bump cause seen, its epoch not yet
+        self.pending_reason: str | None = None
+        self.member_signal: int | None = None  # member-only logs: first rebalance signal, its epoch not yet
+        self.emptied = False  # the last known member was removed
+        if state is not None:
+            timeline_state, tracker_state = self._restore(state)
+        self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
+        self.tracker = EpochTracker(
+            self.timeline,
+            self._group_members,
+            settings.default_assignor,
+            state=tracker_state,
+        )
+
+    # =============================================================================== public API
+    def feed(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self._replay_one(e)
+
+    def drain(self) -> dict[str, list[dict]]:
+        out: dict[str, list[dict]] = {name: [] for name in REPLAY_TABLES}
+        for source in (self.tracker.drain(), self.timeline.drain(), {"anomalies": self._anomalies}):
+            for name, rows in source.items():
+                out[name].extend(rows)
+        self._anomalies = []
+        return out
+
+    def drain_reconciliations(self) -> list[dict]:
+        """Per member and group epoch: target computed -> member reconciled (reconcile_ms). Not a
+        schemas.tables table (yet): kept apart from drain() so the table writers are unaffected."""
+        return self.tracker.drain_reconciliations()
+
+    def finish(self) -> dict[str, list[dict]]:
+        """End of input: emit what is still open (when settings.final) and the daily summary."""
+        closing: dict[str, list[dict]] = {}
+        if self.settings.final:
+            self.tracker.finish(final=True, last_ts=self.last_ts)
+            closing = self.timeline.finish(final=True)  # returns (drains) the rows it closes
+        out = self.drain()
+        for name, rows in closing.items():
+            out[name].extend(rows)
+        out["group_daily_summary"] = self.timeline.daily_rows()
+        return out
+
+    def snapshot(self) -> dict:
+        return {
+            "state_version": STATE_VERSION,
+            "group_protocol": GROUP_PROTOCOL_KEY,
+            "cluster": self.cluster,
+            "group_id": self.group_id,
+            "timeline": self.timeline.snapshot(),
+            "tracker": self.tracker.snapshot(),
+            "members": {m: _view_to_json(v) for m, v in self.members.items()},
+            "gone": dict(self.gone),
+            "has_coordinator": self.has_coordinator,
+            "has_member_side": self.has_member_side,
+            "last_ts": self.last_ts,
+            "pending_start": self.pending_start,
+            "pending_reason": self.pending_reason,
+            "member_signal": self.member_signal,
+            "emptied": self.emptied,
+            "anomalies": [row_to_json(r) for r in self._anomalies],
+        }
+
+    # ================================================================================= dispatch
+    def _replay_one(self, e: Event) -> None:
+        if e.cluster != self.cluster or e.group_id != self.group_id:
+            self._anomaly(WRONG_GROUP, e, f"event of {e.cluster}/{e.group_id}")
+            return
+        self.timeline.day(utc_date(e.ts)).events += 1
+        if e.event_type not in EVENT_TYPES:
+            self._anomaly(UNKNOWN_EVENT_TYPE, e, f"event_type {e.event_type!r}")
+            return
+        if self.last_ts is not None and e.ts < self.last_ts:
+            self._anomaly(OUT_OF_ORDER, e, f"{e.ts - self.last_ts} ms before the previous event")
+        self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
+        if e.side == Side.COORDINATOR.value:
+            self.has_coordinator = True
+            handler = getattr(self, f"_c_{e.event_type}", None)
+        else:
+            handler = getattr(self, f"_m_{e.event_type}", None)
+            if e.member_id in self.gone:
+                if not _rejoins(e):
+                    handler = None  # a removed member's late callbacks: it no longer owned anything
+                else:
+                    del self.gone[e.member_id]
+            if handler is not None and e.member_id:
+                self._view(e.member_id, e.group_instance_id).member_timed = True
+                self.has_member_side = True
+        if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
+            handler(e)
+        self._check_convergence(e.ts)
+        self.tracker.maybe_end_episode()
+
+    # ========================================================================= coordinator side
+    def _c_join_received(self, e: Event) -> None:
+        if not e.member_id:
+            return
+        self.gone.pop(e.member_id, None)
+        previous = self._left_static(e.group_instance_id)
+        if previous is not None and previous.member_id != e.member_id:
+            self._replace_static(previous, e.member_id, e.ts)
+            return
+        self._view(e.member_id, e.group_instance_id).joined = True
+        self._cause(e.ts, REASON_JOINED)
+
+    def _c_static_member_replaced(self, e: Event) -> None:
+        old = (e.attributes or {}).get("old_member_id")
+        previous = self.members.get(old) if old else self._left_static(e.group_instance_id)
+        if previous is None:
+            self._view(e.member_id, e.group_instance_id)
+        elif e.member_id:
+            self._replace_static(previous, e.member_id, e.ts)
+
+    def _c_member_removed(self, e: Event) -> None:
+        view = self.members.get(e.member_id or "")
+        if e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # "temporarily left": stays a member with epoch -2, its partitions reserved (no new epoch)
+            if view is not None:
+                view.left_static = True
+                view.server_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
+                self._stop_all(view, e.ts, "member_left")
+            return
+        reason = e.reason or RemovalReason.LEAVE_GROUP.value
+        self._cause(e.ts, _REMOVAL_REASON_TEXT.get(reason, REASON_LEFT))  # a removal bumps the epoch
+        if view is None:
+            return
+        stop_at = e.ts
+        if reason == RemovalReason.SESSION_TIMEOUT.value:
+            stop_at = e.ts - self._session_timeout(e)
+        self._stop_all(view, stop_at, _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left"))
+        del self.members[view.member_id]
+        self._forget(view.member_id, e.ts)
+        if not self._group_members():
+            self.emptied = True
+
+    def _c_group_epoch_bumped(self, e: Event) -> None:
+        if e.group_epoch is None:
+            return
+        self._open_epoch(e.group_epoch, e.ts, e.reason, "observed")
+        if self.emptied and not self._group_members():
+            self.tracker.group_empty(e.ts)
+
+    def _c_target_assignment_computed(self, e: Event) -> None:
+        epoch = e.assignment_epoch
+        if epoch is None:
+            return
+        current = self.tracker.epoch
+        if current is not None and epoch < current:
+            self._anomaly(STALE_EPOCH, e, f"target for epoch {epoch} while at {current}")
+            return
+        target = {m: self._names(tps) for m, tps in (e.assignment or {}).items()}
+        self._open_epoch(epoch, e.ts, None, "observed")
+        for member in sorted(m for m, v in self.members.items() if v.joined and m not in target):
+            # the target covers every member: one missing from it has left unseen
+            view = self.members.pop(member)
+            self._stop_all(view, e.ts, "member_left")
+            self._forget(member, e.ts)
+        for member in target:
+            self._view(member, None).joined = True
+        self.emptied = not target
+        instances = {m: v.instance for m, v in self.members.items() if v.instance}
+        self.tracker.target_computed(e.ts, target, e.protocol_name, instances)
+
+    def _c_member_epoch_updated(self, e: Event) -> None:
+        if not e.member_id or e.member_epoch is None:
+            return
+        view = self._view(e.member_id, e.group_instance_id)
+        attributes = e.attributes or {}
+        state = parse_member_state(attributes.get("state"))
+        if state is MemberState.UNKNOWN and attributes.get("state") != MemberState.UNKNOWN.value:
+            self._anomaly(UNKNOWN_STATE, e, f"member state {attributes.get('state')!r}")
+        if self.tracker.epoch is None or e.member_epoch > self.tracker.epoch:
+            self._open_epoch(e.member_epoch, e.ts, None, "inferred")
+        assigned = sorted(self._names(e.partitions or ()))
+        if not view.member_timed:
+            self._coordinator_timing(view, assigned, e.ts)
+        view.joined = view.server_lines = True
+        view.server_epoch = e.member_epoch
+        view.server_state = state.value
+        view.server_assigned = assigned
+        view.left_static = False
+        if state is MemberState.STABLE and e.member_epoch == self.tracker.epoch:
+            self.tracker.member_reconciled(view.member_id, e.ts, "coordinator")
+
+    def _c_topic_metadata_changed(self, e: Event) -> None:
+        self._cause(e.ts, REASON_METADATA)
+
+    def _c_group_dead(self, e: Event) -> None:
+        """The group was deleted: epochs start again from scratch."""
+        self.tracker.restart(e.ts)
+        self.timeline.group_empty(e.ts)
+        self.timeline.end_episode(e.ts)
+        for member in list(self.members):
+            self._forget(member, e.ts)
+        self.members.clear()
+        self.pending_start = self.pending_reason = None
+
+    # ============================================================================== member side
+    def _m_member_state_changed(self, e: Event) -> None:
+        view = self._view(e.member_id, e.group_instance_id)
+        attributes = e.attributes or {}
+        to_state = parse_client_state(attributes.get("to_state"))
+        from_state = parse_client_state(attributes.get("from_state"))
+        if to_state is None:
+            self._anomaly(UNKNOWN_STATE, e, f"client state {attributes.get('to_state')!r}")
+            return
+        if from_state is not None and not is_valid_client_transition(from_state, to_state):
+            self._anomaly(INVALID_TRANSITION, e, f"{from_state.value} -> {to_state.value}")
+        view.client_state = to_state.value
+        if to_state is ClientState.JOINING:
+            view.left_static = False
+            previous = self._left_static(view.instance)
+            if previous is not None and not self.has_coordinator:
+                # member-side logs only: the static member is back under a new member id
+                del self.members[previous.member_id]
+                self._forget(previous.member_id, e.ts)
+        elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            view.left_static = True  # a static member leaving "temporarily": its partitions stay reserved
+        if to_state is ClientState.FENCED:
+            self._stop_all(view, e.ts, "lost")
+        elif to_state in (ClientState.LEAVING, ClientState.UNSUBSCRIBED):
+            self._stop_all(view, e.ts, "member_left")
+        if to_state in (ClientState.FATAL, ClientState.UNSUBSCRIBED) and not (
+            view.joined or view.left_static
+        ):
+            # out of the group as far as we know (refused, or a leave only its own log shows)
+            self._forget(view.member_id, e.ts)
+            self.emptied = not self._group_members()
+            if self.emptied and not self.has_coordinator:
+                self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
+        if not self.has_coordinator:
+            self._member_only_epoch(view, to_state, e)
+
+    def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event) -> None:
+        """Member-side logs only: epochs come from the members' own (lagging) epochs, a rebalance starts
+        at a member's first rebalance signal."""
+        current = self.tracker.current
+        epoch = e.member_epoch
+        if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
+            self._open_epoch(epoch, e.ts, None, "inferred")
+        elif to_state in CLIENT_REBALANCE_SIGNALS:
+            if current is not None and not current.closed and current.stabilized_at is not None:
+                self.tracker.unconverged()  # a later step of the same epoch's reconciliation
+            elif (current is None or current.closed) and self.member_signal is None:
+                self.member_signal = e.ts
+
+    def _m_sync_response(self, e: Event) -> None:
+        """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,
+        attributes.owned = what it consumes now, a comma list): partitions it owned since before the input
+        become known (else a member-only log can look like a stop-the-world). The callbacks time the changes."""
+        view = self._view(e.member_id, e.group_instance_id)
+        owned = [item.strip() for item in (e.attributes or {}).get("owned", "").split(",") if item.strip()]
+        for tp in self._names(parse_partitions(owned) or ()):
+            self._adopt(tp, view, e.ts)
+
+    def _m_partitions_assigned(self, e: Event) -> None:
+        view = self._view(e.member_id, e.group_instance_id)
+        for tp in self._names(e.partitions or ()):
+            self._start(tp, view, e.ts)
+
+    def _m_partitions_revoked(self, e: Event) -> None:
+        view = self._view(e.member_id, e.group_instance_id)
+        leaving = view.client_state in (ClientState.PREPARE_LEAVING.value, ClientState.LEAVING.value)
+        for tp in self._names(e.partitions or ()):
+            self._member_stop(view, tp, e.ts, "member_left" if leaving else "revoked", e)
+
+    def _m_partitions_lost(self, e: Event) -> None:
+        view = self._view(e.member_id, e.group_instance_id)
+        for tp in self._names(e.partitions or ()):
+            self._member_stop(view, tp, e.ts, "lost", e)
+
+    def _m_leave_sent(self, e: Event) -> None:
+        self._stop_all(self._view(e.member_id, e.group_instance_id), e.ts, "member_left")
+
+    # ============================================================================= epochs, convergence
+    def _cause(self, ts: int, reason: str | None) -> None:
+        """Something that bumps the group epoch happened; the bump itself may not be logged."""
+        if self.pending_start is None:
+            self.pending_start = ts
+        if reason and self.pending_reason is None:
+            self.pending_reason = reason
+
+    def _open_epoch(self, epoch: int, ts: int, reason: str | None, source: str) -> None:
+        cause = self.pending_start if self.has_coordinator else self.member_signal
+        started = cause if cause is not None and cause <= ts else ts
+        timing = "member" if self.has_member_side else "coordinator"
+        if self.tracker.open_epoch(epoch, started, reason or self.pending_reason, source, timing):
+            self.pending_start = self.pending_reason = self.member_signal = None
+
+    def _check_convergence(self, ts: int) -> None:
+        cur = self.tracker.current
+        if cur is None or cur.closed:
+            return
+        if cur.target is not None:
+            for member, tps in cur.target.items():
+                view = self.members.get(member)
+                if view is None or not self._reconciled(view, cur.epoch, tps, ts):
+                    return
+            self.tracker.converged(ts)
+        elif not self.has_coordinator and cur.stabilized_at is None:
+            active = [
+                v
+                for v in self.members.values()
+                if v.member_timed and parse_client_state(v.client_state) not in _CLIENT_OUT
+            ]
+            if (
+                active
+                and all(v.client_state == ClientState.STABLE.value for v in active)
+                and not self.timeline.stopped()
+            ):
+                self.tracker.converged(ts, provisional=True)
+
+    def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
+        if view.left_static:
+            return False
+        if view.server_lines:
+            return view.server_epoch == epoch and view.server_state == MemberState.STABLE.value
+        reconciled = (
+            view.member_timed
+            and view.client_state == ClientState.STABLE.value
+            and self.timeline.partitions_of(view.member_id) == set(target)
+        )
+        if reconciled:
+            self.tracker.member_reconciled(view.member_id, ts, "member")
+        return reconciled
+
+    # ================================================================================= ownership
+    def _coordinator_timing(self, view: MemberView, assigned: list[TopicPartition], ts: int) -> None:
+        """A member without its own log consumes what the coordinator says it is assigned."""
+        before = set(view.server_assigned or ())
+        now = set(assigned)
+        for tp in sorted(before - now):
+            self._stop(tp, view, ts, "revoked")
+        for tp in sorted(now - before):
+            self._start(tp, view, ts)
+
+    def _start(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
+        problem = self.timeline.start(
+            tp, view.member_id, ts, instance=view.instance, generation_id=self.tracker.epoch
+        )
+        if problem:
+            self._anomaly(problem, None, f"{tp} start by {view.member_id}", ts=ts)
+
+    def _stop(self, tp: TopicPartition, view: MemberView, ts: int, cause: str) -> None:
+        if self.timeline.owner_of(tp) == view.member_id:
+            self.timeline.stop(tp, view.member_id, ts, cause, instance=view.instance)
+
+    def _stop_all(self, view: MemberView, ts: int, cause: str) -> None:
+        for tp in sorted(self.timeline.partitions_of(view.member_id)):
+            self.timeline.stop(tp, view.member_id, ts, cause, instance=view.instance)
+
+    def _member_stop(self, view: MemberView, tp: TopicPartition, ts: int, cause: str, e: Event) -> None:
+        """A member says it stopped tp. Never seen before: it owned tp since before the input. A repeat
+        (membership manager and listener both log a revocation) or a removed member's late callback: no-op."""
+        tl = self.timeline
+        self._adopt(tp, view, ts)
+        owner = tl.owner_of(tp)
+        if owner == view.member_id:
+            tl.stop(tp, view.member_id, ts, cause, instance=view.instance)
+        elif not (owner is None and tl.stopped()[tp] == view.member_id):
+            self._anomaly(STOP_NOT_OWNED, e, f"{tp} stop by {view.member_id}, owned by {owner}")
+
+    def _adopt(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
+        """A partition never seen before, that the member says it owns: it owned it since before the input."""
+        tl = self.timeline
+        if tl.owner_of(tp) is None and tp not in tl.stopped():
+            tl.start(tp, view.member_id, ts, instance=view.instance)
+            if tl.episode is not None:
+                tl.episode.owners_before.setdefault(tp, view.instance or view.member_id)
+
+    # ============================================================================ members, misc
+    def _view(self, member_id: str | None, instance: str | None) -> MemberView:
+        member_id = member_id or ""
+        view = self.members.get(member_id)
+        if view is None:
+            view = self.members[member_id] = MemberView(member_id, instance)
+            self.emptied = False
+        elif instance and not view.instance:
+            view.instance = instance
+        return view
+
+    def _group_members(self) -> dict[str, str | None]:
+        """Members of the group: known to the coordinator, or (own log only) not out of it."""
+        return {
+            m: v.instance
+            for m, v in self.members.items()
+            if v.joined
+            or v.left_static
+            or (m not in self.gone and parse_client_state(v.client_state) not in _CLIENT_OUT)
+        }
+
+    def _left_static(self, instance: str | None) -> MemberView | None:
+        if not instance:
+            return None
+        return next((v for v in self.members.values() if v.instance == instance and v.left_static), None)
+
+    def _replace_static(self, previous: MemberView, member_id: str, ts: int) -> None:
+        """The static member is back under a new member id (or the same one): it inherits the reserved
+        assignment; no new epoch (GroupMetadataManager: staticMemberReplaced)."""
+        # stopped already when its "temporarily left" (-2) was seen; else it stops consuming now
+        self._stop_all(previous, ts, "member_left")
+        del self.members[previous.member_id]
+        if previous.member_id != member_id:
+            self._forget(previous.member_id, ts)
+        view = self._view(member_id, previous.instance)  # may exist already: its own log came first
+        view.joined = True  # it inherits the reservation, but consumes nothing until it reconciles
+
+    def _forget(self, member_id: str, ts: int) -> None:
+        """The member is out of the group. Remembered for a day (late callbacks are expected), then
+        dropped with its view, so the state stays bounded."""
+        self.gone[member_id] = ts
+        horizon = ts - 86_400_000
+        for member in [m for m, t in self.gone.items() if t < horizon]:
+            del self.gone[member]
+            view = self.members.get(member)
+            if view is not None and not view.joined:
+                del self.members[member]
+
+    def _session_timeout(self, e: Event) -> int:
+        text = (e.attributes or {}).get("session_timeout_ms")
+        if text and text.isdigit():
+            return int(text)
+        return self.settings.session_timeout_ms or 0
+
+    def _names(self, tps: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
+        """Topic ids (KIP-848 broker lines) -> topic names, where settings.topic_ids knows them."""
+        names = self.topic_names
+        if not names:
+            return tuple(tps)
+        return tuple(TopicPartition(names.get(tp.topic, tp.topic), tp.partition) for tp in tps)
+
+    def _anomaly(self, rule: str, e: Event | None, detail: str, ts: int | None = None) -> None:
+        ts = e.ts if e is not None else (ts if ts is not None else self.last_ts)
+        date = utc_date(ts if ts is not None else 0)
+        self.timeline.day(date).anomalies += 1
+        cur = self.tracker.current
+        self._anomalies.append(
+            {
+                **self.key,
+                "event_date": date,
+                "ts": ts,
+                "event_id": e.event_id if e else None,
+                "event_type": e.event_type if e else None,
+                "group_state": f"epoch {cur.epoch}" if cur else None,
+                "rule": rule,
+                "detail": detail,
+            }
+        )
+
+    # ================================================================================= snapshot
+    def _restore(self, state: Mapping[str, Any]) -> tuple[dict, dict]:
+        if state.get("state_version") != STATE_VERSION or state.get("group_protocol") != GROUP_PROTOCOL_KEY:
+            raise ValueError(
+                f"not a consumer-protocol replay state (version {state.get('state_version')!r}, "
+                f"protocol {state.get('group_protocol')!r})"
+            )
+        self.members = {m: _view_from_json(v) for m, v in state["members"].items()}
+        self.gone = dict(state["gone"])
+        self.has_coordinator = state["has_coordinator"]
+        self.has_member_side = state["has_member_side"]
+        self.last_ts = state["last_ts"]
+        self.pending_start = state["pending_start"]
+        self.pending_reason = state["pending_reason"]
+        self.member_signal = state["member_signal"]
+        self.emptied = state["emptied"]
+        self._anomalies = [row_from_json(r) for r in state["anomalies"]]
+        return state["timeline"], state["tracker"]
+
+
+def _rejoins(e: Event) -> bool:
+    return (
+        e.event_type == EventType.MEMBER_STATE_CHANGED.value
+        and parse_client_state((e.attributes or {}).get("to_state")) is ClientState.JOINING
+    )
+
+
+def _view_to_json(view: MemberView) -> dict:
+    out = dataclasses.asdict(view)
+    if view.server_assigned is not None:
+        out["server_assigned"] = [[tp.topic, tp.partition] for tp in view.server_assigned]
+    return out
+
+
+def _view_from_json(data: Mapping[str, Any]) -> MemberView:
+    data = dict(data)
+    if data["server_assigned"] is not None:
+        data["server_assigned"] = [TopicPartition(t, p) for t, p in data["server_assigned"]]
+    return MemberView(**data)

@@ -1,0 +1,441 @@
+"""Kafka's classic group coordinator as data: the group states, the transitions between them, and the
+bookkeeping the coordinator does on each coordinator-side event (generations, leader, members, static
+membership).
+
+Modelled on `ClassicGroupState` / `ClassicGroup` (group-coordinator module,
+org.apache.kafka.coordinator.group.classic) and the Scala `GroupCoordinator` / `GroupMetadata` they
+replaced. Unlike Kafka, which throws on an invalid transition, a replay must survive logs that are
+truncated, merged from several brokers or start mid-rebalance: an event the model says cannot happen is
+recorded as an `Anomaly` (named after the rule it breaks) and the model resynchronises on the facts the
+event states (a `join_completed` with generation N puts the group in CompletingRebalance at N).
+
+Anomaly rules raised here:
+  invalid_transition   the event moves the group to a state whose valid previous states exclude the
+                       current one (VALID_PREVIOUS_STATES)
+  generation_mismatch  the event's generation is not the one the model expects (old+1 on join completion,
+                       the current one otherwise)
+  state_mismatch       a join_received logged the group in another state than the model's
+  unknown_member       removal/replacement of a member id the (known) membership does not have
+  leader_mismatch      the SyncGroup leader differs from the leader chosen at join completion
+  member_count_mismatch the logged member count differs from the (known) membership
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+from rebalance_core.events import Event
+from schemas.events import EventType, RemovalReason
+
+
+class GroupState(str, Enum):
+    """States of a classic group (ClassicGroupState). Values are Kafka's printed names."""
+
+    EMPTY = "Empty"
+    """Group has no members, but lingers until its offsets expire (also groups that only commit offsets).
+
+    action: accept JoinGroup from new members; UNKNOWN_MEMBER_ID to SyncGroup, Heartbeat, LeaveGroup
+    transition: JoinGroup from a new member => PREPARING_REBALANCE
+                offsets expired / group deleted / partition emigration => DEAD
+    """
+
+    PREPARING_REBALANCE = "PreparingRebalance"
+    """Group is preparing to rebalance (the join phase).
+
+    action: answer heartbeats and SyncGroup with REBALANCE_IN_PROGRESS; remove members on LeaveGroup;
+            park JoinGroup requests until all expected members have joined or the rebalance timeout
+    transition: some members have joined by the timeout => COMPLETING_REBALANCE (generation + 1)
+                all members have left => EMPTY (generation + 1 all the same)
+                partition emigration => DEAD
+    """
+
+    COMPLETING_REBALANCE = "CompletingRebalance"
+    """Group is awaiting the leader's assignment (the sync phase; called AwaitingSync in 0.11-1.0).
+
+    action: answer heartbeats with REBALANCE_IN_PROGRESS; park followers' SyncGroup until the leader's
+    transition: leader's SyncGroup with the assignment => STABLE
+                JoinGroup from a new member or with new metadata, LeaveGroup, member failure
+                => PREPARING_REBALANCE
+                partition emigration => DEAD
+    """
+
+    STABLE = "Stable"
+    """Group is stable: every member has its assignment for the current generation.
+
+    action: answer heartbeats normally; SyncGroup from any member with its current assignment; JoinGroup
+            from a follower with unchanged metadata with the current group metadata (no rebalance); a
+            static member rejoining with an unknown member id replaces its old id (KIP-345, no rebalance)
+    transition: member failure (session timeout), LeaveGroup, leader JoinGroup, follower JoinGroup with
+                new metadata => PREPARING_REBALANCE
+                partition emigration => DEAD
+    """
+
+    DEAD = "Dead"
+    """Group has no members and its metadata is being removed (offsets expired or deleted).
+
+    action: UNKNOWN_MEMBER_ID to everything
+    transition: none in Kafka (the object is dropped); a later JoinGroup creates a new group in EMPTY
+                with generation 0, which the model represents as leaving DEAD
+    """
+
+    @classmethod
+    def parse(cls, name: str | None) -> GroupState | None:
+        """A state from its printed name (any case); `AwaitingSync` is CompletingRebalance's old name."""
+        if not name:
+            return None
+        key = name.strip().replace("_", "").lower()
+        if key == "awaitingsync":
+            return cls.COMPLETING_REBALANCE
+        for state in cls:
+            if state.value.lower() == key:
+                return state
+        return None
+
+
+# ClassicGroupState's static table: the states a group must be in to move to each state.
+VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
+    GroupState.EMPTY: frozenset({GroupState.PREPARING_REBALANCE}),
+    GroupState.PREPARING_REBALANCE: frozenset(
+        {GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY}
+    ),
+    GroupState.COMPLETING_REBALANCE: frozenset({GroupState.PREPARING_REBALANCE}),
+    GroupState.STABLE: frozenset({GroupState.COMPLETING_REBALANCE}),
+    GroupState.DEAD: frozenset(GroupState),
+}
+
+INVALID_TRANSITION = "invalid_transition"
+GENERATION_MISMATCH = "generation_mismatch"
+STATE_MISMATCH = "state_mismatch"
+UNKNOWN_MEMBER = "unknown_member"
+LEADER_MISMATCH = "leader_mismatch"
+MEMBER_COUNT_MISMATCH = "member_count_mismatch"
+
+
+@dataclass
+class Anomaly:
+    """An event the model says cannot happen, and the state the model was in."""
+
+    rule: str
+    ts: int | None
+    event_id: str | None
+    event_type: str | None
+    group_state: str | None
+    detail: str = ""
+
+
+@dataclass
+class Member:
+    """What the coordinator knows of a member (ClassicGroupMember / MemberMetadata)."""
+
+    member_id: str
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    session_timeout_ms: int | None = None
+    rebalance_timeout_ms: int | None = None
+    subscription: list[str] | None = None
+
+
+def int_attribute(event: Event, key: str) -> int | None:
+    """An integer attribute of an event; None when absent or not a number."""
+    value = event.attributes.get(key) if event.attributes else None
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _member_of(e: Event) -> Member:
+    """The member a JoinGroup describes."""
+    return Member(
+        member_id=e.member_id,
+        group_instance_id=e.group_instance_id,
+        client_id=e.client_id,
+        session_timeout_ms=int_attribute(e, "session_timeout_ms"),
+        rebalance_timeout_ms=int_attribute(e, "rebalance_timeout_ms"),
+        subscription=list(e.subscription) if e.subscription is not None else None,
+    )
+
+
+@dataclass
+class ClassicGroup:
+    """One classic group as the coordinator holds it.
+
+    `state` None and `generation_id` None mean "not known yet" (the log started mid-life): any event is
+    then accepted and sets them. `membership_known` is False until the model has seen the whole
+    membership (a join_completed listing members, or the group starting Empty); only then are
+    unknown-member and member-count checks made.
+    """
+
+    state: GroupState | None = None
+    generation_id: int | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)  # insertion order = join order
+    static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
+    membership_known: bool = False
+    anomalies: list[Anomaly] = field(default_factory=list)
+
+    # ------------------------------------------------------------------------------- the machine
+    def transition(self, target: GroupState, event: Event | None = None) -> bool:
+        """Move to `target`; an invalid move is recorded (invalid_transition) and made anyway, since the
+        event states the new state. Returns whether the move was valid."""
+        valid = self.state is None or self.state in VALID_PREVIOUS_STATES[target]
+        if not valid:
+            self._anomaly(INVALID_TRANSITION, event, f"{self.state.value} -> {target.value}")
+        self.state = target
+        return valid
+
+    def apply(self, event: Event) -> None:
+        """Apply one coordinator-side event (other event types are ignored)."""
+        handler = _HANDLERS.get(event.event_type)
+        if handler is not None:
+            handler(self, event)
+
+    # ------------------------------------------------------------------------------ membership
+    def add_member(self, member: Member) -> None:
+        """ClassicGroup.add: the first member to join becomes the leader; static ids are mapped."""
+        if member.group_instance_id:
+            old = self.static_members.get(member.group_instance_id)
+            if old is not None and old != member.member_id and old in self.members:
+                self.replace_static_member(member.group_instance_id, old, member.member_id)
+                return
+            self.static_members[member.group_instance_id] = member.member_id
+        known = self.members.get(member.member_id)
+        if known is None:
+            self.members[member.member_id] = member
+        else:  # a rejoin: keep what the new JoinGroup does not say
+            for name in ("group_instance_id", "client_id", "session_timeout_ms", "rebalance_timeout_ms"):
+                if getattr(member, name) is not None:
+                    setattr(known, name, getattr(member, name))
+            if member.subscription is not None:
+                known.subscription = member.subscription
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+
+    def remove_member(self, member_id: str) -> Member | None:
+        """ClassicGroup.remove: a leaving leader is replaced by the first remaining member."""
+        removed = self.members.pop(member_id, None)
+        instance = removed.group_instance_id if removed is not None else None
+        if instance and self.static_members.get(instance) == member_id:
+            del self.static_members[instance]
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        return removed
+
+    def replace_static_member(self, instance_id: str, old_id: str, new_id: str) -> None:
+        """ClassicGroup.replaceStaticMember (KIP-345): the new id takes the old one's place (and
+        leadership); the old id is fenced."""
+        old = self.members.get(old_id)
+        if old is None:
+            member = Member(new_id, instance_id)
+            self.members[new_id] = member
+        else:
+            # keep join order: rebuild the dict with new_id where old_id was
+            old.member_id = new_id
+            self.members = {(new_id if k == old_id else k): v for k, v in self.members.items()}
+        if self.leader_id == old_id or self.leader_id is None:
+            self.leader_id = new_id
+        self.static_members[instance_id] = new_id
+
+    def member_for_instance(self, instance_id: str | None) -> str | None:
+        return self.static_members.get(instance_id) if instance_id else None
+
+    def session_timeout_of(self, member_id: str) -> int | None:
+        member = self.members.get(member_id)
+        return member.session_timeout_ms if member else None
+
+    # -------------------------------------------------------------------------------- snapshot
+    def snapshot(self) -> dict:
+        """JSON-serialisable state (pending anomalies are the caller's to drain first)."""
+        return {
+            "state": self.state.value if self.state else None,
+            "generation_id": self.generation_id,
+            "protocol_type": self.protocol_type,
+            "protocol_name": self.protocol_name,
+            "leader_id": self.leader_id,
+            "members": [asdict(m) for m in self.members.values()],
+            "static_members": dict(self.static_members),
+            "membership_known": self.membership_known,
+        }
+
+    @classmethod
+    def from_snapshot(cls, state: dict) -> ClassicGroup:
+        group = cls(
+            state=GroupState.parse(state["state"]),
+            generation_id=state["generation_id"],
+            protocol_type=state["protocol_type"],
+            protocol_name=state["protocol_name"],
+            leader_id=state["leader_id"],
+            static_members=dict(state["static_members"]),
+            membership_known=state["membership_known"],
+        )
+        group.members = {m["member_id"]: Member(**m) for m in state["members"]}
+        return group
+
+    # ------------------------------------------------------------------------------- internals
+    def _anomaly(self, rule: str, event: Event | None, detail: str) -> None:
+        self.anomalies.append(
+            Anomaly(
+                rule=rule,
+                ts=event.ts if event else None,
+                event_id=event.event_id if event else None,
+                event_type=event.event_type if event else None,
+                group_state=self.state.value if self.state else None,
+                detail=detail,
+            )
+        )
+
+    def _check_generation(self, expected: int | None, event: Event) -> None:
+        got = event.generation_id
+        if got is not None and expected is not None and got != expected:
+            self._anomaly(GENERATION_MISMATCH, event, f"expected generation {expected}, got {got}")
+        if got is not None:
+            self.generation_id = got
+
+    def _recreate_if_dead(self) -> None:
+        """A group deleted (Dead) and joined again is a new group: Empty, generation 0 (EXPECTED 04)."""
+        if self.state is GroupState.DEAD:
+            self.state = GroupState.EMPTY
+            self.generation_id = 0
+            self.leader_id = None
+            self.protocol_name = None
+            self.members.clear()
+            self.static_members.clear()
+            self.membership_known = True
+
+    # ------------------------------------------------------------------------------- handlers
+    def _on_join_received(self, e: Event) -> None:
+        self._recreate_if_dead()
+        logged = GroupState.parse(e.attributes.get("state")) if e.attributes else None
+        if logged is not None and logged is not GroupState.DEAD:
+            if self.state is not None and logged is not self.state:
+                self._anomaly(STATE_MISMATCH, e, f"logged {logged.value}")
+            self.state = logged
+            if logged is GroupState.EMPTY and not self.members:
+                self.membership_known = True
+        if e.protocol_type and not self.protocol_type:
+            self.protocol_type = e.protocol_type
+        if e.member_id:
+            self.add_member(_member_of(e))
+
+    def _on_rebalance_prepared(self, e: Event) -> None:
+        if self.state is GroupState.DEAD and e.generation_id in (None, 0):
+            self._recreate_if_dead()  # the join that recreated the group was not logged
+        self.transition(GroupState.PREPARING_REBALANCE, e)
+        self._check_generation(self.generation_id, e)  # generation_id = OLD generation
+
+    def _on_join_completed(self, e: Event) -> None:
+        expected = self.generation_id + 1 if self.generation_id is not None else None
+        self.transition(GroupState.COMPLETING_REBALANCE, e)
+        self._check_generation(expected, e)
+        if e.members is not None:
+            # authoritative membership: keep known details, drop members that did not rejoin
+            listed = list(e.members)
+            for gone in [m for m in self.members if m not in listed]:
+                self.remove_member(gone)
+            for m in listed:
+                if m not in self.members:
+                    self.add_member(Member(m))
+            self.membership_known = True
+        elif e.member_count is not None and self.membership_known and e.member_count != len(self.members):
+            self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {e.member_count}")
+            self.membership_known = False
+        if e.leader_id:
+            self.leader_id = e.leader_id
+        if e.protocol_name:
+            self.protocol_name = e.protocol_name
+        if e.protocol_type:
+            self.protocol_type = e.protocol_type
+
+    def _on_assignment_received(self, e: Event) -> None:
+        self.transition(GroupState.STABLE, e)
+        self._check_generation(self.generation_id, e)
+        if e.leader_id:
+            if self.leader_id is not None and e.leader_id != self.leader_id:
+                self._anomaly(LEADER_MISMATCH, e, f"model leader {self.leader_id}, logged {e.leader_id}")
+            self.leader_id = e.leader_id
+        if e.member_count is not None and self.membership_known and e.member_count != len(self.members):
+            self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {e.member_count}")
+            self.membership_known = False
+        if e.assignment:
+            for m in e.assignment:
+                if m not in self.members:
+                    self.add_member(Member(m))
+
+    def _on_group_stable(self, e: Event) -> None:
+        if self.state is not GroupState.STABLE:
+            self.transition(GroupState.STABLE, e)
+        self._check_generation(self.generation_id, e)
+
+    def _on_member_removed(self, e: Event) -> None:
+        member_id = e.member_id or self.member_for_instance(e.group_instance_id)
+        if member_id is None:
+            return
+        if member_id not in self.members:
+            if self.membership_known and e.reason != RemovalReason.FENCED_STATIC.value:
+                self._anomaly(UNKNOWN_MEMBER, e, f"member {member_id} is not in the group")
+            return
+        timeout = int_attribute(e, "session_timeout_ms")
+        if timeout is not None:
+            self.members[member_id].session_timeout_ms = timeout
+        self.remove_member(member_id)
+
+    def _on_static_member_replaced(self, e: Event) -> None:
+        instance = e.group_instance_id
+        old = (e.attributes or {}).get("old_member_id") or self.member_for_instance(instance)
+        if not instance or not e.member_id:
+            return
+        if old is None or old not in self.members:
+            if self.membership_known:
+                self._anomaly(UNKNOWN_MEMBER, e, f"no member {old} for instance {instance}")
+        else:
+            self.replace_static_member(instance, old, e.member_id)
+        self.add_member(_member_of(e))  # the rejoin's own metadata (subscription, timeouts)
+
+    def _on_group_empty(self, e: Event) -> None:
+        expected = self.generation_id + 1 if self.generation_id is not None else None
+        self.transition(GroupState.EMPTY, e)
+        self._check_generation(expected, e)
+        self.members.clear()
+        self.static_members.clear()
+        self.leader_id = None
+        self.protocol_name = None
+        self.membership_known = True
+
+    def _on_group_dead(self, e: Event) -> None:
+        self.transition(GroupState.DEAD, e)
+        if e.generation_id is not None:
+            self.generation_id = e.generation_id
+        self.members.clear()
+        self.static_members.clear()
+        self.leader_id = None
+
+    def _on_group_loaded(self, e: Event) -> None:
+        """A coordinator took the group over (GroupMetadataManager.loadGroup): Empty without members,
+        else Stable, at the logged generation."""
+        if e.generation_id is not None:
+            self.generation_id = e.generation_id
+        if self.membership_known:
+            self.state = GroupState.STABLE if self.members else GroupState.EMPTY
+        else:
+            self.state = None
+
+    def _on_group_unloaded(self, e: Event) -> None:
+        self.state = None  # another coordinator owns it now; its next event tells the state
+
+
+_HANDLERS = {
+    EventType.JOIN_RECEIVED.value: ClassicGroup._on_join_received,
+    EventType.REBALANCE_PREPARED.value: ClassicGroup._on_rebalance_prepared,
+    EventType.JOIN_COMPLETED.value: ClassicGroup._on_join_completed,
+    EventType.ASSIGNMENT_RECEIVED.value: ClassicGroup._on_assignment_received,
+    EventType.GROUP_STABLE.value: ClassicGroup._on_group_stable,
+    EventType.MEMBER_REMOVED.value: ClassicGroup._on_member_removed,
+    EventType.STATIC_MEMBER_REPLACED.value: ClassicGroup._on_static_member_replaced,
+    EventType.GROUP_EMPTY.value: ClassicGroup._on_group_empty,
+    EventType.GROUP_DEAD.value: ClassicGroup._on_group_dead,
+    EventType.GROUP_LOADED.value: ClassicGroup._on_group_loaded,
+    EventType.GROUP_UNLOADED.value: ClassicGroup._on_group_unloaded,
+}

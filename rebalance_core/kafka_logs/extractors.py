@@ -1,0 +1,160 @@
+"""Field extraction a regex's named groups cannot express, one function per structured message.
+
+An extractor receives the fields already taken from the row's named groups (`x_*` groups are its raw
+inputs), the whole message text and the topic-id -> name map, and returns the events of the entry as
+`(event_type, fields)` pairs; the first pair is the row's own event (its type may be None to keep the
+row's). Raises ValueError on text it cannot read (-> quarantine).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rebalance_core.kafka_logs import values
+from schemas.events import EventType, RemovalReason
+
+Fields = dict[str, Any]
+Extracted = list[tuple[EventType | None, Fields]]
+Extractor = Callable[[Fields, str, Mapping[str, str]], Extracted]
+
+# Reasons of "Preparing to rebalance" that name members the coordinator removed without logging a
+# separate line (GroupCoordinator.removePendingSyncMembers, 3.0+).
+_PENDING_SYNC_REASON = re.compile(r"Removing (?P<members>.+?) on pending sync request expiration")
+
+
+def rebalance_reason(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """`reason` stays whole; `; client reason: R` (3.2+) is also kept apart; members dropped for not
+    syncing in time become member_removed(pending_sync_timeout) events before the rebalance."""
+    reason = fields.get("reason") or ""
+    head, sep, client_reason = reason.partition("; client reason: ")
+    if sep:
+        fields["attributes"]["client_reason"] = client_reason
+    out: Extracted = []
+    m = _PENDING_SYNC_REASON.search(head)
+    if m:
+        for member_id in values.id_collection(m["members"]):
+            removed = {
+                "member_id": member_id,
+                "reason": RemovalReason.PENDING_SYNC_TIMEOUT.value,
+                "attributes": {},
+            }
+            out.append((EventType.MEMBER_REMOVED, removed))
+    return [(None, fields), *out]
+
+
+def removed_members(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """ "Group g removed dynamic members who haven't joined: Set(a, b)": one removal per member."""
+    member_ids = values.id_collection(fields.pop("x_members"))
+    if not member_ids:
+        raise ValueError("no member ids in the removed-members list")
+    return [(None, {**fields, "member_id": m, "attributes": dict(fields["attributes"])}) for m in member_ids]
+
+
+def member_metadata(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    metadata = values.member_metadata(fields.pop("x_metadata"))
+    fields["member_id"] = metadata["memberId"]
+    fields["group_instance_id"] = values.scala_option(metadata.get("groupInstanceId", "None"))
+    fields["client_id"] = metadata.get("clientId")
+    attributes = fields["attributes"]
+    for key, name in (
+        ("clientHost", "client_host"),
+        ("sessionTimeoutMs", "session_timeout_ms"),
+        ("rebalanceTimeoutMs", "rebalance_timeout_ms"),
+    ):
+        if key in metadata:
+            attributes[name] = metadata[key]
+    protocols = metadata.get("supportedProtocols", "")
+    if protocols.startswith("List("):
+        attributes["supported_protocols"] = ",".join(values.id_collection(protocols))
+    return [(None, fields)]
+
+
+def subscription_metadata(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    topics = values.subscription_metadata(fields.pop("x_metadata"))
+    if not topics:
+        raise ValueError("no TopicMetadata in the subscription metadata")
+    for name, (topic_id, count) in topics.items():
+        fields["attributes"][f"topic.{name}"] = str(count)
+        fields["attributes"][f"topic_id.{name}"] = topic_id
+    return [(None, fields)]
+
+
+def current_assignment(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """KIP-848 broker 3.6-3.7 "Member m transitioned from CurrentAssignment(...) to CurrentAssignment(...)":
+    the new state is the event."""
+    fields.pop("x_from")
+    new = values.current_assignment(fields.pop("x_to"))
+    fields["member_epoch"] = int(new["epoch"])
+    fields["partitions"] = values.topic_partition_numbers(new["assigned"], topic_names)
+    attributes = fields["attributes"]
+    attributes["previous_epoch"] = new["previous"]
+    attributes["state"] = new["state"]
+    if "target" in new:
+        attributes["target_epoch"] = new["target"]
+    attributes["revoked"] = values.partitions_text(
+        values.topic_partition_numbers(new.get("revoking", ""), topic_names)
+    )
+    return [(None, fields)]
+
+
+def revoked_attribute(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    revoked = fields.pop("x_revoked", None)
+    if revoked is not None:
+        fields["attributes"]["revoked"] = values.partitions_text(values.partition_list(revoked, topic_names))
+    return [(None, fields)]
+
+
+def assignment_block(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """ "Updating assignment with" (classic cooperative client) and "Reconciling assignment with local
+    epoch" (KIP-848 client): partitions = the full new assignment; owned/added/revoked as attributes."""
+    block = values.labelled_block(text)
+    if "assigned" not in block:
+        raise ValueError("assignment block without assigned partitions")
+    fields["partitions"] = values.partition_list(block["assigned"], topic_names)
+    for key in ("owned", "added", "revoked"):
+        if key in block:
+            fields["attributes"][key] = values.partitions_text(values.partition_list(block[key], topic_names))
+    if "member" in block:
+        local_epoch = fields.pop("x_local_epoch")
+        member = block["member"]
+        if (
+            member.lstrip("-").isdigit() and not local_epoch.lstrip("-").isdigit()
+        ):  # 3.8 swapped the arguments
+            member, local_epoch = local_epoch, member
+        fields["member_id"] = member
+        fields["attributes"]["local_epoch"] = local_epoch
+    return [(None, fields)]
+
+
+def connect_assignment(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """Connect's "Joined group ... got assignment: Assignment{...}" completes the worker's sync_response.
+    With KIP-415 (protocol version >= 1; the text has revoked lists) connectorIds/taskIds are what was
+    added this round and revoked* what was taken away; before (eager) they are the full assignment."""
+    assignment = values.connect_assignment(fields.pop("x_assignment"))
+    attributes = fields["attributes"]
+    fields["leader_id"] = assignment.get("leader") or None
+    for key, name in (("error", "error_code"), ("leaderUrl", "leader_url"), ("offset", "config_offset")):
+        if assignment.get(key) not in (None, ""):
+            attributes[name] = str(assignment[key])
+    if assignment.get("delay") not in (None, ""):  # KIP-415 scheduled.rebalance.max.delay.ms still to run
+        attributes.setdefault("delay_ms", str(assignment["delay"]))
+    incremental = "revokedTaskIds" in assignment
+    connectors = assignment.get("connectorIds", ())
+    tasks = values.connect_tasks(assignment.get("taskIds", ()))
+    attributes["assigned_connectors"] = ",".join(connectors)
+    out: Extracted = [(None, fields)]
+    if incremental:
+        revoked_connectors = assignment.get("revokedConnectorIds", ())
+        revoked_tasks = values.connect_tasks(assignment.get("revokedTaskIds", ()))
+        attributes["revoked_connectors"] = ",".join(revoked_connectors)
+        attributes["added"] = values.partitions_text(tasks)
+        attributes["revoked"] = values.partitions_text(revoked_tasks)
+        if revoked_tasks:
+            out.append((EventType.PARTITIONS_REVOKED, {"partitions": revoked_tasks, "attributes": {}}))
+    else:
+        fields["partitions"] = tasks
+    if tasks:
+        out.append((EventType.PARTITIONS_ASSIGNED, {"partitions": tasks, "attributes": {}}))
+    return out

@@ -1,0 +1,530 @@
+"""Kafka log text -> canonical events, quarantine rows and line counts. Pure: no file I/O, no clock.
+
+Every input line is accounted for exactly once: part of an event (`event_lines`), skipped (not about a
+group, a comment, or a recognised group line without a canonical event; `skipped_by_reason`), or
+quarantined (it looks like a group line but does not parse; the row says why).
+
+What one client's lines leave unsaid is taken from its other lines in the same file (keyed by group and
+client id), and marked in the event's attributes:
+* `member_id_from` = earlier_line | later_line | assignment: the member id of a line that prints none
+  (1.0-2.6 join lines, rebalance callbacks, ...), never carried across a generation reset, a LeaveGroup
+  or lost partitions (the next id may be new); `assignment` = the leader found itself among its
+  assignment's members (`{client.id}-{UUID}`).
+* `generation_from` = join_response: a sync_response without a generation gets this round's.
+* `merged_lines`: lines that restated the event (MessagePattern.merge) and completed it.
+Every event also carries `log_pattern`, the name of the row that matched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rebalance_core.events import Event, ms_to_datetime
+from rebalance_core.kafka_logs.layouts import (
+    LogEntry,
+    LooseLine,
+    parse_timestamp,
+    resolve_zone,
+    split_entries,
+)
+from rebalance_core.kafka_logs.patterns import (
+    CONNECT_MDC,
+    PATTERNS_BY_SIDE,
+    PREFIXES,
+    PROTOCOL_TYPE_BY_CLIENT_KIND,
+    MessagePattern,
+)
+from rebalance_core.kafka_logs.values import (
+    classic_assignment,
+    coordinator_node,
+    partition_list,
+    scala_option,
+    target_assignment,
+)
+from schemas.events import EventType, Side
+
+RAW_LIMIT = 10_000  # characters of an entry kept in `raw` (the file and line point at the rest)
+_INT_FIELDS = frozenset({"generation_id", "member_count", "group_epoch", "member_epoch", "assignment_epoch"})
+_TEXT_FIELDS = frozenset(
+    {"group_id", "member_id", "leader_id", "group_instance_id", "reason", "protocol_name", "client_id"}
+)
+# Member-side events that belong to "this client's member" even when the line does not print the id.
+_MEMBER_ID_FILLED = frozenset(
+    {
+        EventType.JOIN_REQUESTED,
+        EventType.HEARTBEAT_REBALANCING,
+        EventType.JOIN_RESPONSE,  # 1.0-2.6 print no member id
+        EventType.ASSIGNMENT_COMPUTED,
+        EventType.SYNC_RESPONSE,
+        EventType.PARTITIONS_REVOKED,
+        EventType.PARTITIONS_ASSIGNED,
+        EventType.PARTITIONS_LOST,
+        EventType.POLL_TIMEOUT_EXPIRED,
+    }
+)
+_MEMBER_EPOCH_FILLED = frozenset(
+    {
+        EventType.SYNC_RESPONSE,
+        EventType.PARTITIONS_REVOKED,
+        EventType.PARTITIONS_ASSIGNED,
+        EventType.PARTITIONS_LOST,
+    }
+)
+# After these the client may get a new member id: ids are not filled across them (either way).
+_MEMBER_ID_BREAKS = frozenset({EventType.LEAVE_SENT, EventType.PARTITIONS_LOST})
+# These start a new JoinGroup round: a later "Notifying assignor"/"Joined group" belongs to a new sync.
+# (Not "Request joining group": a cooperative member asks to rejoin before it notifies its assignor.)
+_ROUND_STARTS = frozenset({EventType.JOIN_SENT, EventType.JOIN_RESPONSE, EventType.LEAVE_SENT})
+_NO_MEMBER_ID = ("", "<no ID>", "null")
+
+
+@dataclass(slots=True)
+class QuarantinedLine:
+    file: str
+    line: int
+    raw: str
+    reason: str
+    group_id: str | None = None
+    ts: int | None = None
+
+    def to_row(self, cluster: str, scenario: str = "actual") -> dict[str, Any]:
+        """A row of `schemas.tables.QUARANTINE` (event_date None when the timestamp is unreadable)."""
+        return {
+            "cluster": cluster,
+            "group_id": self.group_id,
+            "scenario": scenario,
+            "event_date": ms_to_datetime(self.ts).date() if self.ts is not None else None,
+            "source_file": self.file,
+            "source_line": self.line,
+            "raw": self.raw,
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True)
+class ParseCounts:
+    read: int = 0  # physical lines
+    events: int = 0
+    event_lines: int = 0  # lines that are part of an event
+    skipped: int = 0
+    quarantined: int = 0  # lines
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str, lines: int) -> None:
+        self.skipped += lines
+        self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + lines
+
+    def add(self, other: ParseCounts) -> None:
+        self.read += other.read
+        self.events += other.events
+        self.event_lines += other.event_lines
+        self.quarantined += other.quarantined
+        for reason, lines in other.skipped_by_reason.items():
+            self.skip(reason, lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "read": self.read,
+            "events": self.events,
+            "event_lines": self.event_lines,
+            "skipped": self.skipped,
+            "quarantined": self.quarantined,
+            "skipped_by_reason": dict(sorted(self.skipped_by_reason.items())),
+        }
+
+
+@dataclass(slots=True)
+class ParseResult:
+    events: list[Event]
+    quarantine: list[QuarantinedLine]
+    counts: ParseCounts
+
+
+def parse_lines(
+    lines: Iterable[str],
+    *,
+    file: str,
+    cluster: str,
+    tz: str = "UTC",
+    source: str | None = None,
+    topic_ids: Mapping[str, str] | None = None,
+) -> ParseResult:
+    """Parse one log file's lines (any mix of broker and client logging, any supported layout).
+
+    `file` names the input in events and quarantine rows and seeds the event ids (hash of file, line and
+    the event's index in its entry), so a rerun yields the same ids. `tz` is the zone of naive
+    timestamps. `source` (e.g. from the file path) overrides the one read from the log prefix (broker
+    id, client id). `topic_ids` (topic name -> id, as in ReplaySettings) names topics that KIP-848 broker
+    lines print by id; unknown ids are kept as the topic."""
+    parser = _FileParser(
+        file, cluster, resolve_zone(tz), source, {v: k for k, v in (topic_ids or {}).items()}
+    )
+    for item in split_entries(lines):
+        if isinstance(item, LooseLine):
+            parser.loose(item)
+        else:
+            parser.entry(item)
+    return ParseResult(parser.events, parser.quarantine, parser.counts)
+
+
+@dataclass(slots=True)
+class _Prefix:
+    kind: str  # broker | client | streams | other | none
+    message: str
+    broker_id: str | None = None
+    offsets_partition: str | None = None
+    group_id: str | None = None
+    client_id: str | None = None
+    group_instance_id: str | None = None
+    protocol_type: str | None = None
+
+
+def _read_prefix(message: str) -> _Prefix:
+    """Kafka's own message prefix (after Connect's MDC context): who logs, and for clients which group."""
+    mdc = CONNECT_MDC.match(message)
+    if mdc:
+        message = message[mdc.end() :]
+    if not message.startswith(("[", "stream-")):
+        return _Prefix("none", message)
+    for prefix in PREFIXES:
+        m = prefix.compiled.match(message)
+        if not m:
+            continue
+        rest = message[m.end() :]
+        groups = m.groupdict()
+        if prefix.kind == "broker":
+            return _Prefix(
+                "broker", rest, groups["broker_id"], groups.get("offsets_partition"), groups.get("group_id")
+            )
+        if prefix.kind == "client":
+            fields = dict(item.split("=", 1) for item in groups["client_fields"].split(", ") if "=" in item)
+            group_id = fields.get("groupId")
+            return _Prefix(
+                "client",
+                rest,
+                group_id=None if group_id in (None, "", "null") else group_id,
+                client_id=fields.get("clientId") or None,
+                group_instance_id=fields.get("instanceId") or None,
+                protocol_type=PROTOCOL_TYPE_BY_CLIENT_KIND[groups["client_kind"]],
+            )
+        return _Prefix(prefix.kind, rest)
+    return _Prefix("none", message)
+
+
+def match_pattern(message: str, side: Side) -> tuple[MessagePattern | None, re.Match | None]:
+    """The first row of `side` whose template matches the message (Kafka prefix already removed)."""
+    row, match, _ = _match(PATTERNS_BY_SIDE[side], message)
+    return row, match
+
+
+def _match(rows: tuple[MessagePattern, ...], message: str):
+    """(first matching row, its match, first row whose needle the message contains) in one pass."""
+    first_line = message.split("\n", 1)[0]
+    near = None
+    for row in rows:
+        scope = message if row.multiline else first_line
+        if row.needle in scope:
+            match = row.compiled.match(scope)
+            if match:
+                return row, match, row
+            near = near or row
+    return None, None, near
+
+
+# Without a Kafka prefix only the pre-1.0 client wordings apply: they name the group in the message.
+_UNPREFIXED_ROWS = tuple(p for p in PATTERNS_BY_SIDE[Side.MEMBER] if "group_id" in p.compiled.groupindex)
+_ALL_ROWS = PATTERNS_BY_SIDE[Side.COORDINATOR] + PATTERNS_BY_SIDE[Side.MEMBER]
+
+
+@dataclass(slots=True)
+class _MemberContext:
+    """What one client (group, client id) said earlier in the file: its member id, KIP-848 epoch, the
+    events that still wait for an id, and the recent events a restating line completes."""
+
+    member_id: str | None = None
+    member_epoch: int | None = None
+    awaiting_member_id: list[Event] = field(default_factory=list)
+    recent: dict[EventType, Event] = field(default_factory=dict)
+    last: Event | None = None
+
+    def forget_member_id(self) -> None:
+        """The client reset its generation/member id or left: the next id may be a new one."""
+        self.member_id = None
+        self.awaiting_member_id.clear()
+
+
+class _FileParser:
+    def __init__(
+        self, file: str, cluster: str, zone, source: str | None, topic_names: dict[str, str]
+    ) -> None:
+        self.file = file
+        self.cluster = cluster
+        self.zone = zone
+        self.source = source
+        self.topic_names = topic_names
+        self.events: list[Event] = []
+        self.quarantine: list[QuarantinedLine] = []
+        self.counts = ParseCounts()
+        self.members: dict[tuple[str, str | None], _MemberContext] = {}
+
+    # -- accounting -------------------------------------------------------------------------------
+    def loose(self, item: LooseLine) -> None:
+        self.counts.read += 1
+        if item.comment:
+            self.counts.skip("comment", 1)
+        elif _match(_ALL_ROWS, item.text)[2] is not None:
+            self._quarantine_lines(item.line, 1, item.text, "group message outside any recognised log layout")
+        else:
+            self.counts.skip("not_group", 1)
+
+    def _quarantine_lines(self, line: int, count: int, raw: str, reason: str, group_id=None, ts=None) -> None:
+        self.counts.quarantined += count
+        self.quarantine.append(QuarantinedLine(self.file, line, raw[:RAW_LIMIT], reason, group_id, ts))
+
+    # -- one entry --------------------------------------------------------------------------------
+    def entry(self, entry: LogEntry) -> None:
+        self.counts.read += entry.line_count
+        prefix = _read_prefix(entry.message)
+        if prefix.kind in ("streams", "other"):
+            self.counts.skip(
+                "streams_internal" if prefix.kind == "streams" else "not_group", entry.line_count
+            )
+            return
+        if prefix.kind == "none" and not _kafka_logger(entry.logger):
+            self.counts.skip("not_group", entry.line_count)  # an application's own logging
+            return
+        rows = {"broker": PATTERNS_BY_SIDE[Side.COORDINATOR], "client": PATTERNS_BY_SIDE[Side.MEMBER]}.get(
+            prefix.kind, _UNPREFIXED_ROWS
+        )
+        row, match, near = _match(rows, prefix.message)
+        if row is None:
+            if near is not None:
+                self._quarantine_entry(
+                    entry, prefix, f"unknown wording of a group message (like {near.name})"
+                )
+            else:
+                self.counts.skip("not_group", entry.line_count)
+            return
+        if row.event is None:
+            if row.resets_member:
+                self._context(prefix.group_id, prefix.client_id).forget_member_id()
+            self.counts.skip("no_event", entry.line_count)
+            return
+        try:
+            ts = parse_timestamp(entry.ts_text or "", self.zone)
+        except ValueError as exc:
+            self._quarantine_entry(entry, prefix, str(exc))
+            return
+        try:
+            specs = self._extract(row, match, prefix.message)
+        except ValueError as exc:
+            self._quarantine_entry(entry, prefix, f"{row.name}: {exc}", ts)
+            return
+        group_id = specs[0][1].get("group_id") or prefix.group_id
+        if not group_id:
+            self._quarantine_entry(entry, prefix, f"{row.name}: no group id in the line", ts)
+            return
+        events = [
+            self._event(entry, prefix, row, ts, group_id, event_type, fields, k)
+            for k, (event_type, fields) in enumerate(specs)
+        ]
+        produced = (
+            events if row.side == Side.COORDINATOR else self._member_events(row, prefix, group_id, events)
+        )
+        self.events.extend(produced)
+        self.counts.events += len(produced)
+        self.counts.event_lines += entry.line_count
+
+    def _quarantine_entry(self, entry: LogEntry, prefix: _Prefix, reason: str, ts: int | None = None) -> None:
+        if ts is None and entry.ts_text:
+            with contextlib.suppress(ValueError):  # the quarantine table is partitioned by the entry's date
+                ts = parse_timestamp(entry.ts_text, self.zone)
+        self._quarantine_lines(entry.first_line, entry.line_count, entry.raw, reason, prefix.group_id, ts)
+
+    # -- fields -----------------------------------------------------------------------------------
+    def _extract(self, row: MessagePattern, match, message: str) -> list[tuple[EventType, dict[str, Any]]]:
+        fields: dict[str, Any] = {"attributes": {"log_pattern": row.name}}
+        for name, value in list(row.constants.items()) + list(match.groupdict().items()):
+            if value is None:
+                continue
+            if name.startswith("a_"):
+                fields["attributes"][name[2:]] = value
+            elif name.startswith("x_"):
+                fields[name] = value
+            elif name in _INT_FIELDS:
+                fields[name] = int(value)
+            elif name in _TEXT_FIELDS:
+                fields[name] = value
+            elif name == "partitions":
+                fields["partitions"] = partition_list(value, self.topic_names)
+            elif name == "instance":
+                fields["group_instance_id"] = scala_option(value)
+            elif name == "node":
+                fields["attributes"].update(coordinator_node(value))
+            elif name == "assignment":
+                fields["assignment"] = classic_assignment(value)
+            elif name == "target_assignment":
+                fields["assignment"] = target_assignment(value, self.topic_names)
+            else:
+                raise AssertionError(f"pattern {row.name}: unknown group {name!r}")
+        if row.extract is None:
+            return [(row.event, fields)]
+        specs = [
+            (event_type or row.event, f) for event_type, f in row.extract(fields, message, self.topic_names)
+        ]
+        for _, spec in specs:
+            spec["attributes"].setdefault("log_pattern", row.name)
+        return specs
+
+    def _event(self, entry, prefix, row, ts, group_id, event_type, fields, index) -> Event:
+        attributes = fields.pop("attributes")
+        fields = {k: v for k, v in fields.items() if not k.startswith("x_")}
+        fields.pop("group_id", None)
+        if fields.get("member_id") in _NO_MEMBER_ID:
+            fields["member_id"] = None
+        event = Event(
+            event_id=_event_id(self.file, entry.first_line, index),
+            ts=ts,
+            cluster=self.cluster,
+            group_id=group_id,
+            side=row.side.value,
+            event_type=event_type.value,
+            source=self.source or _source_from_prefix(prefix) or entry.container,
+            attributes=attributes,
+            raw=entry.raw[:RAW_LIMIT],
+            file=self.file,
+            line=entry.first_line,
+            **fields,
+        )
+        if row.side == Side.COORDINATOR:
+            if prefix.offsets_partition and "offsets_partition" not in attributes:
+                attributes["offsets_partition"] = prefix.offsets_partition
+        else:
+            event.client_id = event.client_id or prefix.client_id
+            event.group_instance_id = event.group_instance_id or prefix.group_instance_id
+            event.protocol_type = event.protocol_type or prefix.protocol_type
+        return event
+
+    # -- member context: ids the line does not print, and lines that restate an event ---------------
+    def _context(self, group_id: str | None, client_id: str | None) -> _MemberContext:
+        return self.members.setdefault((group_id or "", client_id), _MemberContext())
+
+    def _member_events(
+        self, row: MessagePattern, prefix: _Prefix, group_id: str, events: list[Event]
+    ) -> list[Event]:
+        ctx = self._context(group_id, prefix.client_id)
+        produced = []
+        for index, event in enumerate(events):
+            target = self._merge_target(ctx, event) if row.merge and index == 0 else None
+            if target is not None:
+                _merge(target, event)
+                continue
+            self._fill_member(ctx, event)
+            if event.type in _ROUND_STARTS:
+                ctx.recent.clear()
+            ctx.recent[event.type] = event
+            ctx.last = event
+            if event.type in _MEMBER_ID_BREAKS:
+                ctx.forget_member_id()
+            produced.append(event)
+        return produced
+
+    @staticmethod
+    def _merge_target(ctx: _MemberContext, event: Event) -> Event | None:
+        if event.type == EventType.PARTITIONS_REVOKED:  # KIP-848: manager's "Revoking", then the callback's
+            last = ctx.last
+            same = (
+                last is not None
+                and last.type == event.type
+                and set(last.partitions or ()) == set(event.partitions or ())
+            )
+            return last if same else None
+        target = ctx.recent.get(event.type)
+        if target is None:
+            return None
+        if (
+            None not in (target.generation_id, event.generation_id)
+            and target.generation_id != event.generation_id
+        ):
+            return None
+        return target
+
+    def _fill_member(self, ctx: _MemberContext, event: Event) -> None:
+        if event.type == EventType.ASSIGNMENT_COMPUTED and not event.member_id and not ctx.member_id:
+            own = _own_member_id(event)
+            if own is not None:  # 2.4-2.6 clients print their member id nowhere else
+                _set_member_id(event, own, "assignment")
+        if event.member_id:
+            for waiting in ctx.awaiting_member_id:  # same client, earlier lines, no reset in between
+                _set_member_id(waiting, event.member_id, "later_line")
+            ctx.awaiting_member_id.clear()
+            ctx.member_id = event.member_id
+        elif event.type in _MEMBER_ID_FILLED:
+            if ctx.member_id:
+                _set_member_id(event, ctx.member_id, "earlier_line")
+            else:
+                ctx.awaiting_member_id.append(event)
+        if event.type == EventType.SYNC_RESPONSE and event.generation_id is None:
+            joined = ctx.recent.get(EventType.JOIN_RESPONSE)  # this round's JoinGroup response
+            if joined is not None and joined.generation_id is not None:
+                event.generation_id = joined.generation_id
+                event.attributes["generation_from"] = "join_response"
+        if event.member_epoch is not None:
+            ctx.member_epoch = event.member_epoch
+        elif event.type in _MEMBER_EPOCH_FILLED and ctx.member_epoch is not None:
+            event.member_epoch = ctx.member_epoch
+
+
+_CLASSIC_MEMBER_ID = re.compile(r"(?P<owner>.+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _own_member_id(event: Event) -> str | None:
+    """The leader's own id among its assignment's members: the broker makes classic member ids
+    `{client.id}-{UUID}` (`{group.instance.id}-{UUID}` for static members), so exactly one id owned by
+    this client identifies it; none or several (clients sharing a client.id) leave it unknown."""
+    owners = {event.group_instance_id, event.client_id} - {None}
+    own = [
+        m
+        for m in event.assignment or {}
+        if (match := _CLASSIC_MEMBER_ID.fullmatch(m)) and match["owner"] in owners
+    ]
+    return own[0] if len(own) == 1 else None
+
+
+def _set_member_id(event: Event, member_id: str, learned_from: str) -> None:
+    event.member_id = member_id
+    event.attributes["member_id_from"] = learned_from
+    if event.type == EventType.ASSIGNMENT_COMPUTED and event.leader_id is None:
+        event.leader_id = member_id  # only the leader logs its assignment
+
+
+def _merge(target: Event, restated: Event) -> None:
+    """Complete `target` with what the restating line adds (never overwrite what it already says)."""
+    for name in ("member_id", "leader_id", "generation_id", "protocol_name", "partitions", "member_epoch"):
+        if getattr(target, name) is None and getattr(restated, name) is not None:
+            setattr(target, name, getattr(restated, name))
+    for key, value in restated.attributes.items():
+        if key != "log_pattern":
+            target.attributes.setdefault(key, value)
+    merged = target.attributes.get("merged_lines")
+    target.attributes["merged_lines"] = f"{merged},{restated.line}" if merged else str(restated.line)
+
+
+def _kafka_logger(logger: str | None) -> bool:
+    """Without a Kafka prefix, a line can be Kafka's only if its logger is unknown or Kafka's."""
+    return logger is None or "kafka" in logger.lower() or logger.startswith("o.a.k.")
+
+
+def _source_from_prefix(prefix: _Prefix) -> str | None:
+    if prefix.kind == "broker":
+        return f"broker-{prefix.broker_id}"
+    return prefix.client_id
+
+
+def _event_id(file: str, line: int, index: int) -> str:
+    return hashlib.blake2b(f"{file}\x00{line}\x00{index}".encode(), digest_size=12).hexdigest()

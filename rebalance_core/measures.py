@@ -1,0 +1,526 @@
+"""The partition ownership timeline of docs/metrics.md, as one reusable class.
+
+Both the reconstructor (`rebalance_core.replay`, from events) and the simulator (from its true
+start/stop instants) drive an `OwnershipTimeline` with the same calls, so ground truth and
+reconstruction are measured by the same code. The timeline knows nothing about events or the
+coordinator: callers tell it when a member starts or stops consuming a partition and where rebalance
+episodes begin, get new rounds, complete rounds and end.
+
+API (stable; a change is announced here):
+
+    tl = OwnershipTimeline(cluster, group_id, scenario="actual", state=None)
+    tl.begin_episode(episode_id, ts, reason=None, rebalance_protocol=None, timing_source=None,
+                     source="observed", seen_at=None)  # ends the open episode first; round 1
+    tl.next_round()                            # a further round of the open episode (KIP-429/KIP-415)
+    tl.round_completed(generation_id, ts)      # a round ended: Stable (or Empty) at ts
+    tl.end_episode(ts=None)                    # close the open episode -> rebalance_episodes row
+    tl.episode                                 # the open EpisodeRecord (descriptive fields may be set)
+    tl.start(tp, member, ts, *, instance=None, generation_id=None, source="observed") -> rule | None
+    tl.stop(tp, member, ts, cause, *, instance=None, source="observed") -> rule | None
+    tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
+    tl.group_empty(ts)                         # all members gone: ends stop-the-world, closes open stops
+    tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
+    tl.consuming() -> {tp: member}; tl.stopped() -> {tp: member that stopped it, not started again}
+    tl.day(date) -> DayTotals                  # per-UTC-day accumulation (callers add their counters)
+    tl.drain() -> {"partition_movements": [...], "rebalance_episodes": [...]}
+    tl.finish(final=True) -> drain() + open movements (final) ; tl.daily_rows() -> group_daily_summary rows
+    tl.snapshot() -> JSON-serialisable dict; OwnershipTimeline(..., state=snapshot) resumes
+
+`start`/`stop` return None, or the name of the rule the call broke (the caller records an anomaly):
+`stop_not_owned` (the member was not consuming it: ignored), `double_ownership` (started while another
+member consumed it: the other member's consumption stops at that instant, cause `lost`),
+`start_before_stop` (start earlier than the stop it closes: unavailability counted as 0).
+
+Attribution: a movement row, an unavailability and a stop-the-world interval belong to the episode open
+at the instant that closes them (the start, or `group_empty`); with no open episode (a static member
+restarting without a rebalance) they count only in the day of that instant. An episode's own counters
+go to the day of its `stabilized_at` (or the instant it ended). So a day's totals = the sum of the
+episodes that ended that day + what happened outside episodes that day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from rebalance_core.events import TopicPartition
+
+STOP_CAUSES = ("revoked", "lost", "member_failed", "member_left")
+
+# Rules the timeline reports (see the module docstring).
+STOP_NOT_OWNED = "stop_not_owned"
+DOUBLE_OWNERSHIP = "double_ownership"
+START_BEFORE_STOP = "start_before_stop"
+
+
+def utc_date(ms: int) -> dt.date:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).date()
+
+
+@dataclass
+class Holder:
+    """A member consuming a partition since `since`."""
+
+    member: str
+    instance: str | None
+    since: int | None  # None: since before the input
+    source: str = "observed"
+
+
+@dataclass
+class Stop:
+    """A partition stopped by `member` at `ts` and not started again yet."""
+
+    member: str
+    instance: str | None
+    ts: int
+    cause: str
+    source: str = "observed"
+
+
+@dataclass
+class EpisodeRecord:
+    """One rebalance episode being measured. Callers may set the descriptive fields
+    (reason, rebalance_protocol, timing_source, source) while it is open."""
+
+    episode_id: str
+    started_at: int | None
+    reason: str | None = None
+    rebalance_protocol: str | None = None
+    timing_source: str | None = None
+    source: str = "observed"
+    rounds: int = 1
+    first_generation_id: int | None = None
+    last_generation_id: int | None = None
+    stabilized_at: int | None = None
+    stw_ms: int = 0
+    partition_unavailable_ms: int = 0
+    max_partition_unavailable_ms: int = 0
+    partitions_revoked: int = 0
+    revocations_wasted: int = 0
+    # identity (group.instance.id or member id) of each partition's owner when the episode began
+    owners_before: dict[TopicPartition, str] = field(default_factory=dict)
+
+
+@dataclass
+class DayTotals:
+    """Counters of one UTC day (GROUP_DAILY_SUMMARY measure columns). The timeline fills the
+    partition measures and `rebalances`; the replayer adds generations, events, anomalies, reasons."""
+
+    rebalances: int = 0
+    generations: int = 0
+    stw_ms: int = 0
+    partition_unavailable_ms: int = 0
+    max_partition_unavailable_ms: int = 0
+    partitions_moved: int = 0
+    partitions_revoked: int = 0
+    revocations_wasted: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    timing_sources: list[str] = field(default_factory=list)
+    events: int = 0
+    anomalies: int = 0
+
+    def add_episode_timing(self, timing_source: str | None) -> None:
+        if timing_source and timing_source not in self.timing_sources:
+            self.timing_sources.append(timing_source)
+            self.timing_sources.sort()
+
+
+def _identity(member: str, instance: str | None) -> str:
+    """Who a consumer is across restarts: its group.instance.id when static (KIP-345), else its member id."""
+    return instance or member
+
+
+class OwnershipTimeline:
+    """Who consumes which partition when; produces partition_movements and rebalance_episodes rows and
+    per-day totals (docs/metrics.md). Memory: current owners, open stops, the open episode, day counters."""
+
+    def __init__(self, cluster: str, group_id: str, scenario: str = "actual", state: dict | None = None):
+        self.key = {"cluster": cluster, "group_id": group_id, "scenario": scenario}
+        self._consuming: dict[TopicPartition, Holder] = {}
+        self._known: set[TopicPartition] = set()  # every partition ever started or assumed
+        self._by_member: dict[str, set[TopicPartition]] = {}
+        self._stopped: dict[TopicPartition, Stop] = {}
+        self._stw_since: int | None = None  # all partitions stopped since then
+        self._last_stop_ts: int | None = None  # latest stop instant since the last start
+        self._last_ts: int | None = None  # latest instant the timeline was told about
+        self.episode: EpisodeRecord | None = None
+        self._days: dict[dt.date, DayTotals] = {}
+        self._out: dict[str, list[dict]] = {"partition_movements": [], "rebalance_episodes": []}
+        if state:
+            self._restore(state)
+
+    # ------------------------------------------------------------------------------------ queries
+    def partitions_of(self, member: str) -> set[TopicPartition]:
+        return set(self._by_member.get(member, ()))
+
+    def owner_of(self, tp: TopicPartition) -> str | None:
+        holder = self._consuming.get(tp)
+        return holder.member if holder else None
+
+    def consuming(self) -> dict[TopicPartition, str]:
+        return {tp: h.member for tp, h in self._consuming.items()}
+
+    def stopped(self) -> dict[TopicPartition, str]:
+        """Partitions stopped and not started again: tp -> the member that stopped it."""
+        return {tp: s.member for tp, s in self._stopped.items()}
+
+    def day(self, date: dt.date) -> DayTotals:
+        totals = self._days.get(date)
+        if totals is None:
+            totals = self._days[date] = DayTotals()
+        return totals
+
+    # ----------------------------------------------------------------------------------- episodes
+    def begin_episode(
+        self,
+        episode_id: str,
+        ts: int | None,
+        reason: str | None = None,
+        rebalance_protocol: str | None = None,
+        timing_source: str | None = None,
+        source: str = "observed",
+        seen_at: int | None = None,
+    ) -> EpisodeRecord:
+        """Open an episode at `ts` (None: it began before the input, which first showed it at `seen_at`).
+        Ends the open one first."""
+        if self.episode is not None:
+            self.end_episode()
+        self._saw(ts if ts is not None else seen_at)
+        before = {tp: _identity(h.member, h.instance) for tp, h in self._consuming.items()}
+        # a partition already stopped (a crashed member's, stopped at its last heartbeat) still had its owner
+        before.update({tp: _identity(s.member, s.instance) for tp, s in self._stopped.items()})
+        self.episode = EpisodeRecord(
+            episode_id=episode_id,
+            started_at=ts,
+            reason=reason,
+            rebalance_protocol=rebalance_protocol,
+            timing_source=timing_source,
+            source=source,
+            owners_before=before,
+        )
+        return self.episode
+
+    def next_round(self) -> None:
+        if self.episode is not None:
+            self.episode.rounds += 1
+
+    def round_completed(self, generation_id: int | None, ts: int) -> None:
+        """A round of the open episode ended (Stable, or Empty) at `ts` with `generation_id`."""
+        self._saw(ts)
+        ep = self.episode
+        if ep is None:
+            return
+        if generation_id is not None:
+            if ep.first_generation_id is None:
+                ep.first_generation_id = generation_id
+            ep.last_generation_id = generation_id
+        ep.stabilized_at = ts
+
+    def end_episode(self, ts: int | None = None) -> dict | None:
+        """Close the open episode; its row is dated by its stabilized_at (else `ts`, else started_at)."""
+        ep = self.episode
+        if ep is None:
+            return None
+        self.episode = None
+        closed_at = next(
+            (t for t in (ep.stabilized_at, ts, ep.started_at, self._last_ts) if t is not None), None
+        )
+        after = {tp: _identity(h.member, h.instance) for tp, h in self._consuming.items()}
+        moved = sum(
+            1 for tp, owner in ep.owners_before.items() if after.get(tp) is not None and after[tp] != owner
+        )
+        rebalance_ms = (
+            ep.stabilized_at - ep.started_at
+            if ep.stabilized_at is not None and ep.started_at is not None
+            else None
+        )
+        row = {
+            **self.key,
+            "event_date": utc_date(closed_at) if closed_at is not None else None,
+            "episode_id": ep.episode_id,
+            "rounds": ep.rounds,
+            "first_generation_id": ep.first_generation_id,
+            "last_generation_id": ep.last_generation_id,
+            "started_at": ep.started_at,
+            "stabilized_at": ep.stabilized_at,
+            "rebalance_ms": rebalance_ms,
+            "stw_ms": ep.stw_ms,
+            "partition_unavailable_ms": ep.partition_unavailable_ms,
+            "max_partition_unavailable_ms": ep.max_partition_unavailable_ms,
+            "partitions_moved": moved,
+            "partitions_revoked": ep.partitions_revoked,
+            "revocations_wasted": ep.revocations_wasted,
+            "reason": ep.reason,
+            "rebalance_protocol": ep.rebalance_protocol,
+            "timing_source": ep.timing_source,
+            "source": ep.source,
+        }
+        self._out["rebalance_episodes"].append(row)
+        if closed_at is not None:
+            day = self.day(row["event_date"])
+            day.rebalances += 1
+            day.stw_ms += ep.stw_ms
+            day.partition_unavailable_ms += ep.partition_unavailable_ms
+            day.max_partition_unavailable_ms = max(
+                day.max_partition_unavailable_ms, ep.max_partition_unavailable_ms
+            )
+            day.partitions_moved += moved
+            day.partitions_revoked += ep.partitions_revoked
+            day.revocations_wasted += ep.revocations_wasted
+            if ep.reason:
+                day.reasons[ep.reason] = day.reasons.get(ep.reason, 0) + 1
+            day.add_episode_timing(ep.timing_source)
+        return row
+
+    # ----------------------------------------------------------------------------- start and stop
+    def start(
+        self,
+        tp: TopicPartition,
+        member: str,
+        ts: int,
+        *,
+        instance: str | None = None,
+        generation_id: int | None = None,
+        source: str = "observed",
+    ) -> str | None:
+        """`member` starts consuming `tp` at `ts`. Keeping a partition it already consumes is a no-op."""
+        self._saw(ts)
+        self._known.add(tp)
+        problem = None
+        holder = self._consuming.get(tp)
+        if holder is not None:
+            if holder.member == member:
+                return None
+            self.stop(tp, holder.member, ts, "lost", instance=holder.instance, source=holder.source)
+            problem = DOUBLE_OWNERSHIP
+        stop = self._stopped.pop(tp, None)
+        if stop is not None:
+            if ts < stop.ts:
+                problem = problem or START_BEFORE_STOP
+            self._movement(tp, stop, member, instance, ts, generation_id, source)
+        self._consuming[tp] = Holder(member, instance, ts, source)
+        self._by_member.setdefault(member, set()).add(tp)
+        if self._stw_since is not None:
+            self._add_stw(max(0, ts - self._stw_since), ts)
+            self._stw_since = None
+        self._last_stop_ts = None
+        return problem
+
+    def assume(self, tp: TopicPartition, member: str, *, instance: str | None = None) -> bool:
+        """`member` has been consuming `tp` since before the input began (a log starting mid-life shows
+        it revoking a partition it was never seen to get). No start instant, no movement, no effect on
+        stop-the-world. Only for a partition the timeline was never told about; returns whether it was."""
+        if tp in self._known:
+            return False
+        self._known.add(tp)
+        self._consuming[tp] = Holder(member, instance, None)
+        if self.episode is not None:  # it was the owner when the open episode began
+            self.episode.owners_before.setdefault(tp, _identity(member, instance))
+        self._by_member.setdefault(member, set()).add(tp)
+        return True
+
+    def stop(
+        self,
+        tp: TopicPartition,
+        member: str,
+        ts: int,
+        cause: str,
+        *,
+        instance: str | None = None,
+        source: str = "observed",
+    ) -> str | None:
+        """`member` stops consuming `tp` at `ts` for `cause` (one of STOP_CAUSES)."""
+        if cause not in STOP_CAUSES:
+            raise ValueError(f"unknown stop cause {cause!r}")
+        self._saw(ts)
+        holder = self._consuming.get(tp)
+        if holder is None or holder.member != member:
+            return STOP_NOT_OWNED
+        del self._consuming[tp]
+        owned = self._by_member[member]
+        owned.discard(tp)
+        if not owned:
+            del self._by_member[member]
+        self._stopped[tp] = Stop(member, holder.instance or instance, ts, cause, source)
+        self._last_stop_ts = ts if self._last_stop_ts is None else max(self._last_stop_ts, ts)
+        if not self._consuming and self._stw_since is None:
+            # the group stopped as a whole at its latest stop (stops may be placed in the past)
+            self._stw_since = self._last_stop_ts
+        return None
+
+    def group_empty(self, ts: int) -> None:
+        """The group has no members: stop-the-world ends here and open stops become open movements."""
+        self._saw(ts)
+        if self._stw_since is not None:
+            self._add_stw(max(0, ts - self._stw_since), ts)
+            self._stw_since = None
+        self._close_open_stops()
+
+    # ------------------------------------------------------------------------------------- output
+    def drain(self) -> dict[str, list[dict]]:
+        out = self._out
+        self._out = {"partition_movements": [], "rebalance_episodes": []}
+        return out
+
+    def finish(self, final: bool = True) -> dict[str, list[dict]]:
+        """End of input. final: also emit the open episode and open stops (assigned_at null)."""
+        if final:
+            self._close_open_stops()
+            self.end_episode()
+        return self.drain()
+
+    def daily_rows(self) -> list[dict]:
+        """group_daily_summary rows of the days accumulated so far (then forgotten: rows of one day
+        from successive runs are additive)."""
+        rows = []
+        for date in sorted(self._days):
+            d = self._days.pop(date)
+            rows.append(
+                {
+                    **self.key,
+                    "event_date": date,
+                    "rebalances": d.rebalances,
+                    "generations": d.generations,
+                    "stw_ms": d.stw_ms,
+                    "partition_unavailable_ms": d.partition_unavailable_ms,
+                    "max_partition_unavailable_ms": d.max_partition_unavailable_ms,
+                    "partitions_moved": d.partitions_moved,
+                    "partitions_revoked": d.partitions_revoked,
+                    "revocations_wasted": d.revocations_wasted,
+                    "reasons": dict(sorted(d.reasons.items())) or None,
+                    "timing_source": _one_timing_source(d.timing_sources),
+                    "events": d.events,
+                    "anomalies": d.anomalies,
+                }
+            )
+        return rows
+
+    # ---------------------------------------------------------------------------------- internals
+    def _movement(
+        self,
+        tp: TopicPartition,
+        stop: Stop,
+        to_member: str | None,
+        to_instance: str | None,
+        ts: int | None,
+        generation_id: int | None,
+        source: str,
+    ) -> None:
+        unavailable = max(0, ts - stop.ts) if ts is not None else None
+        same_owner = to_member is not None and _identity(to_member, to_instance) == _identity(
+            stop.member, stop.instance
+        )
+        ep = self.episode
+        row = {
+            **self.key,
+            "event_date": utc_date(ts if ts is not None else stop.ts),
+            "generation_id": generation_id,
+            "episode_id": ep.episode_id if ep else None,
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "from_member_id": stop.member,
+            "to_member_id": to_member,
+            "stop_cause": stop.cause,
+            "revoked_at": stop.ts,
+            "assigned_at": ts,
+            "unavailable_ms": unavailable,
+            "moved": to_member is not None and not same_owner,
+            "wasted_revocation": stop.cause == "revoked" and same_owner,
+            "source": "inferred" if "inferred" in (source, stop.source) else "observed",
+        }
+        self._out["partition_movements"].append(row)
+        revoked = int(stop.cause == "revoked")
+        wasted = int(row["wasted_revocation"])
+        if ep is not None:
+            ep.partition_unavailable_ms += unavailable or 0
+            ep.max_partition_unavailable_ms = max(ep.max_partition_unavailable_ms, unavailable or 0)
+            ep.partitions_revoked += revoked
+            ep.revocations_wasted += wasted
+        else:
+            day = self.day(row["event_date"])
+            day.partition_unavailable_ms += unavailable or 0
+            day.max_partition_unavailable_ms = max(day.max_partition_unavailable_ms, unavailable or 0)
+            day.partitions_revoked += revoked
+            day.revocations_wasted += wasted
+
+    def _close_open_stops(self) -> None:
+        for tp in sorted(self._stopped):
+            self._movement(tp, self._stopped.pop(tp), None, None, None, None, "observed")
+
+    def _saw(self, ts: int | None) -> None:
+        if ts is not None and (self._last_ts is None or ts > self._last_ts):
+            self._last_ts = ts
+
+    def _add_stw(self, ms: int, ts: int) -> None:
+        if self.episode is not None:
+            self.episode.stw_ms += ms
+        else:
+            self.day(utc_date(ts)).stw_ms += ms
+
+    # ---------------------------------------------------------------------------------- snapshot
+    def snapshot(self) -> dict[str, Any]:
+        def tp_key(tp: TopicPartition) -> list:
+            return [tp.topic, tp.partition]
+
+        episode = None
+        if self.episode is not None:
+            episode = asdict(self.episode)
+            episode["owners_before"] = [
+                [*tp_key(tp), o] for tp, o in sorted(self.episode.owners_before.items())
+            ]
+        return {
+            "consuming": [[*tp_key(tp), *asdict(h).values()] for tp, h in sorted(self._consuming.items())],
+            "stopped": [[*tp_key(tp), *asdict(s).values()] for tp, s in sorted(self._stopped.items())],
+            "known": [tp_key(tp) for tp in sorted(self._known)],
+            "stw_since": self._stw_since,
+            "last_ts": self._last_ts,
+            "last_stop_ts": self._last_stop_ts,
+            "episode": episode,
+            "days": {d.isoformat(): asdict(t) for d, t in sorted(self._days.items())},
+            "out": {name: [_row_to_json(r) for r in rows] for name, rows in self._out.items()},
+        }
+
+    def _restore(self, state: dict) -> None:
+        for topic, partition, *holder in state["consuming"]:
+            h = Holder(*holder)
+            tp = TopicPartition(topic, partition)
+            self._consuming[tp] = h
+            self._by_member.setdefault(h.member, set()).add(tp)
+        for topic, partition, *stop in state["stopped"]:
+            self._stopped[TopicPartition(topic, partition)] = Stop(*stop)
+        self._known = {TopicPartition(t, p) for t, p in state["known"]}
+        self._stw_since = state["stw_since"]
+        self._last_ts = state["last_ts"]
+        self._last_stop_ts = state["last_stop_ts"]
+        if state["episode"] is not None:
+            ep = dict(state["episode"])
+            ep["owners_before"] = {TopicPartition(t, p): o for t, p, o in ep["owners_before"]}
+            self.episode = EpisodeRecord(**ep)
+        names = {f.name for f in fields(DayTotals)}
+        self._days = {
+            dt.date.fromisoformat(d): DayTotals(**{k: v for k, v in t.items() if k in names})
+            for d, t in state["days"].items()
+        }
+        self._out = {name: [_row_from_json(r) for r in rows] for name, rows in state["out"].items()}
+
+
+def _one_timing_source(sources: list[str]) -> str | None:
+    if not sources:
+        return None
+    return sources[0] if len(sources) == 1 else "mixed"
+
+
+def _row_to_json(row: dict) -> dict:
+    out = dict(row)
+    if isinstance(out.get("event_date"), dt.date):
+        out["event_date"] = out["event_date"].isoformat()
+    return out
+
+
+def _row_from_json(row: dict) -> dict:
+    out = dict(row)
+    if isinstance(out.get("event_date"), str):
+        out["event_date"] = dt.date.fromisoformat(out["event_date"])
+    return out

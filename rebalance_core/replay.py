@@ -1,0 +1,1203 @@
+"""Reconstruct a group's rebalances from canonical events (docs/events.md) into the output tables
+(schemas/tables.py) with the measures of docs/metrics.md.
+
+`GroupReplayer` replays one group: the coordinator side drives the classic state machine
+(`coordinator.ClassicGroup`), member-side events give member timings, and an `OwnershipTimeline`
+(`measures`) turns starts and stops into partition movements, episodes and daily totals. Any subset of
+events works (broker log only, one client's log, both, a log starting mid-rebalance); where no event
+carries the assignment, the group's assignor is rerun on the known membership and topics (rows marked
+`inferred`). Invalid input never raises: it becomes an `anomalies` row.
+
+Anomaly rules raised here (the coordinator model's are in `coordinator`, the timeline's in `measures`):
+  wrong_group          an event of another cluster/group was fed to this replayer (skipped)
+  unknown_event_type   event_type is not an EventType (counted, skipped)
+  out_of_order         an event older than the previous one (replayed anyway)
+  assignment_conflict  one partition assigned to two members in one assignment
+  assignment_mismatch  a member's synced partitions differ from the leader's assignment
+  inference_failed     the assignor could not be run to infer a missing assignment
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rebalance_core import coordinator as co
+from rebalance_core.events import Event, TopicPartition, format_ts
+from rebalance_core.measures import OwnershipTimeline, utc_date
+from schemas.events import EVENT_TYPES, EventType, RemovalReason, Side
+from schemas.tables import REPLAY_TABLES
+
+STATE_VERSION = 1
+GROUP_PROTOCOL_KEY = "classic"  # snapshot()["group_protocol"]: which replayer resumes the state
+
+# Protocol names whose rebalances are cooperative (KIP-429 consumer, KIP-415 Connect, Streams); the
+# rest of the classic consumer assignors are eager. Connect's eager protocol is called "default".
+COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky", "sessioned", "compatible", "stream"})
+EAGER_PROTOCOLS = frozenset({"range", "roundrobin", "sticky", "default"})
+INFERABLE_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
+
+WRONG_GROUP = "wrong_group"
+UNKNOWN_EVENT_TYPE = "unknown_event_type"
+OUT_OF_ORDER = "out_of_order"
+ASSIGNMENT_CONFLICT = "assignment_conflict"
+ASSIGNMENT_MISMATCH = "assignment_mismatch"
+INFERENCE_FAILED = "inference_failed"
+
+# Protocol order of event types at the same instant (docs/events.md, "Ordering").
+EVENT_TYPE_RANK: dict[str, int] = {
+    name.value: rank
+    for rank, names in enumerate(
+        [
+            (EventType.COORDINATOR_DISCOVERED, EventType.GROUP_LOADED, EventType.TOPIC_METADATA_CHANGED),
+            (EventType.MEMBER_REMOVED,),
+            (EventType.HEARTBEAT_REBALANCING,),
+            (EventType.JOIN_REQUESTED,),
+            (EventType.JOIN_SENT,),
+            (EventType.JOIN_RECEIVED,),
+            (EventType.STATIC_MEMBER_REPLACED,),
+            (EventType.REBALANCE_PREPARED,),
+            (EventType.GROUP_EMPTY,),
+            (EventType.JOIN_COMPLETED,),
+            (EventType.JOIN_RESPONSE,),
+            (EventType.ASSIGNMENT_COMPUTED,),
+            (EventType.ASSIGNMENT_RECEIVED,),
+            (EventType.GROUP_STABLE,),
+            (EventType.SYNC_RESPONSE,),
+            (EventType.PARTITIONS_LOST,),
+            (EventType.PARTITIONS_REVOKED,),
+            (EventType.PARTITIONS_ASSIGNED,),
+            (EventType.POLL_TIMEOUT_EXPIRED,),
+            (EventType.LEAVE_SENT,),
+            (EventType.GROUP_DEAD,),
+            (EventType.GROUP_UNLOADED, EventType.COORDINATOR_UNAVAILABLE),
+            (EventType.GROUP_EPOCH_BUMPED,),
+            (EventType.TARGET_ASSIGNMENT_COMPUTED,),
+            (EventType.MEMBER_EPOCH_UPDATED,),
+            (EventType.MEMBER_STATE_CHANGED,),
+        ]
+    )
+    for name in names
+}
+UNKNOWN_RANK = len(set(EVENT_TYPE_RANK.values()))
+
+# "Removing member M on LeaveGroup" (GroupCoordinator rebalance reason, 2.1-3.9; case varies)
+_LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)
+_SIGNALS = frozenset(
+    {EventType.HEARTBEAT_REBALANCING.value, EventType.JOIN_REQUESTED.value, EventType.JOIN_SENT.value}
+)
+_CALLBACKS = frozenset(
+    {EventType.PARTITIONS_REVOKED.value, EventType.PARTITIONS_ASSIGNED.value, EventType.PARTITIONS_LOST.value}
+)
+
+
+def event_order_key(e: Event) -> tuple:
+    """Replay order of a group's events: ts, protocol rank of the type, file, line, event_id."""
+    return (
+        e.ts,
+        EVENT_TYPE_RANK.get(e.event_type, UNKNOWN_RANK),
+        e.file or "",
+        e.line if e.line is not None else -1,
+        e.event_id or "",
+    )
+
+
+def rebalance_protocol_of(protocol_name: str | None) -> str | None:
+    """eager | cooperative from a selected protocol name; None when the name says nothing."""
+    if not protocol_name:
+        return None
+    if protocol_name in COOPERATIVE_PROTOCOLS:
+        return "cooperative"
+    if protocol_name in EAGER_PROTOCOLS:
+        return "eager"
+    return None
+
+
+@dataclass
+class ReplaySettings:
+    scenario: str = "actual"
+    final: bool = True  # finish(): emit still-open generations/episodes/movements
+    topics: dict[str, int] = field(default_factory=dict)  # known partition counts (inference)
+    topic_ids: dict[str, str] = field(default_factory=dict)
+    default_assignor: str | None = None  # when the log never names the protocol
+    session_timeout_ms: int | None = None  # when the log does not say
+
+
+# ------------------------------------------------------------------------------------------ state
+@dataclass
+class PendingApply:
+    """A member's synced assignment not applied yet: its rebalance callbacks (partitions_revoked /
+    partitions_assigned) give the instants; without them it applies at the sync instant."""
+
+    sync_ts: int
+    generation_id: int | None
+    to_start: list[TopicPartition]
+    to_stop: list[TopicPartition]
+    source: str = "observed"
+
+
+@dataclass
+class MemberView:
+    """A member as its own log shows it (member-side timing)."""
+
+    member_id: str
+    instance: str | None = None
+    generation_id: int | None = None
+    signal_ts: int | None = None  # first rebalance signal since its last sync (None: not rejoining)
+    pending: PendingApply | None = None
+
+
+@dataclass
+class Round:
+    """One join/sync cycle: PreparingRebalance -> Stable (or Empty); one generations row."""
+
+    started_at: int | None
+    reason: str | None
+    timing_source: str
+    episode_id: str
+    episode_round: int
+    generation_id: int | None = None
+    join_completed_at: int | None = None
+    stabilized_at: int | None = None
+    ended_at: int | None = None
+    ended_empty: bool = False
+    leader_id: str | None = None
+    members: list[str] | None = None
+    member_count: int | None = None
+    static_member_count: int | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    source: str = "observed"
+    stable: bool = False
+    assignment_known: bool = False
+
+
+_STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
+
+
+class GroupReplayer:
+    """Replays one group's events (in `event_order_key` order) into the replay tables; see CORE_API."""
+
+    def __init__(
+        self,
+        cluster: str,
+        group_id: str,
+        settings: ReplaySettings | None = None,
+        state: dict | None = None,
+    ):
+        self.cluster = cluster
+        self.group_id = group_id
+        self.settings = settings or ReplaySettings()
+        self.key = {"cluster": cluster, "group_id": group_id, "scenario": self.settings.scenario}
+        self._out: dict[str, list[dict]] = {"generations": [], "assignments": [], "anomalies": []}
+        self._event: Event | None = None  # the event being replayed (anomalies refer to it)
+        if state is not None:
+            self._restore(state)
+            return
+        self.group = co.ClassicGroup()
+        self.timeline = OwnershipTimeline(cluster, group_id, self.settings.scenario)
+        self.topics: dict[str, int] = dict(self.settings.topics)
+        self.protocol_name: str | None = None  # selected protocol (join_completed / join_response)
+        self.offered_protocol: str | None = None  # a member's first supported protocol (join_received)
+        self.rebalance_protocol: str | None = None
+        self.has_coordinator = False  # coordinator-side events drive the rounds once seen
+        self.last_ts: int | None = None
+        self.round: Round | None = None
+        self.follow_up_due = False  # the round revoked partitions (KIP-429) or left a KIP-415 delay
+        self.last_episode_id: str | None = None
+        self.previous_episode_id: str | None = None  # the one before (to re-key the last one)
+        self.closed_generation: int | None = None  # generation of the last round ended
+        self.assignment: dict[str, list[TopicPartition]] = {}  # the latest generation's assignment
+        self.assignment_generation: int | None = None
+        self.assignment_source = "observed"
+        self.leader_assignment: dict[str, list[TopicPartition]] | None = None  # leader's, for the round
+        self.emitted_generation: int | None = None
+        self.emitted: list[str] = []  # members whose rows of emitted_generation are out
+        self.views: dict[str, MemberView] = {}
+        self.member_timed: set[str] = set()  # member ids and instance ids seen on the member side
+        self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
+        self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
+
+    # =============================================================================== public API
+    def feed(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self._replay_one(e)
+
+    def drain(self) -> dict[str, list[dict]]:
+        out = {name: [] for name in REPLAY_TABLES}
+        for name, rows in self._out.items():
+            out[name].extend(rows)
+        for name, rows in self.timeline.drain().items():
+            out[name].extend(rows)
+        self._out = {"generations": [], "assignments": [], "anomalies": []}
+        return out
+
+    def finish(self) -> dict[str, list[dict]]:
+        """End of input: emit what is still open (when settings.final) and the daily summary."""
+        if self.settings.final:
+            self._flush_all_pending()
+            self._end_round()
+            self._note_protocol()
+        closed = self.timeline.finish(final=self.settings.final)
+        out = self.drain()
+        for name, rows in closed.items():
+            out[name].extend(rows)
+        out["group_daily_summary"] = self.timeline.daily_rows()
+        return out
+
+    def snapshot(self) -> dict:
+        return {
+            "state_version": STATE_VERSION,
+            "group_protocol": GROUP_PROTOCOL_KEY,
+            "cluster": self.cluster,
+            "group_id": self.group_id,
+            "group": self.group.snapshot(),
+            "timeline": self.timeline.snapshot(),
+            "out": _encode(self._out),
+            **{name: _encode(getattr(self, name)) for name in _PLAIN_STATE},
+        }
+
+    # ================================================================================= dispatch
+    def _replay_one(self, e: Event) -> None:
+        self._event = e
+        try:
+            self._dispatch(e)
+        finally:
+            self._event = None
+
+    def _dispatch(self, e: Event) -> None:
+        if e.cluster != self.cluster or e.group_id != self.group_id:
+            self._anomaly(WRONG_GROUP, e, f"event of {e.cluster}/{e.group_id}")
+            return
+        self.timeline.day(utc_date(e.ts)).events += 1
+        if e.event_type not in EVENT_TYPES:
+            self._anomaly(UNKNOWN_EVENT_TYPE, e, f"event_type {e.event_type!r}")
+            return
+        if self.last_ts is not None and e.ts < self.last_ts:
+            self._anomaly(OUT_OF_ORDER, e, f"{e.ts - self.last_ts} ms before the previous event")
+        self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
+        if e.side == Side.COORDINATOR.value:
+            self.has_coordinator = True
+            handler = getattr(self, f"_c_{e.event_type}", None)
+            if handler is not None:
+                handler(e)
+            else:
+                self.group.apply(e)
+        else:
+            self._member_event(e)
+        self._collect_model_anomalies()
+        self._maybe_end_episode()
+
+    # ========================================================================= coordinator side
+    def _c_join_received(self, e: Event) -> None:
+        self.group.apply(e)
+        if e.member_id and e.client_id in self.joining_clients:
+            # the JoinGroup of a process whose own log showed its join_sent: member timing for it,
+            # even if its first line with the member id comes after the group turns Stable
+            self.joining_clients.remove(e.client_id)
+            self.member_timed.add(e.member_id)
+        if e.protocol_name and not self.offered_protocol:
+            self.offered_protocol = e.protocol_name
+            if self.rebalance_protocol is None:  # the members' first choice is what the vote selects
+                self.rebalance_protocol = rebalance_protocol_of(e.protocol_name)
+
+    def _c_rebalance_prepared(self, e: Event) -> None:
+        self.group.apply(e)
+        rnd = self.round
+        if rnd is not None and rnd.generation_id is None and not rnd.stable:
+            if rnd.timing_source != "member":
+                return  # still the same join phase (the model noted the repeated Preparing)
+            self._adopt_coordinator_start(rnd, e)
+        else:
+            self._begin_round(e.ts, e.reason, "coordinator")
+        leaving = _LEAVE_REASON.search(e.reason or "")
+        if leaving:
+            self._stop_member(leaving.group(1), e.ts, "member_left")
+        if self._eager_or_unknown():
+            self._stop_unlogged_members(e.ts)
+
+    def _c_join_completed(self, e: Event) -> None:
+        self.group.apply(e)
+        gen = e.generation_id if e.generation_id is not None else self.group.generation_id
+        rnd = self._round_for_generation(gen, e.ts)
+        rnd.generation_id = gen
+        rnd.join_completed_at = e.ts
+        rnd.leader_id = e.leader_id or self.group.leader_id
+        if e.members is not None:
+            rnd.members = list(e.members)
+        elif self.group.membership_known:
+            rnd.members = list(self.group.members)
+        rnd.member_count = e.member_count if e.member_count is not None else _len(rnd.members)
+        rnd.protocol_type = e.protocol_type or self.group.protocol_type
+        self._set_protocol(e.protocol_name)
+
+    def _c_assignment_received(self, e: Event) -> None:
+        self.group.apply(e)
+        gen = e.generation_id if e.generation_id is not None else self.group.generation_id
+        rnd = self._round_for_generation(gen, e.ts)
+        rnd.generation_id = gen
+        if e.leader_id:
+            rnd.leader_id = e.leader_id
+        if e.member_count is not None:
+            rnd.member_count = e.member_count
+        static = (e.attributes or {}).get("static_member_count")
+        if static is not None and static.isdigit():
+            rnd.static_member_count = int(static)
+        if e.assignment:
+            self._check_assignment(e.assignment, e)
+            assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
+            self.leader_assignment = assignment
+            self._learn_topics(tp for tps in assignment.values() for tp in tps)
+        self._stabilize(e.ts, "observed")
+
+    def _c_group_stable(self, e: Event) -> None:
+        self.group.apply(e)
+        if self.round is not None and not self.round.stable:
+            if e.generation_id is not None and self.round.generation_id is None:
+                self.round.generation_id = e.generation_id
+            self._stabilize(e.ts, "observed")
+
+    def _c_member_removed(self, e: Event) -> None:
+        member = e.member_id or self.group.member_for_instance(e.group_instance_id)
+        if member:
+            reason = e.reason
+            if reason == RemovalReason.SESSION_TIMEOUT.value:
+                timeout = (
+                    co.int_attribute(e, "session_timeout_ms")
+                    or self.group.session_timeout_of(member)
+                    or self.settings.session_timeout_ms
+                )
+                # a crashed member stopped at its last heartbeat = expiry - session timeout
+                self._stop_member(member, e.ts - (timeout or 0), "member_failed")
+            elif reason == RemovalReason.LEAVE_GROUP.value:
+                if not self._is_member_timed(member):
+                    self._stop_member(member, e.ts, "member_left")
+            else:  # rebalance/pending-sync timeout, fenced static member
+                self._stop_member(member, e.ts, "member_failed")
+            self.views.pop(member, None)
+            self.member_timed.discard(member)
+        self.group.apply(e)
+
+    def _c_static_member_replaced(self, e: Event) -> None:
+        instance = e.group_instance_id
+        old = (e.attributes or {}).get("old_member_id") or self.group.member_for_instance(instance)
+        owned = sorted(self.timeline.partitions_of(old)) if old else []
+        if old:
+            self._stop_member(old, e.ts, "member_failed")
+            self.views.pop(old, None)
+        self.group.apply(e)
+        new = e.member_id
+        if not new or not old:
+            return
+        stable = self.group.state is co.GroupState.STABLE
+        if old in self.assignment:
+            self.assignment[new] = self.assignment.pop(old)
+            if stable:  # the new id holds the old one's assignment in the same generation
+                self._emit_assignment(
+                    {new: self.assignment[new]}, self.assignment_generation, e.ts, self.assignment_source
+                )
+        if stable and not self._is_member_timed(new, instance):
+            # KIP-345: the returning instance gets its old assignment straight away, no rebalance
+            for tp in owned:
+                self._start(tp, new, e.ts, instance, self.assignment_generation, self.assignment_source)
+
+    def _c_group_empty(self, e: Event) -> None:
+        self._flush_all_pending()
+        self.group.apply(e)
+        for member in sorted(self._owners()):
+            self._stop_member(member, e.ts, "member_left")
+        rnd = self._round_for_generation(e.generation_id, e.ts)
+        rnd.generation_id = e.generation_id if e.generation_id is not None else self.group.generation_id
+        rnd.ended_empty = True
+        rnd.members, rnd.member_count = [], 0
+        rnd.ended_at = e.ts
+        self.timeline.group_empty(e.ts)
+        self.timeline.round_completed(rnd.generation_id, e.ts)
+        self._set_assignment({}, rnd.generation_id, "observed")
+        self.follow_up_due = False
+        self._end_round()
+        self._end_episode(e.ts)
+
+    def _c_group_dead(self, e: Event) -> None:
+        self._flush_all_pending()
+        self.group.apply(e)
+        self._end_round(e.ts)
+        self.timeline.group_empty(e.ts)
+        self._end_episode(e.ts)
+        self._set_assignment({}, None, "observed")
+        self.views.clear()
+        self.member_timed.clear()
+        self.aliases.clear()
+        self.joining_clients.clear()
+        self.follow_up_due = False
+
+    def _c_topic_metadata_changed(self, e: Event) -> None:
+        for key, value in (e.attributes or {}).items():
+            if key.startswith("topic.") and value.isdigit():
+                self.topics[key[len("topic.") :]] = int(value)
+
+    # ============================================================================== member side
+    def _member_event(self, e: Event) -> None:
+        member = self._resolve_member(e)
+        kind = e.event_type
+        if member is None:
+            return  # before its first JoinGroup response: nothing to attribute yet
+        view = self.views.get(member)
+        if view is None:
+            view = self.views[member] = MemberView(member, e.group_instance_id)
+        if e.group_instance_id:
+            view.instance = e.group_instance_id
+            self.member_timed.add(e.group_instance_id)
+        self.member_timed.add(member)
+        if kind not in _CALLBACKS:
+            self._flush_pending(view)
+        handler = getattr(self, f"_m_{kind}", None)
+        if handler is not None:
+            handler(e, view)
+
+    def _resolve_member(self, e: Event) -> str | None:
+        """The member id of a member-side event; events without one belong to the member id last seen
+        from the same source and client (log lines of one consumer)."""
+        alias = f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"
+        if e.member_id:
+            self.aliases[alias] = e.member_id
+            return e.member_id
+        fresh_join = e.event_type == EventType.JOIN_SENT.value
+        if fresh_join:
+            # a JoinGroup without a member id: a new process (or one whose member id was reset)
+            self.aliases.pop(alias, None)
+            if e.client_id:
+                self.joining_clients.add(e.client_id)
+            if e.group_instance_id:
+                self._static_restart(e)
+        if fresh_join or (e.event_type in _SIGNALS and alias not in self.aliases):
+            # a new member owns nothing yet, but its join is a rebalance signal
+            if not self.has_coordinator:
+                self._member_round_signal(e.ts, e.reason)
+            return None
+        return self.aliases.get(alias)
+
+    def _static_restart(self, e: Event) -> None:
+        """A static member's new process joins with an empty member id: its old incarnation crashed
+        (KIP-345); the crash instant is in no log, so its partitions stop here (a lower bound)."""
+        old = self.group.member_for_instance(e.group_instance_id)
+        if old is None:
+            old = next((v.member_id for v in self.views.values() if v.instance == e.group_instance_id), None)
+        if old is not None and self.timeline.partitions_of(old):
+            self._stop_member(old, e.ts, "member_failed")
+
+    def _signal(self, e: Event, view: MemberView) -> None:
+        if view.signal_ts is not None:
+            return
+        view.signal_ts = e.ts
+        if not self.has_coordinator:
+            self._member_round_signal(e.ts, e.reason)
+        if self._eager_known():
+            # eager: onJoinPrepare revokes everything; the member stopped consuming at its first signal
+            self._stop_member(view.member_id, e.ts, "revoked")
+
+    _m_heartbeat_rebalancing = _signal
+    _m_join_requested = _signal
+    _m_join_sent = _signal
+
+    def _m_join_response(self, e: Event, view: MemberView) -> None:
+        self._set_protocol(e.protocol_name)
+        gen = e.generation_id
+        if (
+            self._eager_or_unknown()
+            and view.generation_id != gen
+            and self.timeline.partitions_of(view.member_id)
+        ):
+            # eager member whose rebalance signal was not logged: it revoked before this rejoin
+            self._stop_member(view.member_id, view.signal_ts or e.ts, "revoked")
+        view.generation_id = gen
+        if view.signal_ts is None:
+            view.signal_ts = e.ts
+        rnd = (
+            self._member_round(gen, view.signal_ts, e.ts)
+            if not self.has_coordinator and gen is not None
+            else None
+        )
+        if rnd is not None:
+            if rnd.join_completed_at is None:
+                rnd.join_completed_at = e.ts
+            if e.leader_id:
+                rnd.leader_id = e.leader_id
+            if rnd.members is None:
+                rnd.members = []
+            if view.member_id not in rnd.members:
+                rnd.members.append(view.member_id)
+                rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
+
+    def _m_assignment_computed(self, e: Event, view: MemberView) -> None:
+        gen = e.generation_id if e.generation_id is not None else view.generation_id
+        if not e.assignment or self._superseded(gen):
+            return
+        self._check_assignment(e.assignment, e)
+        assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
+        self._learn_topics(tp for tps in assignment.values() for tp in tps)
+        rnd = (
+            self._member_round(gen, view.signal_ts, e.ts)
+            if not self.has_coordinator and gen is not None
+            else None
+        )
+        if rnd is not None:
+            rnd.members = sorted(set(rnd.members or []) | set(assignment))
+            rnd.member_count = len(rnd.members)
+            rnd.leader_id = rnd.leader_id or view.member_id
+        self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
+
+    def _superseded(self, gen: int | None) -> bool:
+        """The broker's log shows the group already left generation `gen` (or is rebalancing again):
+        a leader's assignment computed for it is refused at SyncGroup (REBALANCE_IN_PROGRESS)."""
+        group = self.group
+        if not self.has_coordinator or gen is None or group.generation_id is None or group.state is None:
+            return False
+        syncing = group.state in (co.GroupState.COMPLETING_REBALANCE, co.GroupState.STABLE)
+        return gen != group.generation_id or not syncing
+
+    def _m_sync_response(self, e: Event, view: MemberView) -> None:
+        gen = e.generation_id if e.generation_id is not None else view.generation_id
+        view.generation_id = gen
+        view.signal_ts = None
+        member = view.member_id
+        rnd = self._member_round(gen, None, e.ts) if not self.has_coordinator else None
+        if rnd is not None:
+            if rnd.members is None:
+                rnd.members = [member]
+            elif member not in rnd.members:
+                rnd.members.append(member)
+            rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
+            if not rnd.stable:
+                self._stabilize(e.ts, "observed")  # the group is Stable once its first member synced
+            rnd.stabilized_at = max(rnd.stabilized_at or e.ts, e.ts)
+            self.timeline.round_completed(rnd.generation_id, rnd.stabilized_at)
+        assigned, source = self._synced_partitions(e, member)
+        attributes = e.attributes or {}
+        delay = attributes.get("delay_ms", "")
+        if delay.isdigit() and int(delay) > 0:
+            self.follow_up_due = True  # KIP-415: the delayed rebalance belongs to this episode
+        if attributes.get("revoked"):
+            self.follow_up_due = True  # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415)
+        if assigned is None:
+            return
+        self._learn_topics(assigned)
+        self._emit_assignment({member: assigned}, gen, e.ts, source)
+        self.assignment[member] = assigned
+        owned = self.timeline.partitions_of(member)
+        to_stop = sorted(owned - set(assigned))
+        to_start = sorted(set(assigned) - owned)
+        if to_stop:
+            self.follow_up_due = True  # KIP-429: the member revokes and rejoins at once
+            if self.rebalance_protocol is None:
+                self.rebalance_protocol = "cooperative"
+        view.pending = PendingApply(e.ts, gen, to_start, to_stop, source)
+
+    def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
+        listed = list(e.partitions or ())
+        pending = view.pending
+        at = e.ts
+        if pending is not None:  # cooperative: revoking owned - assigned after the sync
+            pending.to_stop = [tp for tp in pending.to_stop if tp not in listed]
+        elif view.signal_ts is not None and self.rebalance_protocol != "cooperative":
+            at = view.signal_ts  # eager: revoked in onJoinPrepare; it stopped at its first signal
+        self._assume_owned_before_the_log(view, listed)
+        for tp in listed:
+            if self.timeline.owner_of(tp) == view.member_id:
+                self._stop(tp, view.member_id, at, "revoked", view.instance)
+
+    def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
+        listed = list(e.partitions or ())
+        if view.pending is not None:
+            view.pending.to_stop = [tp for tp in view.pending.to_stop if tp not in listed]
+        self._assume_owned_before_the_log(view, listed)
+        for tp in listed:
+            if self.timeline.owner_of(tp) == view.member_id:
+                self._stop(tp, view.member_id, e.ts, "lost", view.instance)
+
+    def _assume_owned_before_the_log(self, view: MemberView, tps: list[TopicPartition]) -> None:
+        """A member revokes (or loses) partitions the replay never saw anyone get: it has been consuming
+        them since before the log began (real logs start mid-life, EXPECTED.md 09)."""
+        for tp in tps:
+            self.timeline.assume(tp, view.member_id, instance=view.instance)
+
+    def _m_partitions_assigned(self, e: Event, view: MemberView) -> None:
+        pending = view.pending
+        listed = list(e.partitions or ())
+        self._learn_topics(listed)
+        if pending is not None:
+            # Kafka invokes onPartitionsRevoked before onPartitionsAssigned: unlogged revocations
+            # happened at the sync
+            for tp in pending.to_stop:
+                self._stop(tp, view.member_id, pending.sync_ts, "revoked", view.instance)
+            for tp in pending.to_start:
+                if tp not in listed:
+                    self._start(
+                        tp,
+                        view.member_id,
+                        pending.sync_ts,
+                        view.instance,
+                        pending.generation_id,
+                        pending.source,
+                    )
+            view.pending = None
+        for tp in listed:
+            self._start(
+                tp,
+                view.member_id,
+                e.ts,
+                view.instance,
+                pending.generation_id if pending else view.generation_id,
+                pending.source if pending else "observed",
+            )
+
+    def _m_poll_timeout_expired(self, e: Event, view: MemberView) -> None:
+        self._stop_member(view.member_id, e.ts, "member_left")
+
+    def _m_leave_sent(self, e: Event, view: MemberView) -> None:
+        """The member leaves: a later process with the same client starts with a new member id."""
+        self._stop_member(view.member_id, e.ts, "member_left")
+        del self.views[view.member_id]
+        self.member_timed.discard(view.member_id)
+        self.aliases = {k: v for k, v in self.aliases.items() if v != view.member_id}
+
+    # ================================================================================== rounds
+    def _member_round_signal(self, ts: int, reason: str | None) -> None:
+        """Member-only logs: a rebalance signal opens a round unless one is in its join phase."""
+        if self.round is None or self.round.generation_id is not None:
+            self._begin_round(ts, reason, "member")
+
+    def _member_round(self, gen: int | None, started_at: int | None, seen_at: int) -> Round | None:
+        """Member-only logs: the round of generation `gen`, opened if needed (started_at None: its start
+        is not in the log). None for a late member of the round that already ended."""
+        rnd = self.round
+        if rnd is not None and rnd.generation_id in (None, gen):
+            rnd.generation_id = gen
+            return rnd
+        if rnd is None and gen is not None and gen == self.closed_generation:
+            return None
+        self._begin_round(started_at, None, "member", first_seen=seen_at)
+        self.round.generation_id = gen
+        return self.round
+
+    def _round_for_generation(self, gen: int | None, ts: int) -> Round:
+        """Coordinator side: the open round, unless it already has another generation (then a round
+        whose start the log did not show)."""
+        rnd = self.round
+        if rnd is not None and rnd.generation_id in (None, gen):
+            return rnd
+        self._begin_round(None, None, "coordinator", first_seen=ts)
+        return self.round
+
+    def _begin_round(
+        self, ts: int | None, reason: str | None, timing: str, first_seen: int | None = None
+    ) -> None:
+        self._flush_all_pending()
+        episode = self.timeline.episode
+        caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
+        interrupted = self.round is not None and not self.round.stable
+        if self.round is not None:
+            self._end_round(ts if ts is not None else first_seen)
+        if episode is not None and (caused or interrupted):
+            self.timeline.next_round()
+            episode_round = episode.rounds
+        else:
+            self._end_episode()
+            episode_id = self._episode_id(ts if ts is not None else first_seen, self.last_episode_id)
+            self.previous_episode_id, self.last_episode_id = self.last_episode_id, episode_id
+            episode = self.timeline.begin_episode(
+                episode_id,
+                ts,
+                reason=reason,
+                rebalance_protocol=self.rebalance_protocol
+                or rebalance_protocol_of(self.settings.default_assignor),
+                timing_source=timing,
+                seen_at=first_seen,
+            )
+            episode_round = 1
+        self.follow_up_due = False
+        self.leader_assignment = None
+        self.round = Round(ts, reason, timing, episode.episode_id, episode_round)
+        if episode.reason is None:
+            episode.reason = reason
+        if self._eager_or_unknown() and timing == "member":
+            self._stop_unlogged_members(ts if ts is not None else first_seen)  # member-only logs
+
+    def _episode_id(self, anchor: int | None, previous: str | None) -> str:
+        """`group@ISO-instant` of the episode's start (or first sight); `#n` when the previous episode
+        started at the same millisecond."""
+        base = f"{self.group_id}@{format_ts(anchor)}" if anchor is not None else f"{self.group_id}@?"
+        if previous == base:
+            return f"{base}#2"
+        if previous and previous.startswith(base + "#"):
+            return f"{base}#{int(previous.rpartition('#')[2]) + 1}"
+        return base
+
+    def _adopt_coordinator_start(self, rnd: Round, e: Event) -> None:
+        """A round opened by member signals before the broker's log began: the broker's Preparing
+        gives its start instant and reason (coordinator timing wins once present)."""
+        rnd.started_at, rnd.reason, rnd.timing_source = e.ts, e.reason, "coordinator"
+        episode = self.timeline.episode
+        if episode is None or rnd.episode_round != 1:
+            return
+        episode_id = self._episode_id(e.ts, self.previous_episode_id)
+        episode.episode_id = rnd.episode_id = self.last_episode_id = episode_id
+        episode.started_at, episode.reason, episode.timing_source = e.ts, e.reason, "coordinator"
+
+    def _stabilize(self, ts: int, source: str) -> None:
+        """The round's group turned Stable at `ts`: its assignment is known (observed/inferred) and
+        members without member-side events apply it now (coordinator timing)."""
+        rnd = self.round
+        rnd.stable = True
+        rnd.stabilized_at = ts
+        gen = rnd.generation_id
+        assignment = self.leader_assignment
+        if assignment is None and self.has_coordinator:
+            assignment = self._infer_assignment(rnd)
+            source = "inferred" if assignment is not None else source
+        if assignment is not None:
+            rnd.source = source
+            # an inference without the previous owners cannot tell what a cooperative round revoked
+            rnd.assignment_known = source == "observed" or self.assignment_generation is not None
+            if rnd.members is None:
+                rnd.members = sorted(assignment)
+            self._emit_assignment(assignment, gen, ts, source)
+            self._apply_assignment(assignment, ts, gen, source)
+            self._set_assignment(assignment, gen, source)
+        if source == "inferred" and self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
+        self.timeline.round_completed(gen, ts)
+
+    def _apply_assignment(
+        self, assignment: dict[str, list[TopicPartition]], ts: int, gen, source: str
+    ) -> None:
+        """Coordinator timing for members without member-side events: stop owned - assigned and start
+        assigned - owned at the stabilization instant."""
+        for member in sorted(self._owners()):
+            if self._is_member_timed(member):
+                continue
+            revoked = sorted(self.timeline.partitions_of(member) - set(assignment.get(member, ())))
+            info = self.group.members.get(member)
+            subscribed = set(info.subscription) if info and info.subscription is not None else None
+            if self.rebalance_protocol == "cooperative" and any(
+                subscribed is None or tp.topic in subscribed for tp in revoked
+            ):
+                # KIP-429: the owner revokes and rejoins. Partitions of topics it unsubscribed were
+                # revoked in onJoinPrepare already and cause no follow-up round.
+                self.follow_up_due = True
+            for tp in revoked:
+                self._stop(tp, member, ts, "revoked", self._instance_of(member), source)
+        for member in sorted(assignment):
+            if self._is_member_timed(member):
+                continue
+            for tp in assignment[member]:
+                self._start(tp, member, ts, self._instance_of(member), gen, source)
+
+    def _end_round(self, ts: int | None = None) -> None:
+        rnd = self.round
+        if rnd is None:
+            return
+        self.round = None
+        if rnd.ended_at is None:
+            rnd.ended_at = (
+                rnd.stabilized_at
+                if rnd.stabilized_at is not None
+                else (ts if ts is not None else self.last_ts)
+            )
+        if rnd.generation_id is None:
+            return  # the join phase never completed: no generation (its time counts in the episode)
+        self.closed_generation = rnd.generation_id
+        ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
+        rebalance_ms = (
+            ended - rnd.started_at if rnd.started_at is not None and (rnd.stable or rnd.ended_empty) else None
+        )
+        date = utc_date(rnd.ended_at if rnd.ended_at is not None else rnd.started_at)
+        self.timeline.day(date).generations += 1
+        members = sorted(rnd.members) if rnd.members is not None else None
+        self._out["generations"].append(
+            {
+                **self.key,
+                "event_date": date,
+                "generation_id": rnd.generation_id,
+                "group_protocol": "classic",
+                "protocol_type": rnd.protocol_type or self.group.protocol_type,
+                "protocol_name": rnd.protocol_name or self.protocol_name,
+                "rebalance_protocol": self.rebalance_protocol
+                or rebalance_protocol_of(self.settings.default_assignor),
+                "leader_member_id": None if rnd.ended_empty else rnd.leader_id,
+                "member_count": rnd.member_count if rnd.member_count is not None else _len(members),
+                "static_member_count": rnd.static_member_count,
+                "members": members,
+                "rebalance_started_at": rnd.started_at,
+                "join_completed_at": rnd.join_completed_at,
+                "stabilized_at": rnd.stabilized_at if rnd.stable else None,
+                "ended_empty": rnd.ended_empty,
+                "rebalance_reason": rnd.reason,
+                "rebalance_ms": rebalance_ms,
+                "episode_id": rnd.episode_id,
+                "episode_round": rnd.episode_round,
+                "source": rnd.source,
+                "timing_source": rnd.timing_source,
+            }
+        )
+
+    def _maybe_end_episode(self) -> None:
+        """An episode ends once its last round is Stable, every member with its own log applied that
+        round's assignment, and no follow-up round is due (docs/metrics.md, Episode)."""
+        rnd = self.round
+        ep = self.timeline.episode
+        if rnd is None or ep is None or not rnd.stable or self.follow_up_due:
+            return
+        if any(v.signal_ts is not None or v.pending is not None for v in self.views.values()):
+            return  # a member with its own log is still rejoining or applying its assignment
+        if self.rebalance_protocol == "cooperative" and not rnd.assignment_known:
+            return  # revocations unknown: the next round's reason tells whether it follows this one
+        self._end_round()
+        self._end_episode()
+
+    def _end_episode(self, ts: int | None = None) -> None:
+        self._note_protocol()
+        self.timeline.end_episode(ts)
+
+    def _note_protocol(self) -> None:
+        """The open episode's protocol: the one detected by its end (it may be named after it began)."""
+        ep = self.timeline.episode
+        if ep is not None:
+            ep.rebalance_protocol = self.rebalance_protocol or ep.rebalance_protocol
+
+    # ============================================================================ assignments
+    def _synced_partitions(self, e: Event, member: str) -> tuple[list[TopicPartition] | None, str]:
+        """The member's new assignment: its sync's partitions, else the leader's for it (or None)."""
+        if e.partitions is not None:
+            synced = sorted(e.partitions)
+            known = (self.leader_assignment or {}).get(member)
+            if known is not None and sorted(known) != synced:
+                self._anomaly(
+                    ASSIGNMENT_MISMATCH, e, f"leader assigned {len(known)}, member synced {len(synced)}"
+                )
+            return synced, "observed"
+        if self.leader_assignment is not None and member in self.leader_assignment:
+            return sorted(self.leader_assignment[member]), self.assignment_source
+        return None, "observed"
+
+    def _emit_assignment(
+        self, assignment: dict[str, list[TopicPartition]], gen, ts: int, source: str
+    ) -> None:
+        if gen is None:
+            return
+        if self.emitted_generation != gen:
+            self.emitted_generation, self.emitted = gen, []
+        date = utc_date(ts)
+        for member in sorted(assignment):
+            if member in self.emitted:
+                continue
+            self.emitted.append(member)
+            instance = self._instance_of(member)
+            for tp in sorted(assignment[member]):
+                self._out["assignments"].append(
+                    {
+                        **self.key,
+                        "event_date": date,
+                        "generation_id": gen,
+                        "member_id": member,
+                        "group_instance_id": instance,
+                        "topic": tp.topic,
+                        "partition": tp.partition,
+                        "source": source,
+                    }
+                )
+
+    def _set_assignment(self, assignment: dict[str, list[TopicPartition]], gen, source: str) -> None:
+        self.assignment = {m: list(tps) for m, tps in assignment.items()}
+        self.assignment_generation = gen
+        self.assignment_source = source
+
+    def _check_assignment(self, assignment, e: Event) -> None:
+        seen: dict[TopicPartition, str] = {}
+        for member in sorted(assignment):
+            for tp in assignment[member]:
+                if tp in seen and seen[tp] != member:
+                    self._anomaly(ASSIGNMENT_CONFLICT, e, f"{tp} assigned to {seen[tp]} and {member}")
+                seen[tp] = member
+
+    def _infer_assignment(self, rnd: Round) -> dict[str, list[TopicPartition]] | None:
+        """Broker-only logs: rerun the group's assignor on the known membership and topics."""
+        members = rnd.members
+        if members is None and self.group.membership_known:
+            members = list(self.group.members)
+        protocol = (
+            rnd.protocol_name or self.protocol_name or self.offered_protocol or self.settings.default_assignor
+        )
+        if not members or not self.topics or protocol not in INFERABLE_ASSIGNORS:
+            return None
+        if rnd.member_count is not None and rnd.member_count != len(members):
+            return None  # the membership is not fully known
+        from rebalance_core.assignors import GroupSpec, MemberSubscription, get_assignor
+
+        subs = []
+        for m in sorted(members):
+            info = self.group.members.get(m)
+            topics = tuple(info.subscription) if info and info.subscription else tuple(sorted(self.topics))
+            subs.append(
+                MemberSubscription(
+                    member_id=m,
+                    subscription=topics,
+                    group_instance_id=info.group_instance_id if info else None,
+                    owned=tuple(sorted(self.assignment.get(m, ()))),
+                    generation=self.assignment_generation if m in self.assignment else None,
+                )
+            )
+        try:
+            spec = GroupSpec(
+                topics=dict(self.topics), members=tuple(subs), topic_ids=dict(self.settings.topic_ids)
+            )
+            result = get_assignor(protocol).assign(spec)
+        except Exception as exc:  # the assignor is optional input: a failure is reported, not raised
+            self._anomaly(INFERENCE_FAILED, None, f"{protocol}: {type(exc).__name__}: {exc}")
+            return None
+        rnd.protocol_name = rnd.protocol_name or protocol
+        return {m: sorted(result.get(m, [])) for m in sorted(members)}
+
+    # ================================================================================ helpers
+    def _start(self, tp, member, ts, instance, gen, source) -> None:
+        problem = self.timeline.start(tp, member, ts, instance=instance, generation_id=gen, source=source)
+        self._timing_used(member)
+        if problem:
+            self._anomaly(problem, None, f"{tp} start by {member} at {ts}")
+
+    def _stop(self, tp, member, ts, cause, instance=None, source="observed") -> None:
+        problem = self.timeline.stop(tp, member, ts, cause, instance=instance, source=source)
+        self._timing_used(member)
+        if problem:
+            self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
+
+    def _stop_member(self, member: str, ts: int, cause: str) -> None:
+        view = self.views.get(member)
+        if view is not None:
+            self._flush_pending(view)
+        for tp in sorted(self.timeline.partitions_of(member)):
+            self._stop(tp, member, ts, cause, self._instance_of(member))
+
+    def _stop_unlogged_members(self, ts: int) -> None:
+        """Eager, coordinator timing: members without a log of their own stop when the round starts."""
+        for member in sorted(self._owners()):
+            if not self._is_member_timed(member):
+                self._stop_member(member, ts, "revoked")
+
+    def _timing_used(self, member: str) -> None:
+        ep = self.timeline.episode
+        if ep is not None and self._is_member_timed(member):
+            ep.timing_source = "member"
+
+    def _flush_pending(self, view: MemberView) -> None:
+        """The member's callbacks were not logged: its synced assignment applied at the sync."""
+        pending = view.pending
+        if pending is None:
+            return
+        view.pending = None
+        for tp in pending.to_stop:
+            self._stop(tp, view.member_id, pending.sync_ts, "revoked", view.instance)
+        for tp in pending.to_start:
+            self._start(
+                tp, view.member_id, pending.sync_ts, view.instance, pending.generation_id, pending.source
+            )
+
+    def _flush_all_pending(self) -> None:
+        for member in sorted(self.views):
+            self._flush_pending(self.views[member])
+
+    def _owners(self) -> set[str]:
+        return set(self.timeline.consuming().values())
+
+    def _instance_of(self, member: str) -> str | None:
+        info = self.group.members.get(member)
+        if info is not None and info.group_instance_id:
+            return info.group_instance_id
+        view = self.views.get(member)
+        return view.instance if view else None
+
+    def _is_member_timed(self, member: str, instance: str | None = None) -> bool:
+        return member in self.member_timed or bool(instance and instance in self.member_timed)
+
+    def _set_protocol(self, name: str | None) -> None:
+        if not name:
+            return
+        self.protocol_name = name
+        if self.round is not None:
+            self.round.protocol_name = name
+        detected = rebalance_protocol_of(name)
+        if detected:
+            self.rebalance_protocol = detected
+
+    def _eager_known(self) -> bool:
+        """Member timing stops everything at the first signal only when the protocol is known eager."""
+        if self.rebalance_protocol is not None:
+            return self.rebalance_protocol == "eager"
+        return rebalance_protocol_of(self.settings.default_assignor) == "eager"
+
+    def _eager_or_unknown(self) -> bool:
+        """Coordinator timing treats an unknown protocol as eager (classic default: range)."""
+        if self.rebalance_protocol is not None:
+            return self.rebalance_protocol == "eager"
+        return rebalance_protocol_of(self.settings.default_assignor) != "cooperative"
+
+    def _learn_topics(self, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            if tp.partition + 1 > self.topics.get(tp.topic, 0):
+                self.topics[tp.topic] = tp.partition + 1
+
+    def _collect_model_anomalies(self) -> None:
+        for a in self.group.anomalies:
+            self._anomaly_row(a.rule, a.ts, a.event_id, a.event_type, a.group_state, a.detail)
+        self.group.anomalies.clear()
+
+    def _anomaly(self, rule: str, e: Event | None, detail: str, ts: int | None = None) -> None:
+        """Record an anomaly about `e` (default: the event being replayed)."""
+        e = e or self._event
+        ts = e.ts if e is not None else (ts if ts is not None else self.last_ts)
+        state = self.group.state.value if self.group.state else None
+        self._anomaly_row(rule, ts, e.event_id if e else None, e.event_type if e else None, state, detail)
+
+    def _anomaly_row(self, rule, ts, event_id, event_type, group_state, detail) -> None:
+        date = utc_date(ts) if ts is not None else utc_date(self.last_ts or 0)
+        self.timeline.day(date).anomalies += 1
+        self._out["anomalies"].append(
+            {
+                **self.key,
+                "event_date": date,
+                "ts": ts,
+                "event_id": event_id,
+                "event_type": event_type,
+                "group_state": group_state,
+                "rule": rule,
+                "detail": detail,
+            }
+        )
+
+    # =============================================================================== snapshot
+    def _restore(self, state: dict) -> None:
+        if state.get("state_version") != STATE_VERSION or state.get("group_protocol") != GROUP_PROTOCOL_KEY:
+            raise ValueError(
+                f"not a classic replay state (version {state.get('state_version')!r}, "
+                f"group_protocol {state.get('group_protocol')!r})"
+            )
+        self.group = co.ClassicGroup.from_snapshot(state["group"])
+        self.timeline = OwnershipTimeline(
+            self.cluster, self.group_id, self.settings.scenario, state=state["timeline"]
+        )
+        self._out = _decode(state["out"])
+        for name in _PLAIN_STATE:
+            setattr(self, name, _decode(state[name]))
+        for topic, count in self.settings.topics.items():
+            self.topics.setdefault(topic, count)
+
+
+_PLAIN_STATE = (
+    "topics",
+    "protocol_name",
+    "offered_protocol",
+    "rebalance_protocol",
+    "has_coordinator",
+    "last_ts",
+    "round",
+    "follow_up_due",
+    "last_episode_id",
+    "previous_episode_id",
+    "closed_generation",
+    "assignment",
+    "assignment_generation",
+    "assignment_source",
+    "leader_assignment",
+    "emitted_generation",
+    "emitted",
+    "views",
+    "member_timed",
+    "aliases",
+    "joining_clients",
+)
+
+
+def _len(items) -> int | None:
+    return len(items) if items is not None else None
+
+
+# ----------------------------------------------------------------------------- JSON state codec
+def _encode(value: Any) -> Any:
+    """JSON form of the replayer's state values (tagged where JSON has no type of its own)."""
+    if isinstance(value, TopicPartition):
+        return {"tp": [value.topic, value.partition]}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            "dc": type(value).__name__,
+            "f": {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        }
+    if isinstance(value, dt.date):
+        return {"date": value.isoformat()}
+    if isinstance(value, set):
+        return {"set": sorted(_encode(v) for v in value)}
+    if isinstance(value, dict):
+        return {"map": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "tp" in value:
+        return TopicPartition(*value["tp"])
+    if "dc" in value:
+        return _STATE_CLASSES[value["dc"]](**{k: _decode(v) for k, v in value["f"].items()})
+    if "date" in value:
+        return dt.date.fromisoformat(value["date"])
+    if "set" in value:
+        return {_decode(v) for v in value["set"]}
+    return {_decode(k): _decode(v) for k, v in value["map"]}
+
+
+# ------------------------------------------------------------------------------------ many groups
+def new_replayer(
+    cluster: str,
+    group_id: str,
+    settings: ReplaySettings | None = None,
+    state: dict | None = None,
+    events: Iterable[Event] = (),
+):
+    """The replayer for a group: the KIP-848 `ConsumerGroupReplayer` when its state says so or any of
+    `events` (the group's events, or a first batch) is one only a consumer-protocol group produces;
+    else the classic `GroupReplayer`. Both have the same interface."""
+    from rebalance_core.consumer_protocol import ConsumerGroupReplayer, is_consumer_protocol_event
+
+    if state is not None:
+        consumer = state.get("group_protocol") == "consumer"
+    else:
+        consumer = any(is_consumer_protocol_event(e) for e in events)
+    cls = ConsumerGroupReplayer if consumer else GroupReplayer
+    return cls(cluster, group_id, settings, state=state)
+
+
+def replay(
+    events: Iterable[Event],
+    settings: ReplaySettings | None = None,
+    states: dict[tuple[str, str], dict] | None = None,
+) -> dict[str, list[dict]]:
+    """Replay the events of any number of groups: grouped by (cluster, group_id), each sorted by
+    `event_order_key`, one replayer each (`new_replayer`; resumed from `states` where given)."""
+    by_group: dict[tuple[str, str], list[Event]] = {}
+    for e in events:
+        by_group.setdefault((e.cluster, e.group_id), []).append(e)
+    out: dict[str, list[dict]] = {name: [] for name in REPLAY_TABLES}
+    for key in sorted(by_group):
+        group_events = sorted(by_group[key], key=event_order_key)
+        replayer = new_replayer(key[0], key[1], settings, (states or {}).get(key), group_events)
+        replayer.feed(group_events)
+        for name, rows in replayer.finish().items():
+            out[name].extend(rows)
+    return out

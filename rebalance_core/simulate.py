@@ -1,0 +1,1276 @@
+"""A discrete-event model of Kafka's classic consumer group protocol, with ground truth.
+
+`simulate(timeline, settings)` plays a membership timeline (`rebalance_core.timeline`) against a model
+of both sides of the protocol and returns the canonical events both sides would log (docs/events.md)
+and the tables a perfect reconstruction must produce (docs/metrics.md), measured by the same
+`OwnershipTimeline` the reconstructor uses, from the simulator's own record of when each member really
+started and stopped each partition.
+
+What is modelled, and where it comes from (Kafka):
+- coordinator (GroupCoordinator / ClassicGroup): states Empty, PreparingRebalance, CompletingRebalance,
+  Stable; JoinGroup / SyncGroup / Heartbeat / LeaveGroup; the first member to join leads, and the leader
+  is kept while it rejoins; the join phase completes when every member has rejoined or at the rebalance
+  timeout (max.poll.interval.ms), dropping dynamic members that did not rejoin; an Empty group waits
+  group.initial.rebalance.delay.ms (InitialDelayedJoin, extended while new members keep arriving, up to
+  the rebalance timeout); session expiry at last heartbeat + session.timeout.ms, except for members
+  parked in the join or sync phase; pending-sync expiry; static membership (KIP-345): a known
+  group.instance.id rejoining with an unknown member id replaces the old id, without a rebalance when
+  the group is Stable.
+- member (AbstractCoordinator / ConsumerCoordinator): the heartbeat thread learns of a rebalance at its
+  next heartbeat; onJoinPrepare revokes everything (eager) or only unsubscribed topics (cooperative,
+  KIP-429); onJoinComplete assigns everything (eager) or revokes owned-minus-assigned, assigns
+  assigned-minus-owned and rejoins when it revoked anything (cooperative); a reset generation makes the
+  partitions lost; close() revokes and sends LeaveGroup (a static member sends none); a poll loop stuck
+  past max.poll.interval.ms makes the heartbeat thread leave the group; the leader rejoins when the
+  topic metadata its assignment used has changed.
+- KIP-415 (scheduled.rebalance.max.delay.ms), see `rebalance_core.lost_partition_delay`.
+
+Time is simulated (epoch ms from the timeline's start); nothing reads the wall clock. The same timeline,
+settings and seed give the same events, ids and truth.
+
+Ground truth (`rebalance_core.sim_truth`) follows the ownership rules of docs/metrics.md with
+member-side timing: a partition starts at the member's onPartitionsAssigned; it stops at the first
+rebalance signal (eager), at onPartitionsRevoked (cooperative, and close()), onPartitionsLost, at a
+poll-timeout leave (member_left), or, for a member that died or froze, at its last heartbeat
+(member_failed, recorded when the coordinator removes it). Where the events cannot reveal a true
+instant (a member that died while parked in a rebalance, a static member killed and replaced before
+its session expired, a member assigned partitions before its own log shows it), the simulator says so
+in `SimulationResult.unobservable`; `unobservable_from_coordinator` lists what a broker log alone
+cannot show.
+
+Every protocol step runs in its own millisecond: replay orders events of the same instant by protocol
+rank (`replay.event_order_key`), which matches causality only within one step.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from rebalance_core.assignors import (
+    SERVER_ASSIGNORS,
+    AssignmentError,
+    GroupSpec,
+    MemberSubscription,
+    RebalanceProtocol,
+    get_assignor,
+)
+from rebalance_core.events import Event, TopicPartition, format_ts
+from rebalance_core.lost_partition_delay import LostPartitionDelay
+from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
+from rebalance_core.timeline import (
+    Crash,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Subscribe,
+    Timeline,
+    TimelineError,
+    load_timeline,
+    parse_duration,
+)
+from schemas.events import EventType, RemovalReason, Side
+
+# Coordinator states (ClassicGroupState names, as Kafka prints them).
+EMPTY, PREPARING, COMPLETING, STABLE = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
+
+# Member states (AbstractCoordinator.MemberState, with the rejoin split out).
+UNJOINED = "unjoined"  # no generation (new, or reset after an error / poll timeout)
+REJOINING = "rejoining"  # knows it must rejoin; the poll loop has not sent the JoinGroup yet
+JOINING = "joining"  # JoinGroup sent (PREPARING_REBALANCE)
+SYNCING = "syncing"  # JoinGroup answered, SyncGroup not (COMPLETING_REBALANCE)
+STABLE_MEMBER = "stable"
+HEARTBEATING = (REJOINING, SYNCING, STABLE_MEMBER)  # the heartbeat thread runs (AbstractCoordinator)
+
+# Errors in responses (org.apache.kafka.common.protocol.Errors)
+UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
+ILLEGAL_GENERATION = "ILLEGAL_GENERATION"
+REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"
+
+
+CONSUMER_PROTOCOL = "consumer"  # group.protocol=consumer (KIP-848)
+
+
+class SimulationError(ValueError):
+    """Settings (or a scenario) the simulator cannot run; the message says what."""
+
+
+# ------------------------------------------------------------------------------------------ settings
+@dataclass(frozen=True)
+class SimulationSettings:
+    """Client, broker and network settings of one simulation (Kafka config names in comments)."""
+
+    assignor: str = "range"  # partition.assignment.strategy (one assignor)
+    protocol: str | None = None  # eager | cooperative; None: the assignor's preferred (KIP-429)
+    static_membership: bool = False  # every member gets group.instance.id = its name (KIP-345)
+    session_timeout_ms: int = 45_000  # session.timeout.ms
+    max_poll_interval_ms: int = 300_000  # max.poll.interval.ms, also the rebalance timeout
+    heartbeat_interval_ms: int = 3_000  # heartbeat.interval.ms
+    group_initial_rebalance_delay_ms: int = 3_000  # broker group.initial.rebalance.delay.ms
+    scheduled_rebalance_max_delay_ms: int = 0  # KIP-415; 0: off (needs the cooperative protocol)
+    join_round_trip_ms: int = 20  # JoinGroup / LeaveGroup request + response
+    sync_round_trip_ms: int = 10  # SyncGroup request + response
+    revoke_callback_ms: int = 5  # onPartitionsRevoked duration
+    assignment_ms: int = 2  # the leader computing the assignment
+    metadata_refresh_ms: int = 100  # the leader seeing a partition count change
+    network_jitter_ms: int = 0  # each message takes up to this much longer (seeded)
+    seed: int = 0
+    coordinator: str = "broker-0"  # `source` of coordinator events
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name.endswith("_ms") and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
+                raise SimulationError(f"{f.name} must be an integer >= 0, got {value!r}")
+        if self.session_timeout_ms <= 0 or self.max_poll_interval_ms <= 0:
+            raise SimulationError("session_timeout_ms and max_poll_interval_ms must be > 0")
+        if not 0 < self.heartbeat_interval_ms < self.session_timeout_ms:
+            raise SimulationError("heartbeat_interval_ms must be > 0 and below session_timeout_ms")
+        try:
+            assignor = get_assignor(self.assignor)
+        except AssignmentError as exc:
+            raise SimulationError(str(exc)) from None
+        supported = [p.value for p in assignor.supported_protocols]
+        if self.assignor in SERVER_ASSIGNORS:
+            supported.append(CONSUMER_PROTOCOL)
+        elif self.protocol == CONSUMER_PROTOCOL:
+            raise SimulationError(
+                f"the consumer protocol (KIP-848) runs a broker-side assignor ({', '.join(SERVER_ASSIGNORS)}),"
+                f" not {self.assignor!r}"
+            )
+        if self.protocol is not None and self.protocol not in supported:
+            raise SimulationError(
+                f"assignor {self.assignor!r} supports {', '.join(supported)}, not protocol {self.protocol!r}"
+            )
+        if (
+            self.scheduled_rebalance_max_delay_ms
+            and self.rebalance_protocol != RebalanceProtocol.COOPERATIVE.value
+        ):
+            raise SimulationError("scheduled_rebalance_max_delay_ms (KIP-415) needs the cooperative protocol")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise SimulationError(f"seed must be an integer, got {self.seed!r}")
+
+    @property
+    def rebalance_protocol(self) -> str:
+        """ConsumerCoordinator picks the highest protocol all assignors support (COOPERATIVE > EAGER);
+        a broker-side assignor means the KIP-848 consumer protocol."""
+        if self.protocol is not None:
+            return self.protocol
+        if self.assignor in SERVER_ASSIGNORS:
+            return CONSUMER_PROTOCOL
+        supported = get_assignor(self.assignor).supported_protocols
+        return (
+            RebalanceProtocol.COOPERATIVE
+            if RebalanceProtocol.COOPERATIVE in supported
+            else RebalanceProtocol.EAGER
+        ).value
+
+
+def load_settings(doc: Mapping[str, Any] | None) -> SimulationSettings:
+    """SimulationSettings from a mapping (field names of SimulationSettings; *_ms accept '45s')."""
+    if doc is None:
+        return SimulationSettings()
+    if not isinstance(doc, Mapping):
+        raise SimulationError("'settings' must be a mapping")
+    names = {f.name for f in fields(SimulationSettings)}
+    unknown = sorted(set(doc) - names)
+    if unknown:
+        raise SimulationError(f"unknown setting(s): {', '.join(map(str, unknown))}")
+    kwargs = {}
+    for key, value in doc.items():
+        if key.endswith("_ms"):
+            try:
+                value = parse_duration(value, key)
+            except TimelineError as exc:
+                raise SimulationError(str(exc)) from None
+        kwargs[key] = value
+    return SimulationSettings(**kwargs)
+
+
+def load_scenario(doc: Any, seed: int | None = None) -> tuple[Timeline, SimulationSettings]:
+    """A scenario document: a timeline (see rebalance_core.timeline) with an optional `settings` mapping.
+    `seed` overrides the settings' seed. Raises TimelineError / SimulationError (both ValueError)."""
+    if not isinstance(doc, Mapping):
+        raise TimelineError("a scenario must be a mapping with 'topics', 'actions' and optional 'settings'")
+    timeline = load_timeline(doc)
+    settings_doc = dict(doc.get("settings") or {})
+    if seed is not None:
+        settings_doc["seed"] = seed
+    return timeline, load_settings(settings_doc)
+
+
+@dataclass
+class SimulationResult:
+    events: list[Event]  # in the order they happened
+    truth: dict[str, list[dict]]  # schemas.tables.REPLAY_TABLES -> rows, as the reconstructor emits them
+    unobservable: list[str] = field(default_factory=list)  # true facts the events cannot reveal
+    # true facts the coordinator's events alone cannot reveal (a broker log without client logs)
+    unobservable_from_coordinator: list[str] = field(default_factory=list)
+
+
+def simulate(timeline: Timeline, settings: SimulationSettings | None = None) -> SimulationResult:
+    """Run `timeline` under `settings` (defaults: SimulationSettings()); deterministic for a seed.
+    A broker-side assignor (uniform, server-range) runs the KIP-848 consumer protocol model."""
+    settings = settings or SimulationSettings()
+    if settings.rebalance_protocol == CONSUMER_PROTOCOL:
+        from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+
+        run = simulate_consumer_group(timeline, ConsumerSimSettings.from_simulation_settings(settings))
+        # KIP-848 broker logs carry every member's epoch and assignment: what a broker log alone cannot
+        # show is what the member-side events cannot show either.
+        return SimulationResult(run.events, run.truth, run.unobservable, list(run.unobservable))
+    return _Simulation(timeline, settings).run()
+
+
+# ----------------------------------------------------------------------------------------- the model
+@dataclass(eq=False)
+class _Process:
+    """One run of a consumer process (a restart makes a new one with the same name)."""
+
+    name: str
+    instance_id: str | None
+    subscription: tuple[str, ...]
+    alive: bool = True
+    member_id: str | None = None
+    generation: int = -1
+    state: str = UNJOINED
+    owned: set[TopicPartition] = field(default_factory=set)  # what the consumer believes it owns
+    last_assignment: tuple[TopicPartition, ...] = ()  # eager sticky user data: previous assignment
+    last_assignment_generation: int | None = None
+    joined_subscription: tuple[str, ...] | None = None
+    is_leader: bool = False
+    metadata_snapshot: dict[str, int] | None = None  # leader: partition counts its assignment used
+    frozen_until: int | None = None  # GC pause: nothing runs
+    busy_until: int | None = None  # slow poll: the poll loop is away, the heartbeat thread runs
+    slow_poll_ms: int | None = None  # a slow poll waiting for the member to be stable
+    frozen_queue: list = field(default_factory=list)
+    busy_queue: list = field(default_factory=list)
+    heartbeat_token: int | None = None
+    failed_at: int | None = None  # when it stopped heartbeating without leaving (its last heartbeat)
+    request: int = 0  # id of the JoinGroup / SyncGroup in flight: responses to older ones are stale
+
+    @property
+    def heartbeating(self) -> bool:
+        return (
+            self.alive
+            and self.frozen_until is None
+            and self.member_id is not None
+            and self.state in HEARTBEATING
+        )
+
+
+@dataclass(eq=False)
+class _GroupMember:
+    """The coordinator's record of a member (MemberMetadata)."""
+
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    process: _Process
+    subscription: tuple[str, ...]
+    owned: tuple[TopicPartition, ...]
+    owned_generation: int | None
+    awaiting_join: bool = False
+    awaiting_sync: bool = False
+    last_seen: int = 0
+    check_token: int | None = None
+    request: int = 0  # the parked JoinGroup / SyncGroup the response answers
+
+
+class _Queue:
+    """Timed callbacks in (time, insertion) order; `essential` ones keep the simulation running."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Callable, tuple]] = []
+        self._seq = 0
+        self._live: dict[int, bool] = {}  # token -> essential
+        self._essential = 0
+
+    def push(self, ts: int, fn: Callable, *args: Any, essential: bool = True) -> int:
+        self._seq += 1
+        heapq.heappush(self._heap, (ts, self._seq, fn, args))
+        self._live[self._seq] = essential
+        self._essential += essential
+        return self._seq
+
+    def cancel(self, token: int | None) -> None:
+        if token is not None:
+            self._essential -= self._live.pop(token, False)
+
+    def has_essential(self) -> bool:
+        return self._essential > 0
+
+    def pop(self) -> tuple[int, Callable, tuple, bool] | None:
+        while self._heap:
+            ts, seq, fn, args = heapq.heappop(self._heap)
+            if seq in self._live:
+                essential = self._live.pop(seq)
+                self._essential -= essential
+                return ts, fn, args, essential
+        return None
+
+    def peek_ts(self) -> int | None:
+        while self._heap and self._heap[0][1] not in self._live:
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else None
+
+
+class _Simulation:
+    def __init__(self, timeline: Timeline, settings: SimulationSettings):
+        self.timeline = timeline
+        self.s = settings
+        self.protocol = settings.rebalance_protocol
+        self.cooperative = self.protocol == RebalanceProtocol.COOPERATIVE.value
+        self.assignor = get_assignor(settings.assignor)
+        self.rng = random.Random(settings.seed)
+        self.queue = _Queue()
+        self.now = timeline.start_ms
+        self.events: list[Event] = []
+        self.topics: dict[str, int] = dict(timeline.topics)
+        self.processes: dict[str, _Process] = {}
+        self.requests = 0
+        self.logged_members: set[str] = set()  # member ids that appear in member-side events
+        self.unobservable: list[str] = []
+        self.unobservable_from_coordinator: list[str] = []
+        self.implied_follow_up = False  # the last assignment makes a member revoke (its JoinGroup's view)
+        self.truth = GroundTruth(timeline.cluster, timeline.group_id, settings.assignor, self.protocol)
+        # coordinator state
+        self.state = EMPTY
+        self.generation = 0
+        self.leader: str | None = None
+        self.members: dict[str, _GroupMember] = {}  # insertion order = join order
+        self.static_ids: dict[str, str] = {}  # group.instance.id -> member id
+        self.assignment: dict[str, tuple[TopicPartition, ...]] = {}
+        self.assignment_delay_ms = 0
+        self.pending_sync: set[str] = set()
+        self.join_timer: int | None = None
+        self.sync_timer: int | None = None
+        self.initial_delay_active = False
+        self.initial_remaining_ms = 0
+        self.initial_last_delay_ms = 0
+        self.new_member_added = False
+        self.scheduled_rebalance: int | None = None
+        self.kip415 = (
+            LostPartitionDelay(settings.scheduled_rebalance_max_delay_ms)
+            if settings.scheduled_rebalance_max_delay_ms
+            else None
+        )
+
+    # ------------------------------------------------------------------------------------- driver
+    def run(self) -> SimulationResult:
+        start = self.timeline.start_ms
+        for action in self.timeline.actions:
+            self.queue.push(start + action.at, self._apply_action, action)
+        end = start + self.timeline.end_ms if self.timeline.end_ms is not None else None
+        while self.queue.has_essential():
+            ts = self.queue.peek_ts()
+            if ts is None or (end is not None and ts > end):
+                break
+            ts, fn, args, essential = self.queue.pop()
+            if self.events and self.events[-1].ts >= ts:
+                # One step per millisecond: replay orders same-instant events by protocol rank
+                # (event_order_key), which only matches causality within one step.
+                self.queue.push(self.events[-1].ts + 1, fn, *args, essential=essential)
+                continue
+            self.now = ts
+            fn(*args)
+            self.truth.maybe_end_episode()
+        truth = self.truth.finish(self.events[-1].ts if self.events else self.now)
+        return SimulationResult(self.events, truth, self.unobservable, self.unobservable_from_coordinator)
+
+    def _later(self, delay: int, fn: Callable, *args: Any, essential: bool = True) -> int:
+        return self.queue.push(self.now + delay, fn, *args, essential=essential)
+
+    def _latency(self, round_trip_ms: int, half: int) -> int:
+        """One way of a round trip (half 0: request, 1: response), plus seeded jitter."""
+        one_way = round_trip_ms // 2 if half == 0 else round_trip_ms - round_trip_ms // 2
+        jitter = self.rng.randint(0, self.s.network_jitter_ms) if self.s.network_jitter_ms else 0
+        return one_way + jitter
+
+    def _next_request(self, p: _Process) -> int:
+        self.requests += 1
+        p.request = self.requests
+        return p.request
+
+    def _new_member_id(self, client_id: str) -> str:
+        """Kafka: clientId + "-" + a random UUID (here from the seeded generator)."""
+        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+
+    # ------------------------------------------------------------------------------------- events
+    def _emit(self, side: Side, event_type: EventType, **values: Any) -> Event:
+        seq = len(self.events) + 1
+        attributes = {k: str(v) for k, v in (values.pop("attributes", None) or {}).items()}
+        event = Event(
+            event_id=f"{self.timeline.group_id}-{self.s.seed}-{seq:06d}",
+            ts=self.now,
+            cluster=self.timeline.cluster,
+            group_id=self.timeline.group_id,
+            side=side.value,
+            event_type=event_type.value,
+            attributes=attributes,
+            line=seq,
+            **values,
+        )
+        self.events.append(event)
+        self.truth.observe(event)
+        return event
+
+    def _coordinator_event(self, event_type: EventType, **values: Any) -> Event:
+        return self._emit(Side.COORDINATOR, event_type, source=self.s.coordinator, **values)
+
+    def _member_event(self, p: _Process, event_type: EventType, **values: Any) -> Event:
+        values.setdefault("member_id", p.member_id)
+        if values["member_id"]:
+            self.logged_members.add(values["member_id"])
+        return self._emit(
+            Side.MEMBER,
+            event_type,
+            source=p.name,
+            client_id=p.name,
+            group_instance_id=p.instance_id,
+            **values,
+        )
+
+    # ------------------------------------------------------------------------------------ actions
+    def _apply_action(self, action: Any) -> None:
+        if isinstance(action, PartitionCount):
+            self._change_partition_count(action.topic, action.count)
+            return
+        if isinstance(action, Join):
+            instance_id = action.instance_id or (action.member if self.s.static_membership else None)
+            topics = action.topics or tuple(self.timeline.topics)
+            self._start_process(action.member, instance_id, topics)
+            return
+        p = self.processes[action.member]
+        if isinstance(action, Leave):
+            self._on_member(p, self._close, "the consumer is being closed", True, poll_loop=False)
+        elif isinstance(action, Crash):
+            self._on_member(p, self._die, poll_loop=False)
+        elif isinstance(action, Restart):
+            if action.graceful:
+                self._on_member(p, self._close, "the consumer is being closed", False, poll_loop=False)
+            else:
+                self._on_member(p, self._die, poll_loop=False)
+            self._later(action.down_ms, self._start_process, p.name, p.instance_id, p.subscription)
+        elif isinstance(action, Pause):
+            if action.kind == "gc":
+                self._on_member(p, self._freeze, action.duration_ms)
+            else:
+                self._on_member(p, self._slow_poll, action.duration_ms)
+        elif isinstance(action, Subscribe):
+            self._on_member(p, self._change_subscription, action.topics)
+
+    def _change_partition_count(self, topic: str, count: int) -> None:
+        self.topics[topic] = count
+        self._coordinator_event(EventType.TOPIC_METADATA_CHANGED, attributes={f"topic.{topic}": count})
+        for p in self.processes.values():
+            if p.alive and p.is_leader:
+                self._member_later(self.s.metadata_refresh_ms, p, self._check_metadata)
+
+    # ------------------------------------------------------------------------- member: plumbing
+    def _on_member(self, p: _Process, fn: Callable, *args: Any, poll_loop: bool = True) -> None:
+        """Run a member-side step now, unless the process is dead (dropped), frozen by a GC pause (run
+        at wake-up) or, for a poll-loop step, away in a slow poll (run when the poll loop is back)."""
+        if not p.alive:
+            return
+        if p.frozen_until is not None:
+            p.frozen_queue.append((fn, args, poll_loop))
+        elif poll_loop and p.busy_until is not None:
+            p.busy_queue.append((fn, args))
+        else:
+            fn(p, *args)
+
+    def _member_later(self, delay: int, p: _Process, fn: Callable, *args: Any, poll_loop: bool = True) -> int:
+        """A member-side step `delay` ms from now (see _on_member)."""
+        return self._later(delay, self._member_step, p, fn, args, poll_loop)
+
+    def _member_step(self, p: _Process, fn: Callable, args: tuple, poll_loop: bool) -> None:
+        self._on_member(p, fn, *args, poll_loop=poll_loop)
+
+    def _deliver(self, p: _Process, delay: int, fn: Callable, *args: Any) -> None:
+        """A coordinator response reaching the member `delay` ms from now."""
+        self._member_later(delay, p, fn, *args)
+
+    def _start_heartbeats(self, p: _Process) -> None:
+        self.queue.cancel(p.heartbeat_token)
+        p.heartbeat_token = self._later(self.s.heartbeat_interval_ms, self._heartbeat, p, essential=False)
+
+    def _stop_heartbeats(self, p: _Process) -> None:
+        self.queue.cancel(p.heartbeat_token)
+        p.heartbeat_token = None
+
+    # ----------------------------------------------------------------------- member: life cycle
+    def _start_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
+        p = _Process(name=name, instance_id=instance_id, subscription=tuple(topics))
+        self.processes[name] = p
+        self._send_join(p, None)
+
+    def _close(self, p: _Process, reason: str, leave: bool) -> None:
+        """KafkaConsumer.close(): onLeavePrepare revokes everything; a dynamic member (or a leave for
+        good) sends LeaveGroup; a static member restarting does not (KIP-345)."""
+        send_leave = p.member_id is not None and (leave or p.instance_id is None)
+        if p.owned:
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(p.owned))
+            self._truth_stop(p, p.owned, "revoked")
+        if send_leave:
+            self._member_event(p, EventType.LEAVE_SENT, reason=reason)
+            self.queue.push(
+                self.now + self._latency(self.s.join_round_trip_ms, 0), self._on_leave, p.member_id, reason
+            )
+        else:
+            self._stopped_heartbeating(p)
+        self._end_process(p)
+
+    def _truth_stop(self, p: _Process, tps, cause: str) -> None:
+        if p.member_id is not None:
+            self.truth.stop(p.member_id, p.instance_id, tps, self.now, cause)
+
+    def _die(self, p: _Process) -> None:
+        """Killed right after a heartbeat: no LeaveGroup; the coordinator's session timer runs out."""
+        self._stopped_heartbeating(p)
+        self._end_process(p)
+
+    def _end_process(self, p: _Process) -> None:
+        p.alive = False
+        p.owned = set()
+        self._stop_heartbeats(p)
+
+    def _stopped_heartbeating(self, p: _Process) -> None:
+        """The process sent its last heartbeat now (crash, freeze, close without leave, poll timeout
+        of a static member): from here the coordinator's session timer runs."""
+        p.failed_at = self.now
+        member = self.members.get(p.member_id) if p.member_id else None
+        if member is not None and member.process is p:
+            if p.heartbeating:
+                member.last_seen = self.now
+            self._arm_session_check(member)
+
+    def _freeze(self, p: _Process, duration_ms: int) -> None:
+        self._stopped_heartbeating(p)
+        self._stop_heartbeats(p)
+        p.frozen_until = self.now + duration_ms
+        self._later(duration_ms, self._thaw, p, duration_ms)
+
+    def _thaw(self, p: _Process, duration_ms: int) -> None:
+        if not p.alive:
+            return
+        p.frozen_until, p.failed_at = None, None
+        queued, p.frozen_queue = p.frozen_queue, []
+        if duration_ms > self.s.max_poll_interval_ms and p.member_id is not None and p.state in HEARTBEATING:
+            self._poll_timeout(p)  # the heartbeat thread wakes up to an expired poll timer
+        elif p.heartbeating:
+            self._heartbeat(p)
+        for fn, args, poll_loop in queued:  # each its own step, in order (see run())
+            self._member_later(0, p, fn, *args, poll_loop=poll_loop)
+
+    def _slow_poll(self, p: _Process, duration_ms: int) -> None:
+        """The application spends `duration_ms` between two polls. Only a member with an assignment
+        processes records; one in the middle of a rebalance starts its slow batch once stable."""
+        if p.state != STABLE_MEMBER or p.busy_until is not None:
+            p.slow_poll_ms = duration_ms
+            return
+        p.busy_until = self.now + duration_ms
+        if duration_ms > self.s.max_poll_interval_ms:
+            self._member_later(self.s.max_poll_interval_ms, p, self._poll_timeout, poll_loop=False)
+        self._member_later(duration_ms, p, self._poll_returns, poll_loop=False)
+
+    def _poll_returns(self, p: _Process) -> None:
+        p.busy_until = None
+        queued, p.busy_queue = p.busy_queue, []
+        for fn, args in queued:  # each its own step, in order (see run())
+            self._member_later(0, p, fn, *args)
+
+    def _poll_timeout(self, p: _Process) -> None:
+        """AbstractCoordinator heartbeat thread: "consumer poll timeout has expired": a dynamic member
+        sends LeaveGroup (without revoking: callbacks run only in poll); its generation is reset, so the
+        next poll finds its partitions lost and rejoins."""
+        if p.member_id is None or p.state not in HEARTBEATING:
+            return
+        self._member_event(p, EventType.POLL_TIMEOUT_EXPIRED, reason="consumer poll timeout has expired")
+        self._truth_stop(p, p.owned, "member_left")
+        if p.instance_id is None:
+            self._member_event(p, EventType.LEAVE_SENT, reason="consumer poll timeout has expired")
+            self.queue.push(
+                self.now + self._latency(self.s.join_round_trip_ms, 0),
+                self._on_leave,
+                p.member_id,
+                "consumer poll timeout has expired",
+            )
+        else:
+            self._stopped_heartbeating(p)
+        self._stop_heartbeats(p)
+        p.generation, p.state = -1, UNJOINED
+        # the poll loop finds the generation reset (next step; after a slow poll, when it returns)
+        self._member_later(0, p, self._reset_and_rejoin, "consumer poll timeout has expired")
+
+    def _change_subscription(self, p: _Process, topics: tuple[str, ...]) -> None:
+        if set(topics) == set(p.subscription):
+            return  # SubscriptionState.subscribe: an unchanged subscription needs no rejoin
+        p.subscription = tuple(topics)
+        if p.state == STABLE_MEMBER:
+            self._request_rejoin(p, "subscription changed", signal=True)
+        # otherwise the rejoin happens when the current rebalance completes (joinedSubscription check)
+
+    def _check_metadata(self, p: _Process) -> None:
+        if p.is_leader and p.state == STABLE_MEMBER and self._metadata_changed(p):
+            self._request_rejoin(p, "cached metadata has changed", signal=True)
+
+    def _metadata_changed(self, p: _Process) -> bool:
+        snapshot = p.metadata_snapshot or {}
+        return any(self.topics.get(topic, 0) != count for topic, count in snapshot.items())
+
+    # ----------------------------------------------------------------------- member: heartbeats
+    def _heartbeat(self, p: _Process) -> None:
+        p.heartbeat_token = None
+        if not p.heartbeating:
+            return
+        error = self._on_heartbeat(p.member_id, p.generation)
+        if error == REBALANCE_IN_PROGRESS:
+            if p.state == STABLE_MEMBER:
+                self._member_event(p, EventType.HEARTBEAT_REBALANCING, generation_id=p.generation)
+                self._request_rejoin(p, "group is already rebalancing", signal=True)
+        elif error in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
+            # resetGenerationOnResponseError: the heartbeat thread stops; the poll loop rejoins
+            self._stopped_heartbeating(p)
+            p.generation, p.state = -1, UNJOINED
+            self._member_later(
+                0, p, self._reset_and_rejoin, f"encountered {error} from HEARTBEAT response", error
+            )
+        if p.heartbeating and p.heartbeat_token is None:
+            p.heartbeat_token = self._later(self.s.heartbeat_interval_ms, self._heartbeat, p, essential=False)
+
+    # ------------------------------------------------------------------------ member: rebalance
+    def _request_rejoin(self, p: _Process, reason: str, *, signal: bool) -> None:
+        """requestRejoin: log the reason; eager members stop consuming at this first signal (the poll
+        loop revokes everything before the JoinGroup); the poll loop then prepares and rejoins."""
+        if p.state != STABLE_MEMBER:
+            return
+        self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
+        if signal and not self.cooperative:
+            self._truth_stop(p, p.owned, "revoked")
+        p.state = REJOINING
+        self._on_member(p, self._join_prepare, reason)
+
+    def _join_prepare(self, p: _Process, reason: str) -> None:
+        """ConsumerCoordinator.onJoinPrepare, then the JoinGroup after the revocation callback."""
+        if not p.alive or p.state != REJOINING:
+            return
+        if self.cooperative:
+            revoked = {tp for tp in p.owned if tp.topic not in p.subscription}
+        else:
+            revoked = set(p.owned)
+        if revoked:
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(revoked))
+            self._truth_stop(p, revoked, "revoked")
+            p.owned -= revoked
+            self._member_later(self.s.revoke_callback_ms, p, self._send_join_if_rejoining, reason)
+        else:
+            self._send_join(p, reason)
+
+    def _send_join_if_rejoining(self, p: _Process, reason: str) -> None:
+        if p.state == REJOINING:
+            self._send_join(p, reason)
+
+    def _reset_and_rejoin(self, p: _Process, reason: str, error: str = UNKNOWN_MEMBER_ID) -> None:
+        """A reset generation (error, or our own poll-timeout leave): onJoinPrepare finds no generation
+        and calls onPartitionsLost (by default onPartitionsRevoked, so it takes revoke_callback_ms);
+        then JoinGroup, with an empty member id after UNKNOWN_MEMBER_ID."""
+        if not p.alive or p.state == JOINING:
+            return
+        callback_ms = 0
+        if p.owned:
+            self._member_event(p, EventType.PARTITIONS_LOST, partitions=_sorted(p.owned))
+            self._truth_stop(p, p.owned, "lost")
+            p.owned = set()
+            callback_ms = self.s.revoke_callback_ms
+        if error == UNKNOWN_MEMBER_ID:
+            p.member_id = None
+        p.generation, p.state = -1, UNJOINED
+        self._stop_heartbeats(p)
+        self._member_later(callback_ms, p, self._join_if_unjoined, reason)
+
+    def _join_if_unjoined(self, p: _Process, reason: str) -> None:
+        if p.state == UNJOINED:
+            self._send_join(p, reason)
+
+    def _send_join(self, p: _Process, reason: str | None) -> None:
+        p.state = JOINING
+        p.is_leader = False
+        p.joined_subscription = p.subscription
+        self._stop_heartbeats(p)
+        self._member_event(p, EventType.JOIN_SENT, reason=reason)
+        if self.cooperative:
+            owned, owned_generation = _sorted(p.owned), (p.generation if p.generation >= 0 else None)
+        else:  # eager StickyAssignor user data: the previous assignment and its generation
+            owned, owned_generation = p.last_assignment, p.last_assignment_generation
+        self._later(
+            self._latency(self.s.join_round_trip_ms, 0),
+            self._on_join,
+            p,
+            self._next_request(p),
+            p.member_id,
+            p.subscription,
+            owned,
+            owned_generation,
+            reason,
+        )
+
+    def _on_join_response(
+        self, p: _Process, request: int, generation: int, member_id: str, leader: str, members: list | None
+    ) -> None:
+        if p.state != JOINING or request != p.request:
+            return
+        p.member_id, p.generation, p.state = member_id, generation, SYNCING
+        p.is_leader = leader == member_id
+        self._member_event(
+            p,
+            EventType.JOIN_RESPONSE,
+            generation_id=generation,
+            protocol_name=self.s.assignor,
+            protocol_type=PROTOCOL_TYPE,
+            leader_id=leader,
+        )
+        self._start_heartbeats(p)
+        if members is not None:  # the leader computes the assignment (skipped by a static leader rejoining)
+            self._member_later(self.s.assignment_ms, p, self._lead, generation, members)
+        else:
+            self._send_sync(p, None)
+
+    def _on_join_error(self, p: _Process, request: int, error: str) -> None:
+        if p.state == JOINING and request == p.request:
+            p.state = UNJOINED
+            self._reset_and_rejoin(p, f"encountered {error} from JOIN_GROUP response", error)
+
+    def _lead(self, p: _Process, generation: int, members: list[_GroupMember]) -> None:
+        """ConsumerCoordinator.onLeaderElected / performAssignment."""
+        if p.state != SYNCING or p.generation != generation:
+            return
+        subscribed = sorted({topic for m in members for topic in m.subscription})
+        p.metadata_snapshot = {topic: self.topics.get(topic, 0) for topic in subscribed}
+        spec = GroupSpec(
+            topics={topic: self.topics[topic] for topic in subscribed if topic in self.topics},
+            members=tuple(
+                MemberSubscription(
+                    member_id=m.member_id,
+                    subscription=m.subscription,
+                    group_instance_id=m.instance_id,
+                    owned=m.owned,
+                    generation=m.owned_generation,
+                )
+                for m in members
+            ),
+        )
+        if self.kip415 is not None:
+            assignment, delay_ms = self.kip415.assign(self.now, p.member_id, spec, self.assignor)
+        else:
+            assignment, delay_ms = self.assignor.assign(spec), 0
+        full = {m.member_id: tuple(sorted(assignment.get(m.member_id, ()))) for m in members}
+        self._member_event(p, EventType.ASSIGNMENT_COMPUTED, generation_id=generation, assignment=full)
+        self._send_sync(p, (full, delay_ms))
+
+    def _send_sync(self, p: _Process, assignment: tuple[dict, int] | None) -> None:
+        self._later(
+            self._latency(self.s.sync_round_trip_ms, 0),
+            self._on_sync,
+            p,
+            self._next_request(p),
+            p.member_id,
+            p.generation,
+            assignment,
+        )
+
+    def _on_sync_error(self, p: _Process, request: int, error: str) -> None:
+        if p.state != SYNCING or request != p.request:
+            return
+        if error == REBALANCE_IN_PROGRESS:
+            p.state = STABLE_MEMBER  # still a member of the group: rejoin without losing anything
+            self._request_rejoin(
+                p, "rebalance failed due to REBALANCE_IN_PROGRESS from SYNC_GROUP", signal=False
+            )
+        else:
+            p.state = UNJOINED
+            self._reset_and_rejoin(p, f"encountered {error} from SYNC_GROUP response", error)
+
+    def _on_sync_response(
+        self, p: _Process, request: int, generation: int, partitions: tuple, delay_ms: int
+    ) -> None:
+        """onJoinComplete: eager assigns everything; cooperative revokes owned - assigned first, then
+        assigns assigned - owned, and rejoins if it revoked anything (KIP-429)."""
+        if p.state != SYNCING or request != p.request or p.generation != generation:
+            return
+        attributes = {"delay_ms": delay_ms} if delay_ms else None
+        self._member_event(
+            p, EventType.SYNC_RESPONSE, generation_id=generation, partitions=partitions, attributes=attributes
+        )
+        p.state = STABLE_MEMBER
+        p.last_assignment, p.last_assignment_generation = partitions, generation
+        assigned = set(partitions)
+        revoked = p.owned - assigned if self.cooperative else set()
+        if revoked:
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(revoked))
+            self._truth_stop(p, revoked, "revoked")
+            self.truth.follow_up = True  # it rejoins at once: the next round is this episode's (KIP-429)
+            p.owned -= revoked
+            self._member_later(self.s.revoke_callback_ms, p, self._assigned, generation, assigned, True)
+        else:
+            self._assigned(p, generation, assigned, False)
+
+    def _assigned(self, p: _Process, generation: int, assigned: set, revoked_any: bool) -> None:
+        if p.generation != generation:
+            return
+        added = assigned - p.owned
+        self._member_event(
+            p, EventType.PARTITIONS_ASSIGNED, partitions=_sorted(assigned if not self.cooperative else added)
+        )
+        p.owned |= added
+        self.truth.start(p.member_id, p.instance_id, added, self.now, generation)
+        # the poll loop's next iteration (ConsumerCoordinator.rejoinNeededOrPending)
+        self._member_later(0, p, self._after_assignment, generation, revoked_any)
+
+    def _after_assignment(self, p: _Process, generation: int, revoked_any: bool) -> None:
+        if p.state != STABLE_MEMBER or p.generation != generation:
+            return
+        if revoked_any:
+            self._request_rejoin(p, "need to revoke partitions and re-join", signal=False)
+        elif p.subscription != p.joined_subscription:
+            self._request_rejoin(p, "subscription changed", signal=True)
+        elif p.is_leader and self._metadata_changed(p):
+            self._request_rejoin(p, "cached metadata has changed", signal=True)
+        elif p.slow_poll_ms is not None:
+            duration, p.slow_poll_ms = p.slow_poll_ms, None
+            self._slow_poll(p, duration)
+
+    def _scheduled_rebalance(self, generation: int) -> None:
+        """KIP-415: the delay sent with the assignment has expired: the members rejoin (leader first)."""
+        self.scheduled_rebalance = None
+        if self.state != STABLE or self.generation != generation:
+            return
+        ordered = sorted(self.members.values(), key=lambda m: m.member_id != self.leader)
+        for member in ordered:
+            p = member.process
+            if p.alive and p.state == STABLE_MEMBER and p.member_id == member.member_id:
+                self._member_later(0, p, self._rejoin_after_delay)
+
+    def _rejoin_after_delay(self, p: _Process) -> None:
+        self._request_rejoin(p, "scheduled rebalance delay expired", signal=False)
+
+    # --------------------------------------------------------------------------- coordinator side
+    def _on_join(self, p, request, member_id, subscription, owned, owned_generation, reason) -> None:
+        """GroupCoordinator.handleJoinGroup."""
+        state_before = self.state
+        if member_id is None and p.instance_id is not None and p.instance_id in self.static_ids:
+            self._replace_static_member(p, request, subscription, owned, owned_generation, reason)
+            return
+        if member_id is not None and member_id not in self.members:
+            back = self._latency(self.s.join_round_trip_ms, 1)
+            self._deliver(p, back, self._on_join_error, request, UNKNOWN_MEMBER_ID)
+            return
+        new = member_id is None
+        if new:
+            member_id = self._new_member_id(p.name)
+            member = _GroupMember(member_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
+            self.members[member_id] = member
+            if p.instance_id is not None:
+                self.static_ids[p.instance_id] = member_id
+            if self.leader is None:
+                self.leader = member_id
+        else:
+            member = self.members[member_id]
+            member.process, member.subscription = p, subscription
+            member.owned, member.owned_generation = owned, owned_generation
+        member.awaiting_join = True
+        member.request = request
+        member.last_seen = self.now
+        self._coordinator_event(
+            EventType.JOIN_RECEIVED,
+            member_id=member_id,
+            group_instance_id=p.instance_id,
+            client_id=p.name,
+            subscription=subscription,
+            protocol_name=self.s.assignor,
+            protocol_type=PROTOCOL_TYPE,
+            reason=reason,
+            attributes={
+                "state": state_before,
+                "session_timeout_ms": self.s.session_timeout_ms,
+                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
+            },
+        )
+        if self.state == PREPARING:
+            self.new_member_added = self.new_member_added or new
+            self._try_complete_join()
+        elif new:
+            kind = f"group instance id {p.instance_id}" if p.instance_id else "group instance id None"
+            self._prepare_rebalance(f"Adding new member {member_id} with {kind}{_client_reason(reason)}")
+        elif member_id == self.leader:
+            self._prepare_rebalance(
+                f"Leader {member_id} re-joining group during {state_before}{_client_reason(reason)}"
+            )
+        else:
+            self._prepare_rebalance(
+                f"Updating metadata for member {member_id} during {state_before}{_client_reason(reason)}"
+            )
+
+    def _replace_static_member(self, p, request, subscription, owned, owned_generation, reason) -> None:
+        """KIP-345 (GroupCoordinator.updateStaticMemberAndRebalance): the instance keeps its place and
+        assignment under a new member id; a Stable group does not rebalance."""
+        old_id = self.static_ids[p.instance_id]
+        old = self.members.pop(old_id)
+        self.queue.cancel(old.check_token)
+        new_id = self._new_member_id(p.name)
+        member = _GroupMember(new_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
+        member.last_seen = self.now
+        member.request = request
+        self.members[new_id] = member
+        self.static_ids[p.instance_id] = new_id
+        if self.leader == old_id:
+            self.leader = new_id
+        if old_id in self.assignment:
+            self.assignment[new_id] = self.assignment.pop(old_id)
+        if old_id in self.pending_sync:
+            self.pending_sync.discard(old_id)
+            self.pending_sync.add(new_id)
+        state_before = self.state
+        self._coordinator_event(
+            EventType.STATIC_MEMBER_REPLACED,
+            member_id=new_id,
+            group_instance_id=p.instance_id,
+            client_id=p.name,
+            subscription=subscription,
+            protocol_name=self.s.assignor,
+            protocol_type=PROTOCOL_TYPE,
+            reason=reason,
+            attributes={
+                "old_member_id": old_id,
+                "state": state_before,
+                "session_timeout_ms": self.s.session_timeout_ms,
+                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
+            },
+        )
+        self._member_failed(old, "replaced by a restarted static member")
+        if self.state == STABLE:
+            self.truth.assignment_rows(
+                self.generation, new_id, p.instance_id, self.assignment.get(new_id, ()), self.now
+            )
+            back = self._latency(self.s.join_round_trip_ms, 1)
+            self._deliver(
+                p, back, self._on_join_response, request, self.generation, new_id, self.leader, None
+            )
+            self._arm_session_check(member)  # completeAndScheduleNextHeartbeatExpiration
+        elif self.state == COMPLETING:
+            member.awaiting_join = True
+            self._prepare_rebalance(
+                f"Updating metadata for static member {new_id} with instance id {p.instance_id}"
+                f"{_client_reason(reason)}"
+            )
+        else:  # PreparingRebalance: it takes part in the join phase
+            member.awaiting_join = True
+            self._try_complete_join()
+
+    def _prepare_rebalance(self, reason: str) -> None:
+        if self.state == COMPLETING:  # resetAndPropagateAssignmentError(REBALANCE_IN_PROGRESS)
+            for member in self.members.values():
+                if member.awaiting_sync:
+                    member.awaiting_sync = False
+                    self._deliver(
+                        member.process,
+                        self._latency(self.s.sync_round_trip_ms, 1),
+                        self._on_sync_error,
+                        member.request,
+                        REBALANCE_IN_PROGRESS,
+                    )
+        self.pending_sync.clear()
+        self.queue.cancel(self.sync_timer)
+        self.queue.cancel(self.join_timer)
+        was_empty = self.state == EMPTY
+        if self.state == STABLE and self.implied_follow_up != self.truth.follow_up:
+            # a broker log shows only the assignment: whether this round follows the last one (KIP-429)
+            # depends on members really revoking, which only their own logs show
+            self.unobservable_from_coordinator.append(
+                f"{_ms(self.now)}: the members' revocations after generation {self.generation} differ from "
+                "what its assignment implies"
+            )
+        self.state = PREPARING
+        self._coordinator_event(EventType.REBALANCE_PREPARED, generation_id=self.generation, reason=reason)
+        self.truth.rebalance_prepared(self.now, self.generation, reason)
+        rebalance_timeout = self.s.max_poll_interval_ms
+        if was_empty:  # InitialDelayedJoin
+            delay = min(self.s.group_initial_rebalance_delay_ms, rebalance_timeout)
+            self.initial_delay_active = True
+            self.initial_last_delay_ms = delay
+            self.initial_remaining_ms = max(rebalance_timeout - self.s.group_initial_rebalance_delay_ms, 0)
+            self.new_member_added = False
+            self.join_timer = self._later(delay, self._initial_delay_expired)
+        else:
+            self.initial_delay_active = False
+            self.join_timer = self._later(rebalance_timeout, self._complete_join)
+            self._try_complete_join()
+
+    def _initial_delay_expired(self) -> None:
+        self.join_timer = None
+        if self.new_member_added and self.initial_remaining_ms != 0:
+            self.new_member_added = False
+            delay = min(self.s.group_initial_rebalance_delay_ms, self.initial_remaining_ms)
+            self.initial_remaining_ms = max(self.initial_remaining_ms - self.initial_last_delay_ms, 0)
+            self.initial_last_delay_ms = delay
+            self.join_timer = self._later(delay, self._initial_delay_expired)
+        else:
+            self.initial_delay_active = False
+            self._complete_join()
+
+    def _try_complete_join(self) -> None:
+        if (
+            self.state == PREPARING
+            and not self.initial_delay_active
+            and all(m.awaiting_join for m in self.members.values())
+        ):
+            self._complete_join()
+
+    def _complete_join(self) -> None:
+        """GroupCoordinator.onCompleteJoin."""
+        if self.state != PREPARING:
+            return
+        self.queue.cancel(self.join_timer)
+        self.join_timer = None
+        for member in [m for m in self.members.values() if not m.awaiting_join and m.instance_id is None]:
+            self._remove_member(member, RemovalReason.REBALANCE_TIMEOUT, None)
+        joined = [m for m in self.members.values() if m.awaiting_join]
+        if self.members and not joined:  # only static members that did not rejoin: wait again
+            self.join_timer = self._later(self.s.max_poll_interval_ms, self._complete_join)
+            return
+        self.generation += 1
+        if not self.members:
+            self.state = EMPTY
+            self.leader = None
+            self.assignment = {}
+            self._coordinator_event(EventType.GROUP_EMPTY, generation_id=self.generation)
+            self.truth.group_empty(self.now, self.generation)
+            return
+        if self.leader not in self.members or not self.members[self.leader].awaiting_join:
+            self.leader = joined[0].member_id  # maybeElectNewJoinedLeader
+        self.state = COMPLETING
+        self.assignment = {}
+        members = list(self.members.values())
+        self._coordinator_event(
+            EventType.JOIN_COMPLETED,
+            generation_id=self.generation,
+            leader_id=self.leader,
+            members=tuple(m.member_id for m in members),
+            member_count=len(members),
+            protocol_name=self.s.assignor,
+            protocol_type=PROTOCOL_TYPE,
+        )
+        self.truth.join_completed(self.now, self.generation, self.leader, [m.member_id for m in members])
+        for member in members:
+            was_waiting = member.awaiting_join
+            member.awaiting_join = False
+            member.last_seen = self.now
+            self.pending_sync.add(member.member_id)
+            if was_waiting:
+                metadata = members if member.member_id == self.leader else None
+                self._deliver(
+                    member.process,
+                    self._latency(self.s.join_round_trip_ms, 1),
+                    self._on_join_response,
+                    member.request,
+                    self.generation,
+                    member.member_id,
+                    self.leader,
+                    metadata,
+                )
+            if not member.process.heartbeating:
+                self._arm_session_check(member)
+        self.sync_timer = self._later(
+            self.s.max_poll_interval_ms, self._pending_sync_expired, self.generation
+        )
+
+    def _on_sync(self, p: _Process, request: int, member_id: str, generation: int, leader_assignment) -> None:
+        """GroupCoordinator.handleSyncGroup."""
+        member = self.members.get(member_id)
+        back = self._latency(self.s.sync_round_trip_ms, 1)
+        if member is None or self.state == EMPTY:
+            self._deliver(p, back, self._on_sync_error, request, UNKNOWN_MEMBER_ID)
+            return
+        if generation != self.generation:
+            self._deliver(p, back, self._on_sync_error, request, ILLEGAL_GENERATION)
+            return
+        if self.state == PREPARING:
+            self._deliver(p, back, self._on_sync_error, request, REBALANCE_IN_PROGRESS)
+            return
+        member.last_seen = self.now
+        member.request = request
+        self.pending_sync.discard(member_id)
+        if self.state == STABLE:
+            self._send_assignment(member, back)
+        else:  # CompletingRebalance: park until the leader's assignment arrives
+            member.awaiting_sync = True
+            if member_id == self.leader and leader_assignment is not None:
+                self._stabilize(*leader_assignment)
+        if not self.pending_sync:
+            self.queue.cancel(self.sync_timer)
+            self.sync_timer = None
+
+    def _stabilize(self, assignment: dict[str, tuple], delay_ms: int) -> None:
+        self.assignment = {m: tuple(assignment.get(m, ())) for m in self.members}
+        self.assignment_delay_ms = delay_ms
+        self.state = STABLE
+        members = list(self.members.values())
+        self._coordinator_event(
+            EventType.ASSIGNMENT_RECEIVED,
+            generation_id=self.generation,
+            leader_id=self.leader,
+            member_count=len(members),
+            assignment=dict(self.assignment),
+            attributes={"static_member_count": sum(1 for m in members if m.instance_id)},
+        )
+        for member in members:
+            if self.assignment[member.member_id] and member.member_id not in self.logged_members:
+                self.unobservable.append(
+                    f"{_ms(self.now)}: member {member.member_id} is assigned partitions before its own log "
+                    "mentions it: a replay times it from the coordinator"
+                )
+        instances = {m.member_id: m.instance_id for m in members}
+        self.truth.stabilized(self.now, self.generation, self.assignment, instances, delay_ms > 0)
+        self.implied_follow_up = self.cooperative and any(
+            set(m.owned) - set(self.assignment[m.member_id]) for m in members
+        )
+        back = self._latency(self.s.sync_round_trip_ms, 1)
+        for member in members:
+            if member.awaiting_sync:
+                member.awaiting_sync = False
+                member.last_seen = self.now
+                self._send_assignment(member, back)
+                if not member.process.heartbeating:
+                    self._arm_session_check(member)
+        self.queue.cancel(self.scheduled_rebalance)
+        self.scheduled_rebalance = (
+            self._later(delay_ms, self._scheduled_rebalance, self.generation) if delay_ms else None
+        )
+
+    def _send_assignment(self, member: _GroupMember, delay: int) -> None:
+        partitions = self.assignment.get(member.member_id, ())
+        self._deliver(
+            member.process,
+            delay,
+            self._on_sync_response,
+            member.request,
+            self.generation,
+            partitions,
+            self.assignment_delay_ms,
+        )
+
+    def _pending_sync_expired(self, generation: int) -> None:
+        self.sync_timer = None
+        if generation != self.generation or self.state not in (COMPLETING, STABLE) or not self.pending_sync:
+            return
+        late = [self.members[m] for m in self.members if m in self.pending_sync]
+        for member in late:
+            self._remove_member(member, RemovalReason.PENDING_SYNC_TIMEOUT, None)
+        self._prepare_rebalance(f"Removing {[m.member_id for m in late]} on pending sync request expiration")
+
+    def _on_heartbeat(self, member_id: str, generation: int) -> str | None:
+        member = self.members.get(member_id)
+        if member is None or self.state == EMPTY:
+            return UNKNOWN_MEMBER_ID
+        member.last_seen = self.now
+        if self.state == PREPARING:
+            return REBALANCE_IN_PROGRESS
+        return ILLEGAL_GENERATION if generation != self.generation else None
+
+    def _on_leave(self, member_id: str, reason: str) -> None:
+        member = self.members.get(member_id)
+        if member is not None:
+            self._remove_member(
+                member,
+                RemovalReason.LEAVE_GROUP,
+                f"removing member {member_id} on LeaveGroup{_client_reason(reason)}",
+            )
+
+    def _arm_session_check(self, member: _GroupMember) -> None:
+        self.queue.cancel(member.check_token)
+        member.check_token = self.queue.push(
+            member.last_seen + self.s.session_timeout_ms, self._session_check, member
+        )
+
+    def _session_check(self, member: _GroupMember) -> None:
+        """onExpireHeartbeat: members parked in the join or sync phase satisfy their heartbeats."""
+        member.check_token = None
+        if self.members.get(member.member_id) is not member or member.process.heartbeating:
+            return
+        if member.awaiting_join or member.awaiting_sync:
+            return
+        if self.now < member.last_seen + self.s.session_timeout_ms:
+            self._arm_session_check(member)
+            return
+        self._remove_member(
+            member,
+            RemovalReason.SESSION_TIMEOUT,
+            f"removing member {member.member_id} on heartbeat expiration",
+        )
+
+    def _remove_member(
+        self, member: _GroupMember, reason: RemovalReason, rebalance_reason: str | None
+    ) -> None:
+        """removeMemberAndUpdateGroup (rebalance_reason None: removal inside onCompleteJoin)."""
+        self.queue.cancel(member.check_token)
+        self._coordinator_event(
+            EventType.MEMBER_REMOVED,
+            member_id=member.member_id,
+            group_instance_id=member.instance_id,
+            client_id=member.client_id,
+            reason=reason.value,
+            attributes={"session_timeout_ms": self.s.session_timeout_ms},
+        )
+        if member.awaiting_join:
+            back = self._latency(self.s.join_round_trip_ms, 1)
+            self._deliver(member.process, back, self._on_join_error, member.request, UNKNOWN_MEMBER_ID)
+        del self.members[member.member_id]
+        if member.instance_id is not None and self.static_ids.get(member.instance_id) == member.member_id:
+            del self.static_ids[member.instance_id]
+        self.pending_sync.discard(member.member_id)
+        if reason != RemovalReason.LEAVE_GROUP:
+            self._member_failed(member, f"removed ({reason.value})", reason)
+        if rebalance_reason is None:
+            return
+        if self.state in (STABLE, COMPLETING):
+            self._prepare_rebalance(rebalance_reason)
+        elif self.state == PREPARING:
+            self._try_complete_join()
+
+    def _member_failed(self, member: _GroupMember, how: str, reason: RemovalReason | None = None) -> None:
+        """Ground truth for a member that is gone without telling: whatever it still consumed stopped at
+        its last heartbeat. The events show that instant only as session-timeout removal - timeout."""
+        p = member.process
+        held = self.truth.partitions_of(member.member_id)
+        if not held:
+            return
+        stopped_at = p.failed_at if p.failed_at is not None else self.now
+        self.truth.stop(member.member_id, member.instance_id, held, stopped_at, "member_failed")
+        visible = (
+            reason == RemovalReason.SESSION_TIMEOUT and self.now - self.s.session_timeout_ms == stopped_at
+        )
+        if not visible:
+            self.unobservable.append(
+                f"{_ms(self.now)}: member {member.member_id} {how}; it stopped consuming at {_ms(stopped_at)}"
+            )
+
+
+def _client_reason(reason: str | None) -> str:
+    """GroupCoordinator (3.x) appends the JoinGroup / LeaveGroup reason the client sent."""
+    return f"; client reason: {reason}" if reason else ""
+
+
+def _sorted(tps) -> tuple[TopicPartition, ...]:
+    return tuple(sorted(tps))
+
+
+def _ms(ts: int) -> str:
+    return format_ts(ts)

@@ -1,0 +1,494 @@
+"""KIP-848 consumer group protocol: model, simulator and replayer.
+
+Real logs (EXPECTED.md 06 and 10) as hand-written canonical events, named simulated cases, and a
+simulate -> replay round trip (the replay of the simulator's events must equal its ground truth).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rebalance_core.consumer_protocol import (
+    ConsumerGroupReplayer,
+    ConsumerSimSettings,
+    simulate_consumer_group,
+)
+from rebalance_core.consumer_protocol.reconcile import MemberAssignment, reconcile_member
+from rebalance_core.consumer_protocol.states import (
+    ClientState,
+    MemberState,
+    is_valid_client_transition,
+)
+from rebalance_core.events import Event, TopicPartition
+from rebalance_core.replay import ReplaySettings, event_order_key
+from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from schemas.events import EventType
+from tests.logs.kafka_log_fixtures import REAL, parse_fixture
+
+TABLES = ("generations", "assignments", "partition_movements", "rebalance_episodes", "group_daily_summary")
+
+
+def ms(text: str) -> int:
+    """A log timestamp ('2024-11-11 09:37:20,677' or '... 20.677'), read as UTC."""
+    stamp = dt.datetime.strptime(text.replace(",", "."), "%Y-%m-%d %H:%M:%S.%f").replace(
+        tzinfo=dt.timezone.utc
+    )
+    return int(stamp.timestamp() * 1000)
+
+
+def tps(topic: str, *partitions: int) -> tuple[TopicPartition, ...]:
+    return tuple(TopicPartition(topic, p) for p in partitions)
+
+
+class Log:
+    """Builds the canonical events a parser would emit for one group."""
+
+    def __init__(self, group: str, cluster: str = "k"):
+        self.group, self.cluster, self.events = group, cluster, []
+
+    def add(self, when: str, side: str, event_type: EventType, **fields) -> None:
+        n = len(self.events)
+        self.events.append(
+            Event(f"e{n}", ms(when), self.cluster, self.group, side, event_type.value, line=n, **fields)
+        )
+
+    def replay(self, settings: ReplaySettings | None = None) -> dict:
+        """The replay tables, plus the per-member reconciliation rows."""
+        replayer = ConsumerGroupReplayer(self.cluster, self.group, settings)
+        replayer.feed(sorted(self.events, key=event_order_key))
+        out = replayer.finish()
+        out["member_reconciliations"] = replayer.drain_reconciliations()
+        return out
+
+
+def replay(events, cluster="sim", group="group", settings=None) -> dict:
+    replayer = ConsumerGroupReplayer(cluster, group, settings)
+    replayer.feed(sorted(events, key=event_order_key))
+    return replayer.finish()
+
+
+# ================================================================================= real logs
+B8F7 = "avro-producer-b8f7c567-6711-4cc6-8720-29ce8dee2034"
+GJWZ = "gjWzAEmmRlOfypB2_GB_9Q"
+N6C1 = "6nc1qt8rSeyTwBh__vZELQ"
+T7L8 = "7l8rBsX6TMqbHE6QgWshdw"
+T8IW = "8iWjCLGESE6MUiR5ANkArg"
+
+
+def log_06() -> Log:
+    """06_broker_3.8_kip848_target_assignment.log: topics appear only as ids."""
+    log = Log("avro-consumer2")
+    c = "coordinator"
+    day = "2024-11-11 09:"
+    log.add(f"{day}37:20,677", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=4, protocol_name="uniform",
+            assignment={B8F7: tps(T7L8, *range(6)), GJWZ: tps(T8IW, *range(6))})  # fmt: skip
+    log.add(f"{day}37:20,961", c, EventType.MEMBER_EPOCH_UPDATED, member_id=B8F7, member_epoch=4,
+            partitions=tps(T7L8, *range(6)), attributes={"previous_epoch": "3", "state": "STABLE", "revoked": ""})  # fmt: skip
+    log.add(f"{day}37:25,723", c, EventType.MEMBER_EPOCH_UPDATED, member_id=GJWZ, member_epoch=4,
+            partitions=tps(T8IW, *range(6)), attributes={"previous_epoch": "4", "state": "STABLE", "revoked": ""})  # fmt: skip
+    log.add(f"{day}38:25,810", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=5, protocol_name="uniform",
+            assignment={GJWZ: tps(T7L8, *range(6)) + tps(T8IW, *range(6))})  # fmt: skip
+    log.add(f"{day}38:40,249", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=6, protocol_name="uniform",
+            assignment={N6C1: tps(T8IW, *range(6)), GJWZ: tps(T7L8, *range(6))})  # fmt: skip
+    log.add(f"{day}38:40,966", c, EventType.MEMBER_EPOCH_UPDATED, member_id=GJWZ, member_epoch=6,
+            partitions=tps(T7L8, *range(6)), attributes={"previous_epoch": "5", "state": "STABLE", "revoked": ""})  # fmt: skip
+    log.add(f"{day}38:45,273", c, EventType.MEMBER_EPOCH_UPDATED, member_id=N6C1, member_epoch=6,
+            partitions=tps(T8IW, *range(6)), attributes={"previous_epoch": "6", "state": "STABLE", "revoked": ""})  # fmt: skip
+    return log
+
+
+def test_06_broker_target_assignments_and_convergence():
+    out = log_06().replay()
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert sorted(gens) == [4, 5, 6]
+    assert {g["group_protocol"] for g in gens.values()} == {"consumer"}
+    assert {g["rebalance_protocol"] for g in gens.values()} == {"consumer"}
+    assert {g["protocol_name"] for g in gens.values()} == {"uniform"}
+    # epoch 4: target 09:37:20,677 -> gjWz STABLE at 09:37:25,723
+    assert gens[4]["join_completed_at"] == ms("2024-11-11 09:37:20,677")
+    assert gens[4]["stabilized_at"] == ms("2024-11-11 09:37:25,723")
+    assert gens[4]["rebalance_ms"] == 5046
+    assert gens[4]["members"] == sorted([B8F7, GJWZ])
+    # epoch 5 never converged in the file: superseded by epoch 6
+    assert gens[5]["stabilized_at"] is None and gens[5]["members"] == [GJWZ]
+    # epoch 6: target 09:38:40,249 -> 6nc1 STABLE at 09:38:45,273
+    assert gens[6]["rebalance_ms"] == 5024
+    assert gens[6]["members"] == sorted([N6C1, GJWZ])
+    assert gens[5]["episode_id"] == gens[6]["episode_id"] != gens[4]["episode_id"]
+    assert (gens[5]["episode_round"], gens[6]["episode_round"]) == (1, 2)
+    assert out["anomalies"] == []
+
+
+def test_06_partitions_move_from_gjwz_to_6nc1_at_epoch_6():
+    out = log_06().replay()
+    moved = [m for m in out["partition_movements"] if m["topic"] == T8IW]
+    assert sorted(m["partition"] for m in moved) == list(range(6))
+    for m in moved:
+        assert (m["from_member_id"], m["to_member_id"], m["generation_id"]) == (GJWZ, N6C1, 6)
+        assert m["moved"] and not m["wasted_revocation"]
+        # coordinator timing: gjWz told to give them up at 40,966; 6nc1 gets them at 45,273
+        assert m["revoked_at"] == ms("2024-11-11 09:38:40,966")
+        assert m["assigned_at"] == ms("2024-11-11 09:38:45,273")
+
+
+def test_06_per_member_reconcile_latency():
+    out = log_06().replay()
+    latency = {(r["group_epoch"], r["member_id"]): r["reconcile_ms"] for r in out["member_reconciliations"]}
+    assert latency == {(4, B8F7): 284, (4, GJWZ): 5046, (6, GJWZ): 717, (6, N6C1): 5024}
+
+
+def test_06_topic_ids_map_back_to_names():
+    settings = ReplaySettings(topic_ids={"avro-a": T7L8, "avro-b": T8IW})
+    out = log_06().replay(settings)
+    assert {m["topic"] for m in out["partition_movements"]} <= {"avro-a", "avro-b"}
+    assert {a["topic"] for a in out["assignments"]} == {"avro-a", "avro-b"}
+
+
+TKQV = "tKQVSQuHR9aBocp13XT9nw"
+OCPR = "oCpRdkCgQGWK7Rq-kJ2BVw"
+
+
+def log_10(reconciling_lines: bool = False) -> Log:
+    """10_client_kip848_reconcile.log: two members' own logs, no broker. reconciling_lines: also the
+    "Reconciling assignment" blocks (assigned and currently owned partitions), as the parser emits them."""
+    log = Log("nextgen-consumer-group")
+    m = "member"
+    day = "2026-03-16 16:54:"
+
+    def state(when, member, epoch, a, b):
+        log.add(day + when, m, EventType.MEMBER_STATE_CHANGED, member_id=member, member_epoch=epoch,
+                client_id="consumer-nextgen", attributes={"from_state": a, "to_state": b})  # fmt: skip
+
+    def callback(when, member, event_type, *partitions):
+        log.add(day + when, m, event_type, member_id=member, client_id="consumer-nextgen",
+                partitions=tps("my-topic", *partitions))  # fmt: skip
+
+    def reconciling(when, member, assigned, owned):
+        if reconciling_lines:
+            log.add(day + when, m, EventType.SYNC_RESPONSE, member_id=member, client_id="consumer-nextgen",
+                    partitions=tps("my-topic", *assigned),
+                    attributes={"owned": ",".join(f"my-topic-{p}" for p in owned), "group_protocol": "consumer"})  # fmt: skip
+
+    # block 2 (oCpRd) and block 1 (tKQV) interleave in time
+    state("47.162", OCPR, 0, "UNSUBSCRIBED", "JOINING")
+    state("47.214", OCPR, 2, "JOINING", "RECONCILING")
+    reconciling("47.215", OCPR, (), ())
+    callback("47.216", OCPR, EventType.PARTITIONS_ASSIGNED)
+    state("47.217", OCPR, 2, "RECONCILING", "ACKNOWLEDGING")
+    state("47.217", OCPR, 2, "ACKNOWLEDGING", "STABLE")
+    state("51.473", TKQV, 1, "STABLE", "RECONCILING")
+    reconciling("51.475", TKQV, (0, 1), (0, 1, 2))
+    callback("51.475", TKQV, EventType.PARTITIONS_REVOKED, 2)  # membership manager "Revoking ..."
+    callback("51.481", TKQV, EventType.PARTITIONS_REVOKED, 2)  # listener invoker "Revoke ..." (the same)
+    callback("52.494", TKQV, EventType.PARTITIONS_ASSIGNED)
+    state("52.495", TKQV, 1, "RECONCILING", "ACKNOWLEDGING")
+    state("52.496", TKQV, 1, "ACKNOWLEDGING", "STABLE")
+    state("57.224", OCPR, 2, "STABLE", "RECONCILING")
+    reconciling("57.227", OCPR, (2,), ())
+    callback("58.084", OCPR, EventType.PARTITIONS_ASSIGNED, 2)
+    state("58.085", OCPR, 2, "RECONCILING", "ACKNOWLEDGING")
+    state("58.112", OCPR, 2, "ACKNOWLEDGING", "STABLE")
+    return log
+
+
+def test_10_client_reconcile_my_topic_2_unowned_6609_ms():
+    out = log_10().replay()
+    (move,) = out["partition_movements"]
+    assert (move["topic"], move["partition"]) == ("my-topic", 2)
+    assert (move["from_member_id"], move["to_member_id"], move["stop_cause"]) == (TKQV, OCPR, "revoked")
+    assert move["revoked_at"] == ms("2026-03-16 16:54:51.475")
+    assert move["assigned_at"] == ms("2026-03-16 16:54:58.084")
+    assert move["unavailable_ms"] == 6609 and move["moved"]
+    assert out["anomalies"] == []  # the repeated revocation line is not a second stop
+
+
+@pytest.mark.parametrize("reconciling_lines", [False, True])
+def test_10_one_incremental_rebalance(reconciling_lines):
+    out = log_10(reconciling_lines).replay()
+    assert [m["unavailable_ms"] for m in out["partition_movements"]] == [6609]
+    (episode,) = out["rebalance_episodes"]
+    assert (episode["partitions_moved"], episode["partitions_revoked"]) == (1, 1)
+    assert episode["partition_unavailable_ms"] == 6609
+    if reconciling_lines:
+        # tKQV keeps consuming my-topic-0/1: no stop-the-world. Without those lines the replay cannot
+        # know it owned anything but my-topic-2, and the group looks stopped while it is in flight.
+        assert episode["stw_ms"] == 0
+    else:
+        assert episode["stw_ms"] == 6609
+    (gen,) = out["generations"]
+    # member-side logs only: first member signal (JOINING) -> last member STABLE, at member epoch 2
+    assert gen["generation_id"] == 2 and gen["source"] == "inferred" and gen["timing_source"] == "member"
+    assert gen["rebalance_started_at"] == ms("2026-03-16 16:54:47.162")
+    assert gen["stabilized_at"] == ms("2026-03-16 16:54:58.112")
+    assert gen["rebalance_ms"] == 10950
+    (day,) = out["group_daily_summary"]
+    assert (day["rebalances"], day["partitions_moved"], day["partition_unavailable_ms"]) == (1, 1, 6609)
+    assert day["events"] == len(log_10(reconciling_lines).events) and day["anomalies"] == 0
+
+
+@pytest.mark.parametrize(
+    "name, group, expected",
+    [
+        ("06_broker_3.8_kip848_target_assignment.log", "avro-consumer2", {4: 5046, 5: None, 6: 5024}),
+        ("10_client_kip848_reconcile.log", "nextgen-consumer-group", {2: 10950}),
+    ],
+)
+def test_real_logs_through_the_parser(name, group, expected):
+    parsed = parse_fixture(REAL / name)
+    out = replay([e for e in parsed.events if e.group_id == group], cluster="test", group=group)
+    assert {g["generation_id"]: g["rebalance_ms"] for g in out["generations"]} == expected
+    assert out["anomalies"] == []
+    if group == "nextgen-consumer-group":
+        assert [m["unavailable_ms"] for m in out["partition_movements"]] == [6609]
+        assert out["rebalance_episodes"][0]["stw_ms"] == 0
+
+
+# ==================================================================================== model
+def test_client_transition_table_follows_kafka():
+    assert is_valid_client_transition(ClientState.RECONCILING, ClientState.ACKNOWLEDGING)
+    assert not is_valid_client_transition(ClientState.STABLE, ClientState.ACKNOWLEDGING)
+    assert is_valid_client_transition(ClientState.STALE, ClientState.JOINING)
+    assert not is_valid_client_transition(ClientState.UNSUBSCRIBED, ClientState.STABLE)
+
+
+def test_reconcile_revokes_before_moving_to_the_target_epoch():
+    p0, p1 = tps("t", 0, 1)
+    member = MemberAssignment(member_epoch=1, previous_epoch=0, assigned=frozenset({p0, p1}))
+    free = lambda tp: False  # noqa: E731
+    step = reconcile_member(member, 2, frozenset({p0}), frozenset({p0, p1}), free)
+    assert (step.state, step.member_epoch, step.assigned, step.pending_revocation) == (
+        MemberState.UNREVOKED_PARTITIONS,
+        1,
+        frozenset({p0}),
+        frozenset({p1}),
+    )
+    assert reconcile_member(step, 2, frozenset({p0}), frozenset({p0, p1}), free) is step  # not acked yet
+    done = reconcile_member(step, 2, frozenset({p0}), frozenset({p0}), free)
+    assert (done.state, done.member_epoch, done.previous_epoch) == (MemberState.STABLE, 2, 1)
+
+
+def test_reconcile_withholds_partitions_not_yet_released():
+    (p0,) = tps("t", 0)
+    joining = MemberAssignment()
+    waiting = reconcile_member(joining, 2, frozenset({p0}), frozenset(), lambda tp: True)
+    assert (waiting.state, waiting.member_epoch, waiting.assigned) == (
+        MemberState.UNRELEASED_PARTITIONS,
+        2,
+        frozenset(),
+    )
+    got = reconcile_member(waiting, 2, frozenset({p0}), frozenset(), lambda tp: False)
+    assert (got.state, got.assigned) == (MemberState.STABLE, frozenset({p0}))
+
+
+# ============================================================================ named simulations
+def simulate(actions, topics=None, **sim_settings):
+    timeline = Timeline(topics=topics or {"t": 6}, actions=tuple(actions))
+    return timeline, simulate_consumer_group(timeline, ConsumerSimSettings(**sim_settings))
+
+
+def assert_replay_matches_truth(sim) -> dict:
+    out = replay(sim.events)
+    truth = {name: list(sim.truth[name]) for name in TABLES}
+    if sim.unobservable:
+        # a crash is known only at the session expiry: the timeline does not recount stop-the-world
+        # for stops placed in the past, so only the truth sees that interval
+        for tables in (truth, out):
+            for name in ("rebalance_episodes", "group_daily_summary"):
+                tables[name] = [{**r, "stw_ms": None} for r in tables[name]]
+    for name in TABLES:
+        assert out[name] == truth[name], name
+    assert out["anomalies"] == []
+    return out
+
+
+def of_type(sim, event_type: EventType, member: str | None = None) -> list[Event]:
+    return [
+        e
+        for e in sim.events
+        if e.event_type == event_type.value and (member is None or e.member_id == member)
+    ]
+
+
+def test_member_joins_partitions_move_only_after_release():
+    tl, sim = simulate([Join(0, "c1"), Join(20_000, "c2")])
+    out = assert_replay_matches_truth(sim)
+    moves = out["partition_movements"]
+    assert sorted(m["partition"] for m in moves) == [3, 4, 5]
+    (revoke,) = of_type(sim, EventType.PARTITIONS_REVOKED, "c1")
+    c2_gets = [e for e in of_type(sim, EventType.MEMBER_EPOCH_UPDATED, "c2") if e.partitions]
+    c2_first = of_type(sim, EventType.MEMBER_EPOCH_UPDATED, "c2")[0]
+    assert c2_first.attributes["state"] == MemberState.UNRELEASED_PARTITIONS.value  # c1 still holds them
+    assert c2_gets[0].ts > revoke.ts  # given out only once c1 revoked and acknowledged
+    c1_waits = of_type(sim, EventType.MEMBER_EPOCH_UPDATED, "c1")[1]
+    assert (c1_waits.attributes["state"], c1_waits.member_epoch) == (
+        MemberState.UNREVOKED_PARTITIONS.value,
+        1,
+    )
+    for m in moves:
+        assert (m["from_member_id"], m["to_member_id"], m["stop_cause"]) == ("c1", "c2", "revoked")
+        assert m["revoked_at"] == revoke.ts and m["assigned_at"] > m["revoked_at"]
+    (episode,) = [e for e in out["rebalance_episodes"] if e["partitions_moved"]]
+    assert episode["stw_ms"] == 0  # c1 keeps consuming t-0..2 throughout
+    # c2 waits for its next heartbeat after c1's release: about one heartbeat interval
+    assert 0 < max(m["unavailable_ms"] for m in moves) <= 5_000
+
+
+def test_static_member_leaves_with_epoch_minus_2_and_returns():
+    tl, sim = simulate(
+        [Join(0, "c1", instance_id="host-1"), Join(0, "c2"), Restart(30_000, "c1", down_ms=10_000)]
+    )
+    out = assert_replay_matches_truth(sim)
+    (left,) = of_type(sim, EventType.MEMBER_REMOVED, "c1")
+    assert left.member_epoch == -2 and left.group_instance_id == "host-1"
+    (back,) = of_type(sim, EventType.STATIC_MEMBER_REPLACED)
+    assert (back.member_id, back.attributes["old_member_id"]) == ("c1#2", "c1")
+    assert not [
+        e for e in of_type(sim, EventType.GROUP_EPOCH_BUMPED) if left.ts <= e.ts <= back.ts
+    ]  # no rebalance
+    (closing,) = [e for e in of_type(sim, EventType.PARTITIONS_REVOKED, "c1") if e.ts >= tl.start_ms + 30_000]
+    c1_partitions = set(closing.partitions)
+    for e in of_type(sim, EventType.MEMBER_EPOCH_UPDATED, "c2"):
+        if e.ts > closing.ts:
+            assert not c1_partitions & set(e.partitions)  # reserved while c1 is away
+    away = [m for m in out["partition_movements"] if m["stop_cause"] == "member_left"]
+    assert {(tp.topic, tp.partition) for tp in c1_partitions} == {(m["topic"], m["partition"]) for m in away}
+    for m in away:
+        assert (m["to_member_id"], m["moved"], m["stop_cause"], m["episode_id"]) == (
+            "c1#2",
+            False,
+            "member_left",
+            None,
+        )
+        assert 9_900 <= m["unavailable_ms"] < 10_100  # down for 10 s
+    (day,) = out["group_daily_summary"]
+    assert day["partition_unavailable_ms"] >= 9_900 * len(away)
+
+
+def test_static_member_away_beyond_session_timeout_loses_its_partitions():
+    tl, sim = simulate([Join(0, "c1", instance_id="host-1"), Join(0, "c2"), Leave(30_000, "c1")])
+    assert_replay_matches_truth(sim)
+    left, expired = of_type(sim, EventType.MEMBER_REMOVED, "c1")
+    assert (left.member_epoch, expired.reason) == (-2, "session_timeout")
+    assert 0 < expired.ts - left.ts <= 45_000  # the session runs from its last heartbeat before leaving
+    final = {tuple(e.partitions) for e in of_type(sim, EventType.MEMBER_EPOCH_UPDATED, "c2")}
+    assert tps("t", *range(6)) in final  # c2 ends up with everything
+
+
+def test_member_session_timeout_fences_it():
+    tl, sim = simulate([Join(0, "c1"), Join(0, "c2"), Crash(30_000, "c2")])
+    out = assert_replay_matches_truth(sim)
+    (removed,) = of_type(sim, EventType.MEMBER_REMOVED, "c2")
+    assert removed.reason == "session_timeout"
+    bump = [e for e in of_type(sim, EventType.GROUP_EPOCH_BUMPED) if e.ts == removed.ts]
+    assert bump and bump[0].reason == "member session expired"
+    failed = [m for m in out["partition_movements"] if m["stop_cause"] == "member_failed"]
+    assert failed and {m["to_member_id"] for m in failed} == {"c1"}
+    for m in failed:
+        assert m["revoked_at"] == removed.ts - 45_000  # its last heartbeat
+    gen = out["generations"][-1]
+    assert gen["rebalance_reason"] == "member session expired" and gen["members"] == ["c1"]
+
+
+# ================================================================================ round trip
+NAMES = ("a", "b", "c", "d")
+
+
+@st.composite
+def timelines(draw) -> tuple[Timeline, bool]:
+    """A valid membership timeline: joins, leaves, crashes, restarts, pauses, resubscriptions."""
+    initial = {"t": draw(st.integers(1, 8)), "u": draw(st.integers(0, 3))}
+    counts = dict(initial)
+    up: dict[str, bool] = {}
+    busy: dict[str, int] = {}
+    actions = []
+    at = 0
+    for _ in range(draw(st.integers(1, 8))):
+        at += draw(st.sampled_from([0, 1, 7, 500, 3_000, 20_000, 60_000]))
+        kind = draw(
+            st.sampled_from(["join", "join", "leave", "crash", "restart", "pause", "subscribe", "partitions"])
+        )
+        name = draw(st.sampled_from(NAMES))
+        if kind == "partitions":
+            topic = draw(st.sampled_from(["t", "u"]))
+            counts[topic] += draw(st.integers(1, 3))
+            actions.append(PartitionCount(at, topic, counts[topic]))
+        elif busy.get(name, -1) >= at:
+            continue
+        elif kind == "join":
+            if not up.get(name):
+                up[name] = True
+                topics = draw(st.sampled_from([None, ("t",), ("t", "u")]))
+                instance = draw(st.sampled_from([None, None, f"{name}-host"]))
+                actions.append(Join(at, name, topics=topics, instance_id=instance))
+        elif up.get(name):
+            if kind in ("leave", "crash"):
+                up[name] = False
+                actions.append(Leave(at, name) if kind == "leave" else Crash(at, name))
+            elif kind == "restart":
+                down = draw(st.sampled_from([10, 5_000, 50_000]))
+                actions.append(Restart(at, name, down, draw(st.booleans())))
+                busy[name] = at + down + 1
+            elif kind == "pause":
+                length = draw(st.sampled_from([100, 10_000, 60_000, 400_000]))
+                actions.append(Pause(at, name, length, draw(st.sampled_from(["gc", "poll"]))))
+                busy[name] = at + length + 1
+            else:
+                actions.append(Subscribe(at, name, draw(st.sampled_from([("t",), ("u",), ("t", "u")]))))
+    actions = actions or [Join(0, "a")]
+    return Timeline(topics=initial, actions=tuple(actions)), draw(st.booleans())
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(timelines(), st.floats(0, 1))
+def test_round_trip_replay_reproduces_the_simulated_truth(case, cut_at):
+    timeline, static = case
+    sim = simulate_consumer_group(timeline, ConsumerSimSettings(static_membership=static))
+    assert_replay_matches_truth(sim)
+    # ground-truth invariant: a partition is never started before its previous owner stopped it
+    assert all(
+        m["assigned_at"] is None or m["assigned_at"] >= m["revoked_at"]
+        for m in sim.truth["partition_movements"]
+    )
+    # a nightly run stopping anywhere and resuming from the JSON snapshot gives the same rows
+    events = sorted(sim.events, key=event_order_key)
+    cut = int(cut_at * len(events))
+    first = ConsumerGroupReplayer(timeline.cluster, timeline.group_id)
+    first.feed(events[:cut])
+    head = first.drain()
+    second = ConsumerGroupReplayer(
+        timeline.cluster, timeline.group_id, state=json.loads(json.dumps(first.snapshot()))
+    )
+    second.feed(events[cut:])
+    tail = second.finish()
+    whole = replay(events)
+    for name in whole:
+        assert head[name] + tail[name] == whole[name], name
+    # the broker's log alone gives the same group epochs, convergence instants and target assignments
+    broker = replay([e for e in events if e.side == "coordinator"])
+    without_timing = lambda rows: [{k: v for k, v in r.items() if k != "timing_source"} for r in rows]  # noqa: E731
+    assert without_timing(broker["generations"]) == without_timing(sim.truth["generations"])
+    assert broker["assignments"] == sim.truth["assignments"]
+
+
+def test_settings_from_the_classic_simulator():
+    from rebalance_core.simulate import SimulationSettings
+
+    classic = SimulationSettings(assignor="server-range", static_membership=True, session_timeout_ms=30_000)
+    kip848 = ConsumerSimSettings.from_simulation_settings(classic)
+    assert (kip848.assignor, kip848.static_membership, kip848.session_timeout_ms) == (
+        "server-range",
+        True,
+        30_000,
+    )
+    assert kip848.heartbeat_interval_ms == 5_000  # group.consumer.heartbeat.interval.ms, a broker setting
+
+
+@pytest.mark.parametrize("field", ["network_ms", "revoke_callback_ms"])
+def test_settings_reject_zero_latencies(field):
+    with pytest.raises(ValueError):
+        ConsumerSimSettings(**{field: 0})

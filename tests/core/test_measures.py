@@ -1,0 +1,129 @@
+"""The ownership timeline (docs/metrics.md) on hand-made start/stop sequences."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from rebalance_core.events import TopicPartition
+from rebalance_core.measures import DOUBLE_OWNERSHIP, STOP_NOT_OWNED, OwnershipTimeline
+
+P0, P1, P2 = (TopicPartition("t", i) for i in range(3))
+DAY = 1_700_000_000_000  # 2023-11-14T22:13:20Z
+
+
+def eager_timeline() -> OwnershipTimeline:
+    """c1 owns p0..p2; c2 joins: eager, everything stops, p0,p1 back to c1 and p2 to c2."""
+    tl = OwnershipTimeline("k", "g")
+    for tp in (P0, P1, P2):
+        tl.start(tp, "c1", DAY)  # first assignment: no movement row
+    tl.begin_episode("e1", DAY + 1000, reason="new member", rebalance_protocol="eager")
+    for tp in (P0, P1, P2):
+        assert tl.stop(tp, "c1", DAY + 1010, "revoked") is None
+    tl.round_completed(2, DAY + 1100)
+    tl.start(P0, "c1", DAY + 1110, generation_id=2)
+    tl.start(P1, "c1", DAY + 1110, generation_id=2)
+    tl.start(P2, "c2", DAY + 1120, generation_id=2)
+    return tl
+
+
+def test_eager_rebalance_rows():
+    tl = eager_timeline()
+    out = tl.finish()
+    moves = out["partition_movements"]
+    assert [(m["partition"], m["to_member_id"], m["unavailable_ms"]) for m in moves] == [
+        (0, "c1", 100),
+        (1, "c1", 100),
+        (2, "c2", 110),
+    ]
+    assert [m["wasted_revocation"] for m in moves] == [True, True, False]
+    assert [m["moved"] for m in moves] == [False, False, True]
+    assert {m["episode_id"] for m in moves} == {"e1"}
+    (ep,) = out["rebalance_episodes"]
+    assert ep["stw_ms"] == 100  # last stop at +1010 -> first start at +1110
+    assert ep["partition_unavailable_ms"] == 310
+    assert ep["max_partition_unavailable_ms"] == 110
+    assert (ep["partitions_moved"], ep["partitions_revoked"], ep["revocations_wasted"]) == (1, 3, 2)
+    assert ep["rebalance_ms"] == 100 and ep["first_generation_id"] == ep["last_generation_id"] == 2
+    (day,) = tl.daily_rows()
+    assert day["event_date"] == dt.date(2023, 11, 14)
+    assert (day["rebalances"], day["stw_ms"], day["partition_unavailable_ms"]) == (1, 100, 310)
+    assert day["reasons"] == {"new member": 1}
+
+
+def test_cooperative_keeps_unmoved_partitions_running():
+    tl = OwnershipTimeline("k", "g")
+    for tp in (P0, P1, P2):
+        tl.start(tp, "c1", DAY)
+    tl.begin_episode("e1", DAY + 1000)
+    tl.round_completed(2, DAY + 1100)
+    tl.stop(P2, "c1", DAY + 1105, "revoked")
+    tl.next_round()
+    tl.round_completed(3, DAY + 1200)
+    tl.start(P2, "c2", DAY + 1210)
+    tl.end_episode()
+    out = tl.drain()
+    (ep,) = out["rebalance_episodes"]
+    assert ep["rounds"] == 2 and (ep["first_generation_id"], ep["last_generation_id"]) == (2, 3)
+    assert ep["stw_ms"] == 0 and ep["partition_unavailable_ms"] == 105 and ep["partitions_moved"] == 1
+
+
+def test_stop_the_world_ends_at_group_empty_and_open_stops_are_emitted():
+    tl = OwnershipTimeline("k", "g")
+    tl.start(P0, "c1", DAY)
+    tl.begin_episode("e1", DAY + 50_000)
+    tl.stop(P0, "c1", DAY + 5_000, "member_failed")  # crash: last heartbeat, placed in the past
+    tl.group_empty(DAY + 50_001)
+    tl.round_completed(2, DAY + 50_001)
+    out = tl.finish()
+    (move,) = out["partition_movements"]
+    assert move["assigned_at"] is None and move["unavailable_ms"] is None and move["moved"] is False
+    (ep,) = out["rebalance_episodes"]
+    assert ep["stw_ms"] == 45_001 and ep["rebalance_ms"] == 1
+
+
+def test_static_restart_outside_an_episode_counts_in_the_day():
+    tl = OwnershipTimeline("k", "g")
+    tl.start(P0, "a-1", DAY, instance="a")
+    tl.stop(P0, "a-1", DAY + 100, "member_failed", instance="a")
+    tl.start(P0, "a-2", DAY + 400, instance="a")
+    (move,) = tl.drain()["partition_movements"]
+    assert move["moved"] is False and move["wasted_revocation"] is False and move["episode_id"] is None
+    (day,) = tl.daily_rows()
+    assert (day["stw_ms"], day["partition_unavailable_ms"], day["rebalances"]) == (300, 300, 0)
+
+
+def test_rules_reported_not_raised():
+    tl = OwnershipTimeline("k", "g")
+    assert tl.stop(P0, "c1", DAY, "revoked") == STOP_NOT_OWNED
+    tl.start(P0, "c1", DAY)
+    assert tl.start(P0, "c2", DAY + 10) == DOUBLE_OWNERSHIP
+    assert tl.owner_of(P0) == "c2"
+    (move,) = tl.drain()["partition_movements"]
+    assert move["stop_cause"] == "lost" and move["unavailable_ms"] == 0
+
+
+def test_snapshot_round_trip_is_json_and_resumes():
+    tl = OwnershipTimeline("k", "g")
+    for tp in (P0, P1, P2):
+        tl.start(tp, "c1", DAY)
+    tl.begin_episode("e1", DAY + 1000)
+    tl.stop(P0, "c1", DAY + 1010, "revoked")
+    state = json.loads(json.dumps(tl.snapshot()))
+    resumed = OwnershipTimeline("k", "g", state=state)
+    for t in (tl, resumed):
+        t.round_completed(2, DAY + 1100)
+        t.start(P0, "c2", DAY + 1110)
+    assert tl.finish() == resumed.finish()
+    assert tl.daily_rows() == resumed.daily_rows()
+
+
+def test_assumed_ownership_predates_the_input():
+    tl = OwnershipTimeline("k", "g")
+    assert tl.assume(P0, "c1") and not tl.assume(P0, "c2")
+    tl.stop(P0, "c1", DAY + 10, "revoked")
+    assert not tl.assume(P0, "c2")  # stopped: known
+    tl.start(P0, "c2", DAY + 30)
+    (move,) = tl.drain()["partition_movements"]
+    assert (move["from_member_id"], move["unavailable_ms"]) == ("c1", 20)
+    assert tl.daily_rows()[0]["stw_ms"] == 20

@@ -1,0 +1,88 @@
+"""Cooperative rebalances (KIP-429) and Connect's incremental cooperative protocol (KIP-415): rounds of
+one episode are linked; partitions that stay with their owner never stop."""
+
+from __future__ import annotations
+
+from rebalance_core.replay import ReplaySettings
+from tests.core import replay_scenarios as sc
+from tests.core.replay_helpers import ev, rel, run
+
+
+def test_two_rounds_are_one_episode():
+    out = run(sc.cooperative_two_rounds())
+    gens = out["generations"]
+    assert [(g["generation_id"], g["episode_round"]) for g in gens] == [(2, 1), (3, 2)]
+    assert len({g["episode_id"] for g in gens}) == 1
+    assert {g["rebalance_protocol"] for g in gens} == {"cooperative"}
+    (episode,) = out["rebalance_episodes"]
+    assert rel(
+        episode, "rounds", "first_generation_id", "last_generation_id", "started_at", "stabilized_at"
+    ) == (
+        2,
+        2,
+        3,
+        1001,
+        1703,
+    )
+    assert (episode["stw_ms"], episode["partitions_moved"], episode["partitions_revoked"]) == (0, 2, 2)
+    # only t-2, t-3 stop (c1's revocation), and start when c2 (no log: coordinator timing) gets them
+    moves = [
+        rel(m, "partition", "from_member_id", "to_member_id", "revoked_at", "assigned_at", "generation_id")
+        for m in out["partition_movements"]
+    ]
+    assert moves == [(2, "c1", "c2", 1605, 1703, 3), (3, "c1", "c2", 1605, 1703, 3)]
+
+
+def test_broker_only_cooperative_links_rounds_by_inferred_revocation():
+    events = [e for e in sc.cooperative_two_rounds() if e.is_coordinator]
+    for e in events:
+        e.assignment = None
+    # generation 1 known: c1 owned everything
+    prefix = [
+        ev(0, "join_received", member_id="c1", attributes={"state": "Empty"}),
+        ev(1, "rebalance_prepared", generation_id=0),
+        ev(2, "join_completed", generation_id=1, leader_id="c1", members="c1", protocol_name=sc.COOP),
+        ev(3, "assignment_received", generation_id=1, leader_id="c1"),
+    ]
+    out = run(prefix + events, ReplaySettings(topics={"t": 4}))
+    episodes = out["rebalance_episodes"]
+    assert [e["rounds"] for e in episodes] == [1, 2]
+    assert episodes[1]["stw_ms"] == 0 and episodes[1]["source"] == "inferred"
+    moves = out["partition_movements"]
+    assert moves and all(m["from_member_id"] == "c1" and m["to_member_id"] == "c2" for m in moves)
+    # revoked at round 1's Stable, assigned at round 2's
+    assert {rel(m, "revoked_at", "assigned_at") for m in moves} == {(1603, 1703)}
+
+
+def test_connect_revocation_links_the_next_round_expected_12():
+    """EXPECTED.md 12 (1): 2 rounds, first 'Rebalance started' -> last synced 210 ms."""
+    out = run(sc.connect_two_rounds())
+    (episode,) = out["rebalance_episodes"]
+    assert (episode["rounds"], episode["rebalance_ms"]) == (2, 210)
+    assert [g["generation_id"] for g in out["generations"]] == [4, 5]
+    assert {g["rebalance_protocol"] for g in out["generations"]} == {"cooperative"}
+
+
+def test_kip415_delay_links_the_delayed_round():
+    w = "w1"
+    events = [
+        ev(0, "join_sent", member_id=w),
+        ev(5, "join_response", generation_id=1, member_id=w, protocol_name="sessioned"),
+        ev(10, "sync_response", generation_id=1, member_id=w, attributes={"delay_ms": 300000}),
+        ev(300_010, "join_sent", member_id=w, reason="scheduled rebalance"),
+        ev(300_015, "join_response", generation_id=2, member_id=w, protocol_name="sessioned"),
+        ev(300_020, "sync_response", generation_id=2, member_id=w, attributes={"delay_ms": 0}),
+    ]
+    (episode,) = run(events)["rebalance_episodes"]
+    assert (episode["rounds"], episode["rebalance_ms"]) == (2, 300_020)
+
+
+def test_unrelated_next_rebalance_is_a_new_episode():
+    events = sc.cooperative_two_rounds() + [
+        ev(90_000, "join_received", member_id="c3", attributes={"state": "Stable"}),
+        ev(90_001, "rebalance_prepared", generation_id=3, reason="Adding new member c3"),
+    ]
+    out = run(events)
+    assert [e["rounds"] for e in out["rebalance_episodes"]] == [2, 1]
+    last = out["rebalance_episodes"][-1]
+    assert last["stabilized_at"] is None and last["rebalance_ms"] is None  # input ended mid-rebalance

@@ -1,0 +1,213 @@
+"""Failures, leaves, static members, group deletion, logs that start mid-rebalance, anomalies."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key, replay
+from tests.core import replay_scenarios as sc
+from tests.core.replay_helpers import CLUSTER, GROUP, T0, ev, rel, run
+
+
+def test_session_timeout_stops_at_last_heartbeat():
+    out = run(sc.session_timeout_crash())
+    crashed = next(m for m in out["partition_movements"] if m["from_member_id"] == "c2")
+    # removed at 20000 with session.timeout.ms 10000: it stopped consuming at 10000
+    assert rel(crashed, "stop_cause", "revoked_at", "assigned_at", "unavailable_ms") == (
+        "member_failed",
+        10000,
+        20501,
+        10501,
+    )
+    last = out["rebalance_episodes"][-1]
+    assert last["stw_ms"] == 500  # c1 kept consuming t-0 until the Preparing at 20001
+
+
+def test_session_timeout_from_settings_when_the_log_does_not_say():
+    events = sc.session_timeout_crash()
+    for e in events:
+        e.attributes.pop("session_timeout_ms", None)
+    out = run(events, ReplaySettings(session_timeout_ms=45000))
+    crashed = next(m for m in out["partition_movements"] if m["from_member_id"] == "c2")
+    assert rel(crashed, "revoked_at") == (20000 - 45000,)
+
+
+def test_static_restart_without_rebalance():
+    out = run(sc.static_restart())
+    assert [g["generation_id"] for g in out["generations"]] == [1]  # no new generation
+    (move,) = out["partition_movements"]
+    assert rel(move, "from_member_id", "to_member_id", "stop_cause", "revoked_at", "assigned_at") == (
+        "i1-A",
+        "i1-B",
+        "member_failed",
+        5000,  # the new process's JoinGroup: the crash instant is in no log (a lower bound)
+        5004,
+    )
+    assert move["moved"] is False and move["episode_id"] is None  # same instance, outside any rebalance
+    (day,) = out["group_daily_summary"]
+    assert (day["partition_unavailable_ms"], day["rebalances"]) == (4, 1)
+
+
+def test_static_restart_broker_only_gives_the_old_assignment_back():
+    events = [e for e in sc.static_restart() if e.is_coordinator]
+    out = run(events)
+    (move,) = out["partition_movements"]
+    assert rel(move, "from_member_id", "to_member_id", "revoked_at", "assigned_at") == (
+        "i1-A",
+        "i1-B",
+        5001,
+        5001,
+    )
+
+
+def test_dead_group_restarts_generations_expected_04():
+    out = run(sc.log_04_dead_then_generation_zero())
+    gens = [(g["generation_id"], g["ended_empty"], g["rebalance_ms"]) for g in out["generations"]]
+    assert gens == [(2, True, 1), (1, False, 3016)]
+    assert out["generations"][1]["leader_member_id"] == "m-7dfd"
+    assert rel(out["generations"][1], "join_completed_at") == (286_427,)  # Preparing -> Stabilized = 3002 ms
+    assert len(out["rebalance_episodes"]) == 2
+    assert not out["anomalies"]  # generation 0 after 2 is not an error
+
+
+def test_join_and_leave_expected_05():
+    out = run(sc.log_05_join_leave())
+    gens = out["generations"]
+    assert [(g["generation_id"], g["member_count"], g["leader_member_id"]) for g in gens] == [
+        (1, 1, "p-0eec"),
+        (2, 2, "p-0eec"),
+        (3, 1, "p-0eec"),
+    ]
+    assert [g["members"] for g in gens] == [["p-0eec"], ["p-0eec", "p-4be6"], ["p-0eec"]]
+    assert [rel(g, "rebalance_started_at", "join_completed_at") for g in gens] == [
+        (18, 21),
+        (24_995, 27_075),
+        (2_400_884, 2_402_591),
+    ]
+    assert not out["anomalies"]
+
+
+def test_log_starting_mid_rebalance():
+    out = run(sc.starts_mid_rebalance())
+    first, second = out["generations"]
+    assert first["rebalance_started_at"] is None and first["rebalance_ms"] is None
+    assert rel(first, "join_completed_at", "stabilized_at") == (0, 2)
+    left = next(m for m in out["partition_movements"] if m["from_member_id"] == "y")
+    assert rel(left, "stop_cause", "revoked_at", "to_member_id") == ("member_left", 5000, "x")
+    assert second["episode_round"] == 1 and not out["anomalies"]
+
+
+def test_member_only_log_starting_with_a_sync():
+    events = [
+        ev(0, "sync_response", generation_id=4, member_id="m", partitions="t-0"),
+        ev(1, "partitions_assigned", member_id="m", partitions="t-0"),
+    ]
+    out = run(events)
+    (gen,) = out["generations"]
+    assert gen["generation_id"] == 4 and gen["rebalance_started_at"] is None
+    assert not out["partition_movements"] and not out["anomalies"]
+
+
+def test_anomalies_are_rows_not_exceptions():
+    events = [
+        ev(0, "join_completed", generation_id=3, leader_id="a", members="a b"),
+        ev(1, "assignment_received", generation_id=3, leader_id="a", assignment={"a": "t-0", "b": "t-0"}),
+        ev(2, "join_completed", generation_id=9, leader_id="a", members="a b"),
+        ev(3, "rebalance_prepared", generation_id=9),
+        ev(4, "join_completed", generation_id=10, leader_id="a"),
+        dataclasses.replace(ev(5, "group_stable"), event_type="no_such_type"),
+        dataclasses.replace(ev(6, "group_stable"), group_id="other"),
+    ]
+    replayer = GroupReplayer(CLUSTER, GROUP)
+    replayer.feed(events)
+    replayer.feed([ev(1, "group_stable")])  # older than what was replayed
+    out = replayer.finish()
+    rules = [a["rule"] for a in out["anomalies"]]
+    assert rules == [
+        "assignment_conflict",
+        "double_ownership",
+        "invalid_transition",
+        "generation_mismatch",
+        "unknown_event_type",
+        "wrong_group",
+        "out_of_order",
+    ]
+    assert out["anomalies"][2]["group_state"] == "Stable"
+    assert sum(d["anomalies"] for d in out["group_daily_summary"]) == len(rules)
+
+
+def test_not_final_keeps_open_rows_in_the_state():
+    events = sorted(sc.cooperative_two_rounds(), key=event_order_key)[:12]  # mid-episode
+    replayer = GroupReplayer(CLUSTER, GROUP, ReplaySettings(final=False))
+    replayer.feed(events)
+    out = replayer.finish()
+    assert not out["rebalance_episodes"] and not out["partition_movements"]
+    assert [g["generation_id"] for g in out["generations"]] == []  # round 1 is still open
+    assert out["group_daily_summary"][0]["events"] == 12
+    state = replayer.snapshot()
+    assert state["round"] is not None
+
+
+def test_replay_many_groups():
+    events = sc.eager_broker_only() + [
+        dataclasses.replace(e, group_id="g2", event_id=e.event_id + "b") for e in sc.log_05_join_leave()
+    ]
+    out = replay(reversed(events))
+    assert {(g["group_id"], g["generation_id"]) for g in out["generations"]} == {
+        ("g", 1),
+        ("g", 2),
+        ("g2", 1),
+        ("g2", 2),
+        ("g2", 3),
+    }
+    assert all(r["event_date"].year == 2023 for rows in out.values() for r in rows)
+    assert all(isinstance(r["ts"], int) and r["ts"] > T0 for r in out["anomalies"])
+
+
+def test_consumer_protocol_groups_go_to_their_replayer():
+    from rebalance_core.consumer_protocol import ConsumerGroupReplayer
+    from rebalance_core.replay import new_replayer
+
+    kip848 = [ev(0, "group_epoch_bumped", group_epoch=1)]
+    assert isinstance(new_replayer(CLUSTER, GROUP, events=kip848), ConsumerGroupReplayer)
+    classic = new_replayer(CLUSTER, GROUP, events=sc.eager_broker_only())
+    assert isinstance(classic, GroupReplayer)
+    assert isinstance(new_replayer(CLUSTER, GROUP, state=classic.snapshot()), GroupReplayer)
+    replay(kip848)  # dispatched, no error
+
+
+def test_lost_after_the_group_emptied_does_not_resurrect_ownership():
+    events = [
+        ev(0, "join_received", member_id="c1", attributes={"state": "Empty"}),
+        ev(1, "rebalance_prepared", generation_id=0),
+        ev(2, "join_completed", generation_id=1, leader_id="c1", members="c1", protocol_name="range"),
+        ev(3, "join_response", generation_id=1, member_id="c1"),
+        ev(4, "assignment_received", generation_id=1, leader_id="c1", assignment={"c1": "t-0"}),
+        ev(5, "sync_response", generation_id=1, member_id="c1", partitions="t-0"),
+        ev(5, "partitions_assigned", member_id="c1", partitions="t-0"),
+        ev(6000, "leave_sent", member_id="c1"),
+        ev(6001, "member_removed", member_id="c1", reason="leave_group"),
+        ev(6001, "rebalance_prepared", generation_id=1),
+        ev(6001, "group_empty", generation_id=2),
+        ev(8000, "partitions_lost", member_id="c1", partitions="t-0"),  # the stuck poll loop wakes up
+    ]
+    out = run(events)
+    (move,) = out["partition_movements"]
+    assert rel(move, "stop_cause", "revoked_at", "assigned_at") == ("member_left", 6000, None)
+    assert not out["anomalies"]
+
+
+def test_cooperative_unsubscribed_topic_causes_no_follow_up_round():
+    events = [
+        ev(0, "join_received", member_id="c1", subscription="t u", attributes={"state": "Empty"}),
+        ev(1, "rebalance_prepared", generation_id=0),
+        ev(2, "join_completed", generation_id=1, leader_id="c1", members="c1", protocol_name=sc.COOP),
+        ev(3, "assignment_received", generation_id=1, leader_id="c1", assignment={"c1": "t-0 u-0"}),
+        ev(100, "join_received", member_id="c1", subscription="t", attributes={"state": "Stable"}),
+        ev(101, "rebalance_prepared", generation_id=1, reason="Updating metadata for member c1"),
+        ev(102, "join_completed", generation_id=2, leader_id="c1", members="c1", protocol_name=sc.COOP),
+        ev(103, "assignment_received", generation_id=2, leader_id="c1", assignment={"c1": "t-0"}),
+        ev(200, "rebalance_prepared", generation_id=2, reason="Leader c1 re-joining group during Stable"),
+    ]
+    out = run(events)
+    assert [(g["generation_id"], g["episode_round"]) for g in out["generations"]] == [(1, 1), (2, 1)]

@@ -1,0 +1,291 @@
+"""The simulator's protocol rules one at a time (Kafka behaviour each test names), the timeline and
+settings validation, and determinism."""
+
+from __future__ import annotations
+
+import pytest
+
+from rebalance_core.simulate import (
+    SimulationError,
+    SimulationSettings,
+    load_scenario,
+    load_settings,
+    simulate,
+)
+from rebalance_core.timeline import (
+    Crash,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Subscribe,
+    Timeline,
+    TimelineError,
+    load_timeline,
+    parse_duration,
+)
+from schemas.events import EventType, RemovalReason
+from tests.core.sim_helpers import events_of, member_names, partitions
+
+S = 1_000  # ms
+
+
+def sim(*actions, topics=None, **settings):
+    timeline = Timeline(topics=topics or {"t": 6}, actions=actions, group_id="g")
+    result = simulate(timeline, SimulationSettings(**{"group_initial_rebalance_delay_ms": 0, **settings}))
+    result.start = timeline.start_ms
+    return result
+
+
+def at(result, ms: int) -> int:
+    return result.start + ms
+
+
+def test_same_seed_same_events_other_seed_other_member_ids():
+    actions = (Join(0, "c1"), Join(0, "c2"), Crash(30 * S, "c2"))
+    first, again, other = sim(*actions, seed=3), sim(*actions, seed=3), sim(*actions, seed=4)
+    assert first.events == again.events and first.truth == again.truth
+    assert [e.event_type for e in first.events] == [e.event_type for e in other.events]
+    assert set(member_names(first.events)).isdisjoint(member_names(other.events))
+
+
+def test_crash_is_noticed_one_session_timeout_after_the_last_heartbeat():
+    result = sim(Join(0, "c1"), Join(0, "c2"), Crash(30 * S, "c2"), session_timeout_ms=10 * S)
+    names = member_names(result.events)
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert removed.reason == RemovalReason.SESSION_TIMEOUT.value and names[removed.member_id] == "c2"
+    assert removed.ts == at(result, 40 * S)
+    assert not events_of(result.events, EventType.LEAVE_SENT)
+    (prepared,) = [e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts == removed.ts]
+    assert "on heartbeat expiration" in prepared.reason
+    failed = [m for m in result.truth["partition_movements"] if m["stop_cause"] == "member_failed"]
+    assert failed and {m["revoked_at"] for m in failed} == {at(result, 30 * S)}
+
+
+def test_graceful_leave_revokes_then_sends_leave_group():
+    result = sim(Join(0, "c1"), Join(0, "c2"), Leave(30 * S, "c2"))
+    names = member_names(result.events)
+    c2 = [e for e in result.events if e.ts >= at(result, 30 * S) and names.get(e.member_id) == "c2"]
+    assert [e.event_type for e in c2] == ["partitions_revoked", "leave_sent", "member_removed"]
+    assert c2[-1].reason == RemovalReason.LEAVE_GROUP.value
+
+
+def test_static_member_closing_sends_no_leave_group_and_expires_after_its_session():
+    result = sim(Join(0, "c1"), Join(0, "c2"), Restart(30 * S, "c2", 60 * S), static_membership=True)
+    assert not events_of(result.events, EventType.LEAVE_SENT)
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert removed.reason == RemovalReason.SESSION_TIMEOUT.value and removed.ts == at(result, 75 * S)
+    # back after the session expired: a new static member (no replacement), so a rebalance
+    assert not events_of(result.events, EventType.STATIC_MEMBER_REPLACED)
+    joins = events_of(result.events, EventType.JOIN_RECEIVED)
+    (back,) = [e for e in joins if e.ts > removed.ts and e.client_id == "c2"]
+    assert back.group_instance_id == "c2" and back.attributes["state"] == "Stable"
+
+
+def test_gc_pause_beyond_the_session_timeout_loses_the_partitions_and_rejoins_as_a_new_member():
+    result = sim(Join(0, "c1"), Join(0, "c2"), Pause(30 * S, "c2", 20 * S, "gc"), session_timeout_ms=10 * S)
+    names = member_names(result.events)
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert removed.ts == at(result, 40 * S) and names[removed.member_id] == "c2"
+    (lost,) = events_of(result.events, EventType.PARTITIONS_LOST)
+    assert lost.ts == at(result, 50 * S) and lost.member_id == removed.member_id
+    rejoin = next(e for e in events_of(result.events, EventType.JOIN_SENT) if e.ts > lost.ts)
+    assert rejoin.client_id == "c2" and rejoin.member_id is None  # UNKNOWN_MEMBER_ID: a new member id
+
+
+def test_short_gc_pause_goes_unnoticed():
+    calm = sim(Join(0, "c1"), Join(0, "c2"))
+    paused = sim(Join(0, "c1"), Join(0, "c2"), Pause(30 * S, "c2", 5 * S, "gc"), session_timeout_ms=10 * S)
+    assert [e.event_type for e in paused.events] == [e.event_type for e in calm.events]
+
+
+def test_slow_poll_past_max_poll_interval_makes_the_member_leave():
+    result = sim(
+        Join(0, "c1"),
+        Join(0, "c2"),
+        Pause(30 * S, "c2", 40 * S, "poll"),
+        session_timeout_ms=10 * S,
+        max_poll_interval_ms=20 * S,
+    )
+    names = member_names(result.events)
+    (expired,) = events_of(result.events, EventType.POLL_TIMEOUT_EXPIRED)
+    assert expired.ts == at(result, 50 * S) and names[expired.member_id] == "c2"
+    leave = events_of(result.events, EventType.LEAVE_SENT)[0]
+    assert leave.ts == expired.ts
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert removed.reason == RemovalReason.LEAVE_GROUP.value
+    # when the poll loop comes back its partitions are lost and it joins as a new member
+    (lost,) = events_of(result.events, EventType.PARTITIONS_LOST)
+    assert lost.ts == at(result, 70 * S)
+    left = [m for m in result.truth["partition_movements"] if m["from_member_id"] == expired.member_id]
+    assert left and {(m["stop_cause"], m["revoked_at"]) for m in left} == {("member_left", expired.ts)}
+
+
+def test_slow_poll_holds_up_the_rebalance_until_the_member_rejoins():
+    result = sim(Join(0, "c1"), Join(0, "c2"), Pause(30 * S, "c2", 20 * S, "poll"), Join(35 * S, "c3"))
+    names = member_names(result.events)
+    revokes = events_of(result.events, EventType.PARTITIONS_REVOKED)
+    (c2_revoked,) = [e for e in revokes if names[e.member_id] == "c2"]
+    assert c2_revoked.ts == at(result, 50 * S)  # the poll loop is back: onJoinPrepare, then JoinGroup
+    c2_join = next(e for e in events_of(result.events, EventType.JOIN_SENT) if e.ts > c2_revoked.ts)
+    assert c2_join.client_id == "c2" and c2_join.ts == c2_revoked.ts + 5
+    completed = events_of(result.events, EventType.JOIN_COMPLETED)[-1]
+    assert completed.ts > c2_join.ts and {names[m] for m in completed.members} == {"c1", "c2", "c3"}
+
+
+def test_partition_count_change_makes_the_leader_rejoin_and_assign_the_new_partitions():
+    result = sim(Join(0, "c1"), Join(0, "c2"), PartitionCount(30 * S, "t", 8))
+    (changed,) = events_of(result.events, EventType.TOPIC_METADATA_CHANGED)
+    assert changed.attributes == {"topic.t": "8"}
+    request = next(e for e in events_of(result.events, EventType.JOIN_REQUESTED) if e.ts > changed.ts)
+    assert (
+        request.reason == "cached metadata has changed"
+        and request.member_id == result.truth["generations"][0]["leader_member_id"]
+    )
+    last = events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1]
+    assert set().union(*last.assignment.values()) == partitions(*range(8))
+
+
+def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
+    result = sim(
+        Join(0, "c1", ("t", "u")),
+        Subscribe(30 * S, "c1", ("t",)),
+        topics={"t": 2, "u": 2},
+        assignor="cooperative-sticky",
+    )
+    (revoked,) = events_of(result.events, EventType.PARTITIONS_REVOKED)
+    assert set(revoked.partitions) == partitions(0, 1, topic="u")
+    request = events_of(result.events, EventType.JOIN_REQUESTED)[0]
+    assert request.reason == "subscription changed" and request.ts == revoked.ts
+    assert set(
+        events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1].assignment.popitem()[1]
+    ) == partitions(0, 1)
+
+
+def test_initial_rebalance_delay_waits_and_is_extended_by_members_joining_during_it():
+    alone = sim(Join(0, "c1"), group_initial_rebalance_delay_ms=3 * S, join_round_trip_ms=20)
+    (completed,) = events_of(alone.events, EventType.JOIN_COMPLETED)
+    assert completed.ts == at(alone, 10 + 3 * S)  # JoinGroup arrives at +10, then the delay
+    two = sim(Join(0, "c1"), Join(2 * S, "c2"), group_initial_rebalance_delay_ms=3 * S, join_round_trip_ms=20)
+    (completed,) = events_of(two.events, EventType.JOIN_COMPLETED)
+    assert completed.ts == at(two, 10 + 6 * S) and completed.member_count == 2
+
+
+def test_last_member_leaving_empties_the_group():
+    result = sim(Join(0, "c1"), Leave(30 * S, "c1"))
+    (empty,) = events_of(result.events, EventType.GROUP_EMPTY)
+    assert empty.generation_id == 2
+    (last,) = [g for g in result.truth["generations"] if g["generation_id"] == 2]
+    assert last["ended_empty"] and last["members"] == [] and last["leader_member_id"] is None
+
+
+def test_static_member_killed_and_back_within_its_session_is_unobservable():
+    """No log shows when a killed static member stopped: the simulator says so."""
+    result = sim(
+        Join(0, "c1"), Join(0, "c2"), Restart(30 * S, "c2", 5 * S, graceful=False), static_membership=True
+    )
+    assert events_of(result.events, EventType.STATIC_MEMBER_REPLACED)
+    assert len(result.unobservable) == 1 and "replaced by a restarted static member" in result.unobservable[0]
+    graceful = sim(Join(0, "c1"), Join(0, "c2"), Restart(30 * S, "c2", 5 * S), static_membership=True)
+    assert graceful.unobservable == []
+
+
+def test_end_stops_the_simulation_with_the_round_still_open():
+    timeline = Timeline(topics={"t": 2}, actions=(Join(0, "c1"),), group_id="g", end_ms=1 * S)
+    result = simulate(timeline, SimulationSettings(group_initial_rebalance_delay_ms=3 * S))
+    assert result.events[-1].event_type == EventType.REBALANCE_PREPARED.value
+    assert result.truth["generations"] == []  # its join phase never completed
+    (episode,) = result.truth["rebalance_episodes"]
+    assert episode["stabilized_at"] is None
+
+
+# ------------------------------------------------------------------------------------ validation
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"actions": [{"at": 0, "action": "join", "member": "c1"}]}, "'topics' must be a non-empty mapping"),
+        ({"topics": {"t": 1}, "actions": []}, "'actions' must be a non-empty list"),
+        (
+            {"topics": {"t": 1}, "actions": [{"at": 0, "action": "fly", "member": "c1"}]},
+            "'action' must be one of",
+        ),
+        ({"topics": {"t": 1}, "actions": [{"action": "join", "member": "c1"}]}, "missing 'at'"),
+        (
+            {"topics": {"t": 1}, "actions": [{"at": "soon", "action": "join", "member": "c1"}]},
+            "expected milliseconds",
+        ),
+        (
+            {"topics": {"t": 1}, "actions": [{"at": 0, "action": "join", "member": "c1", "color": 1}]},
+            "unknown field",
+        ),
+        ({"topics": {"t": 1}, "actions": [{"at": 0, "action": "crash", "member": "c1"}]}, "is not running"),
+        (
+            {"topics": {"t": 1}, "actions": [{"at": 0, "action": "join", "member": "c1"}] * 2},
+            "is already running",
+        ),
+        (
+            {"topics": {"t": 4}, "actions": [{"at": 0, "action": "partitions", "topic": "t", "count": 2}]},
+            "partition counts only grow",
+        ),
+        (
+            {
+                "topics": {"t": 1},
+                "actions": [
+                    {"at": 0, "action": "join", "member": "c1"},
+                    {"at": "1s", "action": "restart", "member": "c1", "down": "10s"},
+                    {"at": "5s", "action": "leave", "member": "c1"},
+                ],
+            },
+            "is restarting or paused until",
+        ),
+        (
+            {"topics": {"t": 1}, "actions": [{"at": 0, "action": "join", "member": "c1"}], "colour": "x"},
+            "unknown timeline field",
+        ),
+    ],
+)
+def test_bad_timelines_say_what_is_wrong(doc, message):
+    with pytest.raises(TimelineError, match=message):
+        load_timeline(doc)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"assignor": "magic"}, "unknown assignor"),
+        ({"assignor": "range", "protocol": "cooperative"}, "supports eager, not protocol 'cooperative'"),
+        ({"scheduled_rebalance_max_delay_ms": "5m"}, "needs the cooperative protocol"),
+        ({"heartbeat_interval_ms": "60s"}, "heartbeat_interval_ms must be > 0 and below session_timeout_ms"),
+        ({"session_timeout_ms": -1}, "session_timeout_ms must be an integer >= 0"),
+        ({"retries": 3}, "unknown setting"),
+    ],
+)
+def test_bad_settings_say_what_is_wrong(settings, message):
+    with pytest.raises(SimulationError, match=message):
+        load_settings(settings)
+
+
+def test_durations_and_scenario_loading():
+    assert [parse_duration(v) for v in (250, "250ms", "45s", "5m", "1h")] == [
+        250,
+        250,
+        45_000,
+        300_000,
+        3_600_000,
+    ]
+    timeline, settings = load_scenario(
+        {
+            "topics": {"t": 2},
+            "start": "2024-11-08T10:00:00Z",
+            "settings": {"assignor": "cooperative-sticky", "session_timeout_ms": "10s", "seed": 1},
+            "actions": [{"at": "1s", "action": "join", "member": "c1", "instance_id": "host-1"}],
+        },
+        seed=9,
+    )
+    assert timeline.start_ms == 1_731_060_000_000 and timeline.actions == (Join(1_000, "c1", None, "host-1"),)
+    assert (
+        settings.session_timeout_ms == 10_000
+        and settings.seed == 9
+        and settings.rebalance_protocol == "cooperative"
+    )
