@@ -17,7 +17,7 @@ How a row is read (the parser does exactly this, nothing else):
   the group.instance.id); `node` (a coordinator Node -> attributes coordinator, coordinator_id);
   `assignment` (the leader's classic assignment map); `target_assignment` (KIP-848 map by topic id);
   `a_<name>` -> attributes[<name>] (text); `x_<name>` -> input for the row's `extract` only.
-* `constants` are fixed fields (`reason`, or `a_<name>` attributes); `extract` builds what groups cannot
+* `constants` are fixed fields (`reason`, `member_epoch`, or `a_<name>` attributes); `extract` builds what groups cannot
   (MemberMetadata, Connect assignments, multi-line blocks, one event per removed member).
 * `event` None = a recognised group line that has no canonical event (counted as skipped, "no_event").
 * `merge` = the line restates an event the same member just logged (e.g. "Notifying assignor about the
@@ -432,10 +432,14 @@ BROKER_KIP848: tuple[MessagePattern, ...] = (
       r"Static Member (?P<member_id>\S+) with instance id (?P<group_instance_id>\S+) left the consumer group\.$",
       "the consumer group", f"Static Member {_KIP848_MEMBER} with instance id i1 left the consumer group.",
       constants={**KIP848, **_removed(RemovalReason.LEAVE_GROUP)}),
-    # a static member leaving with epoch -2 keeps its assignment until its session expires: not a removal
-    P("kip848.static_temporary_leave.3_7", COORD, "3.7+", None,
-      r"Static Member \S+ with instance id \S+ temporarily left the consumer group\.$",
-      "the consumer group", f"Static Member {_KIP848_MEMBER} with instance id i1 temporarily left the consumer group."),
+    # a static member leaving with epoch -2 (ConsumerGroupHeartbeat LEAVE_GROUP_STATIC_MEMBER_EPOCH) keeps its
+    # assignment reserved until its session expires: member_removed with member_epoch -2, which the KIP-848
+    # replayer reads as "stopped consuming, partitions reserved", not as a removal
+    P("kip848.static_temporary_leave.3_7", COORD, "3.7+", E.MEMBER_REMOVED,
+      r"Static Member (?P<member_id>\S+) with instance id (?P<group_instance_id>\S+) temporarily left the consumer "
+      r"group\.$",
+      "the consumer group", f"Static Member {_KIP848_MEMBER} with instance id i1 temporarily left the consumer group.",
+      constants={**KIP848, **_removed(RemovalReason.LEAVE_GROUP), "member_epoch": "-2"}),
     P("kip848.fenced_session.3_6", COORD, "3.6-3.7", E.MEMBER_REMOVED,
       r"Member (?P<member_id>\S+) fenced from the group because its session expired\.$",
       "fenced from the group", f"Member {_KIP848_MEMBER} fenced from the group because its session expired.",
