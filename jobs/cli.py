@@ -19,6 +19,7 @@ VERBS: dict[str, tuple[str, str]] = {
         "jobs.parse_logs",
         "Kafka broker/client logs -> canonical events (JSON lines) + quarantine",
     ),
+    "run": ("jobs.replay", "replay canonical events (default: the packaged sample) into the Delta tables"),
     "simulate": ("jobs.simulate_cmd", "play a membership scenario (YAML) -> canonical events (JSON lines)"),
 }
 

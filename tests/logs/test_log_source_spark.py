@@ -1,0 +1,68 @@
+"""`read_kafka_logs` on a local SparkSession: the same events as the pure parser, in the event schema,
+quarantine rows in the quarantine table's columns, and the line counts."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import pytest
+
+from jobs.log_source import read_kafka_logs
+from schemas.events import EVENT_COLUMN_NAMES, event_spark_schema
+from schemas.tables import QUARANTINE
+from tests.logs.kafka_log_fixtures import EXCERPTS, REAL, parse_fixture
+
+pytestmark = pytest.mark.spark
+
+
+def test_read_kafka_logs(spark, tmp_path):
+    root = tmp_path / "logs"
+    (root / "nested").mkdir(parents=True)
+    shutil.copy(REAL / "12_client_connect_incremental_cooperative.log", root / "connect.log")
+    (root / "nested" / "broker.log.gz").write_bytes(
+        gzip.compress((REAL / "05_broker_3.8_classic_join_leave.log").read_bytes())
+    )
+    shutil.copy(EXCERPTS / "client_ecs_json.jsonl", root / "nested" / "ecs.jsonl")
+    expected = [
+        parse_fixture(p)
+        for p in (
+            REAL / "12_client_connect_incremental_cooperative.log",
+            REAL / "05_broker_3.8_classic_join_leave.log",
+            EXCERPTS / "client_ecs_json.jsonl",
+        )
+    ]
+
+    events, quarantine, counts = read_kafka_logs(spark, str(root), {"cluster": "prod", "tz": "UTC"})
+
+    assert events.schema == event_spark_schema() and events.columns == EVENT_COLUMN_NAMES
+    rows = events.collect()
+    assert len({r["event_id"] for r in rows}) == len(rows)
+    assert sorted((r["group_id"], r["event_type"], r["line"]) for r in rows) == sorted(
+        (e.group_id, e.event_type, e.line) for result in expected for e in result.events
+    )
+    assert {r["cluster"] for r in rows} == {"prod"}
+    [sync4] = [r for r in rows if r["event_type"] == "sync_response" and r["generation_id"] == 4]
+    assert sync4["attributes"]["delay_ms"] == "0" and sync4["file"].endswith("connect.log")
+    assert str(sync4["ts"]) == "2022-03-13 13:56:48.996000"
+    [q] = quarantine.collect()
+    assert quarantine.columns == [c.name for c in QUARANTINE]
+    assert (q["cluster"], q["group_id"], q["source_line"], str(q["event_date"])) == (
+        "prod",
+        "json-group",
+        8,
+        "2024-02-10",
+    )
+    assert counts == {
+        "files": 3,
+        "read": sum(r.counts.read for r in expected),
+        "events": sum(r.counts.events for r in expected),
+        "event_lines": sum(r.counts.event_lines for r in expected),
+        "skipped": sum(r.counts.skipped for r in expected),
+        "quarantined": 1,
+    }
+
+
+def test_unknown_option_is_an_error(spark):
+    with pytest.raises(ValueError, match="unknown kafka-log option"):
+        read_kafka_logs(spark, str(REAL), {"timezone": "UTC"})
