@@ -177,6 +177,7 @@ def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | 
     """Kafka log files (any Hadoop path; directories recursively; gzip ok) -> (events_df, quarantine_df,
     counts). events_df has `schemas.events` columns, quarantine_df `schemas.tables.QUARANTINE` columns;
     counts = {"files", "read", "events", "event_lines", "skipped", "quarantined"} (one Spark action).
+    A quarantined line without a readable time has a null event_date (the caller decides its date).
     The parsed rows are persisted when the session allows it, so the two DataFrames do not re-parse."""
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
@@ -198,7 +199,7 @@ def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | 
         F.col("cluster"),
         F.col("group_id"),
         F.lit("actual").alias("scenario"),
-        F.coalesce(F.col("event_date"), F.current_date()).alias("event_date"),
+        F.col("event_date"),  # null for a line without a readable time: the job files it under its run
         F.col("file").alias("source_file"),
         F.col("line").alias("source_line"),
         F.col("raw"),

@@ -160,7 +160,7 @@ RUN_ACCOUNTING = (
     Column("replayed", LONG, True),
     Column("quarantined", LONG, True),
     Column("duplicates", LONG, True, "Dropped as repeats of an event_id"),
-    Column("skipped", LONG, True, "Log lines not about groups (raw logs only)"),
+    Column("skipped", LONG, True, "Rows outside the run's dates, and log lines not about groups"),
     Column("details", ATTRIBUTES),
 )
 
