@@ -29,7 +29,8 @@ from typing import Any
 from rebalance_core import coordinator as co
 from rebalance_core.events import Event, TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
-from schemas.events import EVENT_TYPES, EventType, RemovalReason, Side
+from rebalance_core.replay_common import admit, anomaly_row
+from schemas.events import EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
 
 STATE_VERSION = 1
@@ -41,9 +42,6 @@ COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky", "sessioned", "compatibl
 EAGER_PROTOCOLS = frozenset({"range", "roundrobin", "sticky", "default"})
 INFERABLE_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
 
-WRONG_GROUP = "wrong_group"
-UNKNOWN_EVENT_TYPE = "unknown_event_type"
-OUT_OF_ORDER = "out_of_order"
 ASSIGNMENT_CONFLICT = "assignment_conflict"
 ASSIGNMENT_MISMATCH = "assignment_mismatch"
 INFERENCE_FAILED = "inference_failed"
@@ -270,16 +268,8 @@ class GroupReplayer:
             self._event = None
 
     def _dispatch(self, e: Event) -> None:
-        if e.cluster != self.cluster or e.group_id != self.group_id:
-            self._anomaly(WRONG_GROUP, e, f"event of {e.cluster}/{e.group_id}")
+        if not admit(self, e):
             return
-        self.timeline.day(utc_date(e.ts)).events += 1
-        if e.event_type not in EVENT_TYPES:
-            self._anomaly(UNKNOWN_EVENT_TYPE, e, f"event_type {e.event_type!r}")
-            return
-        if self.last_ts is not None and e.ts < self.last_ts:
-            self._anomaly(OUT_OF_ORDER, e, f"{e.ts - self.last_ts} ms before the previous event")
-        self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
         if e.side == Side.COORDINATOR.value:
             self.has_coordinator = True
             handler = getattr(self, f"_c_{e.event_type}", None)
@@ -1063,19 +1053,10 @@ class GroupReplayer:
         self._anomaly_row(rule, ts, e.event_id if e else None, e.event_type if e else None, state, detail)
 
     def _anomaly_row(self, rule, ts, event_id, event_type, group_state, detail) -> None:
-        date = utc_date(ts) if ts is not None else utc_date(self.last_ts or 0)
-        self.timeline.day(date).anomalies += 1
         self._out["anomalies"].append(
-            {
-                **self.key,
-                "event_date": date,
-                "ts": ts,
-                "event_id": event_id,
-                "event_type": event_type,
-                "group_state": group_state,
-                "rule": rule,
-                "detail": detail,
-            }
+            anomaly_row(
+                self.timeline, self.key, rule, ts, event_id, event_type, group_state, detail, self.last_ts
+            )
         )
 
     # =============================================================================== snapshot

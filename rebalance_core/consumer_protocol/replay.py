@@ -51,8 +51,9 @@ from rebalance_core.consumer_protocol.states import (
     parse_member_state,
 )
 from rebalance_core.events import Event, TopicPartition, parse_partitions
-from rebalance_core.measures import STOP_NOT_OWNED, OwnershipTimeline, utc_date
-from schemas.events import EVENT_TYPES, EventType, RemovalReason, Side
+from rebalance_core.measures import STOP_NOT_OWNED, OwnershipTimeline
+from rebalance_core.replay_common import admit, anomaly_row
+from schemas.events import EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
 
 if TYPE_CHECKING:
@@ -71,9 +72,6 @@ CONSUMER_PROTOCOL_EVENT_TYPES = frozenset(
     }
 )
 
-WRONG_GROUP = "wrong_group"
-UNKNOWN_EVENT_TYPE = "unknown_event_type"
-OUT_OF_ORDER = "out_of_order"
 INVALID_TRANSITION = "invalid_transition"
 UNKNOWN_STATE = "unknown_state"
 STALE_EPOCH = "stale_epoch"
@@ -209,16 +207,8 @@ class ConsumerGroupReplayer:
 
     # ================================================================================= dispatch
     def _replay_one(self, e: Event) -> None:
-        if e.cluster != self.cluster or e.group_id != self.group_id:
-            self._anomaly(WRONG_GROUP, e, f"event of {e.cluster}/{e.group_id}")
+        if not admit(self, e):
             return
-        self.timeline.day(utc_date(e.ts)).events += 1
-        if e.event_type not in EVENT_TYPES:
-            self._anomaly(UNKNOWN_EVENT_TYPE, e, f"event_type {e.event_type!r}")
-            return
-        if self.last_ts is not None and e.ts < self.last_ts:
-            self._anomaly(OUT_OF_ORDER, e, f"{e.ts - self.last_ts} ms before the previous event")
-        self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
         if e.side == Side.COORDINATOR.value:
             self.has_coordinator = True
             handler = getattr(self, f"_c_{e.event_type}", None)
@@ -577,20 +567,18 @@ class ConsumerGroupReplayer:
 
     def _anomaly(self, rule: str, e: Event | None, detail: str, ts: int | None = None) -> None:
         ts = e.ts if e is not None else (ts if ts is not None else self.last_ts)
-        date = utc_date(ts if ts is not None else 0)
-        self.timeline.day(date).anomalies += 1
         cur = self.tracker.current
         self._anomalies.append(
-            {
-                **self.key,
-                "event_date": date,
-                "ts": ts,
-                "event_id": e.event_id if e else None,
-                "event_type": e.event_type if e else None,
-                "group_state": f"epoch {cur.epoch}" if cur else None,
-                "rule": rule,
-                "detail": detail,
-            }
+            anomaly_row(
+                self.timeline,
+                self.key,
+                rule,
+                ts,
+                e.event_id if e else None,
+                e.event_type if e else None,
+                f"epoch {cur.epoch}" if cur else None,
+                detail,
+            )
         )
 
     # ================================================================================= snapshot

@@ -1,0 +1,68 @@
+"""What every group replayer (classic `replay.GroupReplayer`, KIP-848 `ConsumerGroupReplayer`) does the
+same way: admit an event before modelling it, and write an anomaly row. One place for both protocols."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from rebalance_core.events import Event
+from rebalance_core.measures import OwnershipTimeline, utc_date
+from schemas.events import EVENT_TYPES
+
+# Anomaly rules every replayer checks (docs/metrics.md, "Anomalies").
+WRONG_GROUP = "wrong_group"
+UNKNOWN_EVENT_TYPE = "unknown_event_type"
+OUT_OF_ORDER = "out_of_order"
+
+
+class Replayer(Protocol):
+    cluster: str
+    group_id: str
+    timeline: OwnershipTimeline
+    last_ts: int | None
+
+    def _anomaly(self, rule: str, e: Event | None, detail: str, ts: int | None = None) -> None: ...
+
+
+def admit(replayer: Replayer, e: Event) -> bool:
+    """Count `e` in its day and say whether the model should see it: an event of another group or of an
+    unknown type is an anomaly and goes no further; one earlier than the last is an anomaly but is
+    modelled (its time is what the log says)."""
+    if e.cluster != replayer.cluster or e.group_id != replayer.group_id:
+        replayer._anomaly(WRONG_GROUP, e, f"event of {e.cluster}/{e.group_id}")
+        return False
+    replayer.timeline.day(utc_date(e.ts)).events += 1
+    if e.event_type not in EVENT_TYPES:
+        replayer._anomaly(UNKNOWN_EVENT_TYPE, e, f"event_type {e.event_type!r}")
+        return False
+    if replayer.last_ts is not None and e.ts < replayer.last_ts:
+        replayer._anomaly(OUT_OF_ORDER, e, f"{e.ts - replayer.last_ts} ms before the previous event")
+    replayer.last_ts = e.ts if replayer.last_ts is None else max(replayer.last_ts, e.ts)
+    return True
+
+
+def anomaly_row(
+    timeline: OwnershipTimeline,
+    key: dict[str, Any],
+    rule: str,
+    ts: int | None,
+    event_id: str | None,
+    event_type: str | None,
+    group_state: str | None,
+    detail: str,
+    day_ts: int | None = None,
+) -> dict[str, Any]:
+    """An `anomalies` row (schemas.tables.ANOMALIES), counted in the day of `ts` (or of `day_ts` when
+    the anomaly has no instant of its own)."""
+    date = utc_date(ts if ts is not None else (day_ts or 0))
+    timeline.day(date).anomalies += 1
+    return {
+        **key,
+        "event_date": date,
+        "ts": ts,
+        "event_id": event_id,
+        "event_type": event_type,
+        "group_state": group_state,
+        "rule": rule,
+        "detail": detail,
+    }
