@@ -21,6 +21,7 @@ VERBS: dict[str, tuple[str, str]] = {
     ),
     "run": ("jobs.replay", "replay canonical events (default: the packaged sample) into the Delta tables"),
     "simulate": ("jobs.simulate_cmd", "play a membership scenario (YAML) -> canonical events (JSON lines)"),
+    "generate": ("jobs.generate", "realistic fleet rebalance history (events, Kafka logs) for benchmarks"),
 }
 
 

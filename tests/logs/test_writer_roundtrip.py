@@ -1,0 +1,246 @@
+"""Kafka log text written by rebalance_core.kafka_logs.writer, read back by rebalance_core.kafka_logs, gives
+back the events the writer wrote (the fields `ROUNDTRIP_FIELDS` says the text carries)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.events import Event, TopicPartition
+from rebalance_core.kafka_logs import parse_lines
+from rebalance_core.kafka_logs.writer import (
+    BROKER,
+    CLIENT,
+    ROUNDTRIP_FIELDS,
+    KafkaLogWriter,
+    format_log_ts,
+    partition_for,
+)
+from rebalance_core.simulate import SimulationSettings, simulate
+from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Timeline
+from rebalance_core.workload import (
+    GROUP_KINDS,
+    GroupStream,
+    group_segments,
+    plan_fleet,
+    simulate_segment,
+    topic_id,
+)
+from schemas.events import EventType, RemovalReason
+
+TOPIC_IDS = {"orders": "8iWjCLGESE6MUiR5ANkArg"}
+S = 1_000
+
+
+def classic_timeline() -> Timeline:
+    return Timeline(
+        topics={"orders": 6},
+        actions=(
+            Join(0, "c1"),
+            Join(0, "c2"),
+            Join(0, "c3"),
+            Restart(60 * S, "c1", down_ms=10 * S),  # graceful: LeaveGroup, then a new member id
+            Crash(120 * S, "c2"),  # session timeout
+            Pause(200 * S, "c3", duration_ms=60 * S, kind="gc"),  # beyond session.timeout.ms
+            Pause(400 * S, "c1", duration_ms=400 * S, kind="poll"),  # beyond max.poll.interval.ms
+            PartitionCount(900 * S, "orders", 8),
+            Join(1000 * S, "c4"),
+            Restart(1100 * S, "c4", down_ms=10 * S, graceful=False),
+            Leave(1300 * S, "c3"),
+        ),
+        group_id="orders-app",
+        start_ms=1_731_060_000_000,
+    )
+
+
+def classic_events(assignor: str, static: bool = False) -> list[Event]:
+    settings = SimulationSettings(assignor=assignor, static_membership=static, seed=3, coordinator="broker-2")
+    return simulate(classic_timeline(), settings).events
+
+
+def consumer_events(static: bool) -> list[Event]:
+    timeline = Timeline(
+        topics={"orders": 6},
+        actions=(
+            Join(0, "c1"),
+            Join(0, "c2"),
+            Join(5 * S, "c3"),
+            Crash(60 * S, "c2"),
+            Pause(200 * S, "c3", duration_ms=60 * S, kind="gc"),
+            Pause(400 * S, "c1", duration_ms=400 * S, kind="poll"),
+            PartitionCount(900 * S, "orders", 8),
+            Restart(1000 * S, "c1", down_ms=10 * S),  # static: "temporarily left", then replaced
+            Leave(1100 * S, "c3"),
+        ),
+        group_id="orders-next",
+        start_ms=1_731_060_000_000,
+    )
+    settings = ConsumerSimSettings(coordinator="broker-1", topic_ids=TOPIC_IDS, static_membership=static)
+    return simulate_consumer_group(timeline, settings).events
+
+
+def projection(event: Event) -> tuple:
+    """What the log text carries of an event."""
+    key: tuple = (event.ts, event.side, event.event_type, event.group_id)
+    if event.side == "member":
+        key += (event.client_id, event.group_instance_id)
+    for name in ROUNDTRIP_FIELDS[EventType(event.event_type)]:
+        value = getattr(event, name)
+        if name == "partitions" and value is not None:
+            value = tuple(sorted(value))
+        if name == "assignment" and value is not None:
+            value = tuple(sorted((m, tuple(sorted(tps))) for m, tps in value.items()))
+        key += (value,)
+    if event.event_type == EventType.TOPIC_METADATA_CHANGED.value:
+        key += (tuple(sorted((k, v) for k, v in event.attributes.items() if k.startswith("topic."))),)
+    return key
+
+
+def roundtrip(events: list[Event], *, consumer_protocol: bool, topic_ids=None):
+    """(what the writer wrote, what the parser read back) as Counters of projections, and the written types."""
+    lines = KafkaLogWriter(consumer_protocol=consumer_protocol, topic_ids=topic_ids).write_all(events)
+    by_id = {e.event_id: e for e in events}
+    written = [by_id[i] for line in lines for i in line.event_ids]
+    read: list[Event] = []
+    for stream in (BROKER, CLIENT):
+        text = "\n".join(line.text for line in lines if line.stream == stream)
+        result = parse_lines(text.split("\n"), file=f"{stream}.log", cluster="sim", topic_ids=topic_ids)
+        assert result.quarantine == [], result.quarantine[:3]
+        read.extend(result.events)
+    return (
+        Counter(projection(e) for e in written),
+        Counter(projection(e) for e in read),
+        {EventType(e.event_type) for e in written},
+    )
+
+
+@pytest.mark.parametrize(
+    ("assignor", "static"), [("range", False), ("cooperative-sticky", False), ("sticky", True)]
+)
+def test_classic_group_logs_read_back_as_the_written_events(assignor, static):
+    expected, got, types = roundtrip(classic_events(assignor, static), consumer_protocol=False)
+    assert got == expected
+    must = {
+        EventType.JOIN_RECEIVED,
+        EventType.REBALANCE_PREPARED,
+        EventType.JOIN_COMPLETED,
+        EventType.ASSIGNMENT_RECEIVED,
+        EventType.MEMBER_REMOVED,
+        EventType.JOIN_REQUESTED,
+        EventType.JOIN_SENT,
+        EventType.JOIN_RESPONSE,
+        EventType.ASSIGNMENT_COMPUTED,
+        EventType.SYNC_RESPONSE,
+        EventType.PARTITIONS_REVOKED,
+        EventType.PARTITIONS_ASSIGNED,
+        EventType.PARTITIONS_LOST,
+        EventType.POLL_TIMEOUT_EXPIRED,
+        EventType.LEAVE_SENT,
+    }
+    assert must <= types
+    if static:
+        assert EventType.STATIC_MEMBER_REPLACED in types
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_consumer_group_logs_read_back_as_the_written_events(static):
+    expected, got, types = roundtrip(consumer_events(static), consumer_protocol=True, topic_ids=TOPIC_IDS)
+    assert got == expected
+    assert {
+        EventType.JOIN_RECEIVED,
+        EventType.MEMBER_REMOVED,
+        EventType.GROUP_EPOCH_BUMPED,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        EventType.MEMBER_EPOCH_UPDATED,
+        EventType.TOPIC_METADATA_CHANGED,
+        EventType.MEMBER_STATE_CHANGED,
+        EventType.PARTITIONS_REVOKED,
+        EventType.PARTITIONS_ASSIGNED,
+        EventType.PARTITIONS_LOST,
+        EventType.POLL_TIMEOUT_EXPIRED,
+    } <= types
+    if static:
+        assert EventType.STATIC_MEMBER_REPLACED in types
+
+
+@pytest.mark.parametrize("kind", GROUP_KINDS)
+def test_generated_fleet_histories_read_back(kind):
+    plan = next(p for p in plan_fleet(100, 2) if p.kind == kind and p.members <= 10)
+    stream = GroupStream()
+    events = [e for s in group_segments(plan, 1_704_067_200_000, 2) for e in stream.join(simulate_segment(s))]
+    topic_ids = {t: topic_id(plan.cluster, t) for t, _ in plan.topics}
+    expected, got, _ = roundtrip(events, consumer_protocol=kind == "consumer", topic_ids=topic_ids)
+    assert got == expected
+
+
+# ------------------------------------------------------------------------------------------ details
+def event(n: int, event_type: EventType, **fields) -> Event:
+    side = "member" if event_type in (EventType.LEAVE_SENT,) else "coordinator"
+    return Event(
+        event_id=f"e{n}",
+        ts=1_731_060_000_000,
+        cluster="sim",
+        group_id="g1",
+        side=side,
+        event_type=event_type.value,
+        source="broker-1" if side == "coordinator" else "c1",
+        client_id=None if side == "coordinator" else "c1",
+        **fields,
+    )
+
+
+def test_log4j_timestamp_and_offsets_partition_match_kafka():
+    assert format_log_ts(1_731_060_125_229) == "2024-11-08 10:02:05,229"
+    # the real 3.8 broker log (/work/shared/kafka-logs/real/05_...) names __consumer_offsets-33 for this group
+    assert partition_for("avro-consumer2") == 33
+
+
+def test_a_leave_logs_the_preparing_line_first_like_the_scala_coordinator():
+    events = [
+        event(1, EventType.MEMBER_REMOVED, member_id="c1-a", reason=RemovalReason.LEAVE_GROUP.value),
+        event(2, EventType.REBALANCE_PREPARED, generation_id=4, reason="Removing member c1-a on LeaveGroup"),
+    ]
+    lines = KafkaLogWriter().write_all(events)
+    assert [line.event_ids for line in lines] == [("e2",), ("e1",)]
+    assert "has left group g1 through explicit `LeaveGroup`; client reason: not provided" in lines[1].text
+
+
+def test_members_dropped_at_the_rebalance_timeout_share_one_line():
+    timeout = RemovalReason.REBALANCE_TIMEOUT.value
+    events = [
+        event(1, EventType.MEMBER_REMOVED, member_id="c1-a", reason=timeout),
+        event(2, EventType.MEMBER_REMOVED, member_id="c2-b", reason=timeout),
+        event(3, EventType.JOIN_COMPLETED, generation_id=5, member_count=1),
+    ]
+    lines = KafkaLogWriter().write_all(events)
+    assert "removed dynamic members who haven't joined: Set(c1-a, c2-b)" in lines[0].text
+    assert lines[0].event_ids == ("e1", "e2")
+    expected, got, _ = roundtrip(events, consumer_protocol=False)
+    assert got == expected
+
+
+def test_group_lifecycle_lines_read_back():
+    events = [
+        event(1, EventType.GROUP_LOADED, generation_id=7),
+        event(2, EventType.GROUP_EMPTY, generation_id=8),
+        event(3, EventType.GROUP_DEAD, generation_id=8),
+        event(4, EventType.GROUP_UNLOADED, generation_id=8),
+    ]
+    expected, got, types = roundtrip(events, consumer_protocol=False)
+    assert got == expected and len(types) == 4
+
+
+def test_a_cooperative_assignment_block_is_one_multi_line_entry():
+    events = classic_events("cooperative-sticky")
+    lines = KafkaLogWriter().write_all(events)
+    blocks = [line.text for line in lines if "Updating assignment with" in line.text]
+    assert blocks
+    assert all(
+        b.count("\n") == 5
+        and b.endswith(" (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)")
+        for b in blocks
+    )
+    owned = TopicPartition("orders", 0)
+    assert any(f"Current owned partitions:                  [{owned}" in b for b in blocks)
