@@ -20,6 +20,7 @@ VERBS: dict[str, tuple[str, str]] = {
         "Kafka broker/client logs -> canonical events (JSON lines) + quarantine",
     ),
     "run": ("jobs.replay", "replay canonical events (default: the packaged sample) into the Delta tables"),
+    "whatif": ("jobs.whatif", "the same timelines under other assignors, protocols, settings; compared"),
     "simulate": ("jobs.simulate_cmd", "play a membership scenario (YAML) -> canonical events (JSON lines)"),
     "generate": ("jobs.generate", "realistic fleet rebalance history (events, Kafka logs) for benchmarks"),
 }

@@ -35,7 +35,7 @@ from schemas.tables import REPLAY_TABLES
 WRITTEN_TABLES = ("events", "quarantine", *REPLAY_TABLES, "group_state", "run_accounting")
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser, scenario_option: bool = True) -> None:
     parser.add_argument(
         "--conf", metavar="FILE", help="YAML settings (default: the built-in conf/local.yaml)"
     )
@@ -51,7 +51,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--from", dest="date_from", type=parse_date, metavar="YYYY-MM-DD", help="first UTC date"
     )
     parser.add_argument("--to", dest="date_to", type=parse_date, metavar="YYYY-MM-DD", help="last UTC date")
-    parser.add_argument("--scenario", help="scenario name of the rows written (default: actual)")
+    if scenario_option:  # `whatif` has its own --scenario (the what-ifs to run)
+        parser.add_argument("--scenario", help="scenario name of the rows written (default: actual)")
 
 
 def config_from_args(args: argparse.Namespace) -> JobConfig:
@@ -124,8 +125,11 @@ class RunResult:
         return total
 
 
-def run(spark, config: JobConfig, progress=None) -> RunResult:
-    """Replay `config`'s input into its warehouse; see the module docstring."""
+def run(spark, config: JobConfig, progress=None, group_pass=None) -> RunResult:
+    """Replay `config`'s input into its warehouse; see the module docstring. `group_pass` (e.g.
+    jobs.whatif.WhatIfPass) replaces the replay pass by one that also emits rows of further scenarios:
+    `partition(settings, date_from, date_to)` / `schema()` for mapInPandas, `scenarios` and `tables` to
+    write for them (each scenario's rows replace that scenario's rows of the run's dates)."""
     from jobs.delta_io import open_warehouse
     from jobs.input import resolve_input
     from jobs.spark_session import job_settings
@@ -139,13 +143,15 @@ def run(spark, config: JobConfig, progress=None) -> RunResult:
     run_dir = f"{staging.rstrip('/')}/{run_id}"
     try:
         with job_settings(spark, config.spark):
-            return _run(spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step)
+            return _run(spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step, group_pass)
     finally:
         step.close()
         _remove_local(run_dir)
 
 
-def _run(spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step) -> RunResult:
+def _run(
+    spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step, group_pass=None
+) -> RunResult:
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
@@ -168,9 +174,11 @@ def _run(spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step)
     events = validated.where(F.col("_status") == STATUS_EVENT)
     with step("replaying groups"):
         states = _previous_states(spark, warehouse, config.scenario, date_from)
-        replayed = _replay(events, states, config, date_from, date_to)
+        replayed = _replay(events, states, config, date_from, date_to, group_pass)
         replayed.write.partitionBy("_table").parquet(f"{run_dir}/replayed")
         output = spark.read.schema(replayed.schema).parquet(f"{run_dir}/replayed")
+        if group_pass is not None:  # the run's own scenario here; the pass's other scenarios below
+            passed, output = output, output.where(F.col("scenario") == config.scenario)
         table_rows = {r["_table"]: r["count"] for r in output.groupBy("_table").count().collect()}
     table_rows["events"] = sum(a.replayed for a in accounting.values())
     table_rows["quarantine"] = sum(a.quarantined for a in accounting.values())
@@ -204,6 +212,11 @@ def _run(spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step)
         run_id=run_id,
         progress=step.note,
     )
+    for scenario in group_pass.scenarios if group_pass is not None else ():
+        rows = passed.where(F.col("scenario") == scenario)
+        frames = {table: _output_table(rows, table) for table in group_pass.tables}
+        write_tables(spark, warehouse, frames, date_from=date_from, date_to=date_to, scenario=scenario,
+                     run_id=run_id, progress=lambda title, s=scenario: step.note(f"{title} ({s})"))  # fmt: skip
     with step("summarising"):
         groups = _group_totals(output)
     location = warehouse.location if warehouse.metastore else os.path.relpath(warehouse.location)
@@ -290,7 +303,7 @@ def _previous_states(spark, warehouse, scenario: str, date_from: dt.date):
     )
 
 
-def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.date):
+def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.date, group_pass=None):
     """The replay stream (previous states first, then events in the core's order) through the core."""
     from pyspark.sql import functions as F
 
@@ -335,11 +348,15 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
         default_assignor=config.replay.default_assignor,
         session_timeout_ms=config.replay.session_timeout_ms,
     )
-    function = functools.partial(replay_partition, settings=settings, date_from=date_from, date_to=date_to)
+    if group_pass is not None:
+        function, schema = group_pass.partition(settings, date_from, date_to), group_pass.schema()
+    else:
+        function = functools.partial(
+            replay_partition, settings=settings, date_from=date_from, date_to=date_to
+        )
+        schema = output_schema()
     return (
-        stream.repartition("cluster", "group_id")
-        .sortWithinPartitions(*order)
-        .mapInPandas(function, output_schema())
+        stream.repartition("cluster", "group_id").sortWithinPartitions(*order).mapInPandas(function, schema)
     )
 
 

@@ -1,0 +1,1360 @@
+"""What-if replays: a group's own membership timeline under another assignor, protocol or setting.
+
+"What would last night's deploy have cost with cooperative-sticky / static membership / a longer
+session timeout / the new consumer protocol?" is answered from the group's actual canonical events in
+four steps:
+
+1. extract (`TimelineExtractor`): the membership timeline the events show, as the simulator's
+   `Timeline`: who joined, left, crashed, bounced, paused, changed subscription, and partition count
+   changes, with their instants; plus the group's actual settings (assignor, protocol, timeouts, static
+   ids) and its latency model (`rebalance_core.latency`, fitted from the events);
+2. simulate: the timeline under a `Scenario` (the actual settings with some changed) through the
+   classic simulator (`rebalance_core.simulate`) or the KIP-848 one (`rebalance_core.consumer_protocol`);
+3. measure: the simulated events go through the same reconstructor as the actual ones, seen through the
+   same lens: only the sides (coordinator / each member's own log) the actual input had, and nothing
+   before the actual input's first event. So a scenario and the actual are measured by the same code
+   with the same blind spots;
+4. compare (`compare_daily`): per group and date, actual vs scenario for the measures of
+   `schemas.tables.COMPARED_MEASURES`, with deltas = scenario - actual (WHATIF_COMPARISON rows).
+
+From events to timeline actions (instants are the process's own: "when it happened", not "when the
+coordinator noticed"; member-side events give them exactly, coordinator-side ones through the latency
+model and the session timeout):
+
+    event evidence                                                timeline action
+    a new member id joins (member join_sent without id /          join (at the JoinGroup; the process started
+      coordinator join_received of an unknown id; KIP-848         there); members already in the group when
+      JOINING; a member new to a later full assignment)           the input starts join during a warm-up
+    LeaveGroup (member leave_sent / member_removed leave_group)   leave, or restart (graceful) when the same
+                                                                  process joins again within bounce_window
+    session expiry (member_removed session_timeout)               crash at expiry - session.timeout.ms (its
+                                                                  last heartbeat), or restart (killed) when
+                                                                  the process is back within that timeout
+    expiry, then proof the process lived on (its own log:         pause kind gc from its last heartbeat to its
+      partitions_lost, FENCED; its rejoin's client reason         revival
+      "encountered UNKNOWN_MEMBER_ID")
+    poll timeout (poll_timeout_expired; LeaveGroup or rejoin      pause kind poll from expiry -
+      with client reason "poll timeout"; removal on the           max.poll.interval.ms to the rejoin
+      rebalance timeout)
+    static replacement (static_member_replaced, KIP-345)          restart of that instance: from its graceful
+                                                                  close when its log shows one, from the first
+                                                                  rebalance it missed, else down 0 (the crash
+                                                                  instant is in no log)
+    a member missing from a later full assignment, no removal     leave (no log of its own) or crash (its log
+      logged (member logs only, KIP-848 target assignments)       went silent) before that rebalance
+    a rejoin with another subscription                            subscribe
+    topic_metadata_changed / partitions beyond a known count      partitions
+
+A process is a consumer across restarts: its group.instance.id when static, else its client id (the
+simulator names processes the same way); two members with the same client id at the same time are two
+processes (`client#2`). Everything extraction had to assume is in `ExtractedGroup.notes`.
+
+What the events cannot show, a what-if cannot replay: a GC pause or slow poll that caused no event (it
+stayed below the actual timeouts) is not in the timeline, so a scenario with *shorter* timeouts does
+not see it; heartbeat.interval.ms is not logged (ExtractionOptions gives it); KIP-848 logs do not say
+whose subscription changed. A what-if replays the run's input afresh (no state carried from an earlier
+run), and simulates until the group settles, so a scenario's cost can fall on the day after the input.
+
+Sanity anchor: the scenario equal to the actual settings (`Scenario("as-actual")`) reproduces the actual
+measures: exactly (event for event) for simulator-produced input with both sides logged; with the
+coordinator's log only, counts exactly and times within 5 % + 100 ms; a KIP-848 group within a heartbeat
+interval per rebalance (tests/core/test_whatif_anchor.py). Member logs alone, and inputs that start
+mid-life, are approximations (their first rebalance replays with unknown heartbeat phases).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rebalance_core.assignors import AssignmentError, get_assignor
+from rebalance_core.consumer_protocol import (
+    ConsumerSimSettings,
+    is_consumer_protocol_event,
+    simulate_consumer_group,
+)
+from rebalance_core.events import Event
+from rebalance_core.latency import LatencyFit, LatencyModel
+from rebalance_core.measures import utc_date
+from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer, rebalance_protocol_of
+from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
+from rebalance_core.timeline import (
+    Action,
+    Crash,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Subscribe,
+    Timeline,
+    TimelineError,
+    parse_duration,
+)
+from schemas.events import EventType, RemovalReason, Side
+from schemas.tables import COMPARED_MEASURES, REPLAY_TABLES
+
+ACTUAL = "actual"
+PROTOCOLS = ("eager", "cooperative", "consumer")
+CLIENT_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range", "server-range": "server-range"}  # KIP-848
+# Kafka defaults where neither the events nor the configuration say (consumer / broker configs).
+DEFAULT_SESSION_TIMEOUT_MS = 45_000  # session.timeout.ms (3.0+)
+DEFAULT_MAX_POLL_INTERVAL_MS = 300_000  # max.poll.interval.ms
+DEFAULT_HEARTBEAT_INTERVAL_MS = 3_000  # heartbeat.interval.ms (classic client)
+DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS = 5_000  # group.consumer.heartbeat.interval.ms (broker)
+WARMUP_MARGIN_MS = 10_000  # members present before the input: their first rebalance ends before it
+
+
+class WhatIfError(ValueError):
+    """A what-if configuration that cannot be used; the message says what and where."""
+
+
+# ------------------------------------------------------------------------------------ configuration
+@dataclass(frozen=True)
+class Scenario:
+    """The actual settings with some changed; a None field keeps the group's actual value."""
+
+    name: str
+    description: str = ""
+    assignor: str | None = None  # range | roundrobin | sticky | cooperative-sticky | uniform
+    protocol: str | None = None  # eager | cooperative | consumer (KIP-848); None: the assignor's
+    static_membership: bool | None = None  # True: every process gets group.instance.id (KIP-345)
+    session_timeout_ms: int | None = None
+    max_poll_interval_ms: int | None = None  # also the classic rebalance timeout
+    heartbeat_interval_ms: int | None = None
+    scheduled_rebalance_max_delay_ms: int | None = None  # KIP-415 (cooperative only)
+    group_initial_rebalance_delay_ms: int | None = None
+    join_round_trip_ms: int | None = None  # latency model overrides (default: fitted from the events)
+    sync_round_trip_ms: int | None = None
+    revoke_callback_ms: int | None = None
+    assignment_ms: int | None = None
+
+    @property
+    def changes_nothing(self) -> bool:
+        """The actual settings themselves (a model check such as as-actual)."""
+        return all(
+            getattr(self, f.name) is None
+            for f in dataclasses.fields(self)
+            if f.name not in ("name", "description")
+        )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise WhatIfError("a scenario needs a non-empty 'name'")
+        if self.name == ACTUAL:
+            raise WhatIfError("'actual' names the replay of what happened; give the scenario another name")
+        if self.protocol is not None and self.protocol not in PROTOCOLS:
+            raise WhatIfError(f"scenario {self.name!r}: protocol must be one of {', '.join(PROTOCOLS)}")
+        known = (*CLIENT_ASSIGNORS, *SERVER_ASSIGNORS)
+        if self.assignor is not None and self.assignor not in known:
+            raise WhatIfError(
+                f"scenario {self.name!r}: assignor must be one of {', '.join(dict.fromkeys(known))}"
+            )
+        if self.assignor in ("uniform", "server-range") and self.protocol not in (None, "consumer"):
+            raise WhatIfError(
+                f"scenario {self.name!r}: {self.assignor} is a KIP-848 server assignor (protocol consumer)"
+            )
+        if self.static_membership is not None and not isinstance(self.static_membership, bool):
+            raise WhatIfError(f"scenario {self.name!r}: static_membership must be true, false or null")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name.endswith("_ms") and value is not None and (not isinstance(value, int) or value < 0):
+                raise WhatIfError(f"scenario {self.name!r}: {f.name} must be a duration >= 0")
+
+
+@dataclass(frozen=True)
+class ExtractionOptions:
+    """How events become a timeline where the events leave a choice (conf/whatif.yaml `extraction`)."""
+
+    bounce_window_ms: int = 600_000  # a process back within this is a restart (else leave + join)
+    expired_rejoin: str = "restart"  # session expiry + rejoin without proof of life: restart | pause
+    heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS  # not in any log
+    session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS  # when no event says
+    max_poll_interval_ms: int = DEFAULT_MAX_POLL_INTERVAL_MS  # when no event says
+
+    def __post_init__(self) -> None:
+        if self.expired_rejoin not in ("restart", "pause"):
+            raise WhatIfError("extraction.expired_rejoin must be restart or pause")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name.endswith("_ms") and (not isinstance(value, int) or value <= 0):
+                raise WhatIfError(f"extraction.{f.name} must be a duration > 0")
+
+
+@dataclass(frozen=True)
+class WhatIfConfig:
+    scenarios: tuple[Scenario, ...]
+    extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
+
+    def select(self, names: Sequence[str] | None) -> WhatIfConfig:
+        """Only the named scenarios, in the order given (None or empty: all)."""
+        if not names:
+            return self
+        by_name = {s.name: s for s in self.scenarios}
+        unknown = [n for n in names if n not in by_name]
+        if unknown:
+            raise WhatIfError(
+                f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(by_name) or 'none'}"
+            )
+        return dataclasses.replace(self, scenarios=tuple(by_name[n] for n in dict.fromkeys(names)))
+
+
+_SCENARIO_FIELDS = {f.name for f in dataclasses.fields(Scenario)}
+_EXTRACTION_FIELDS = {f.name for f in dataclasses.fields(ExtractionOptions)}
+
+
+def load_whatif(doc: Any) -> WhatIfConfig:
+    """A WhatIfConfig from a parsed YAML document: `scenarios` (a list of mappings with Scenario's field
+    names; durations as ms or '45s') and an optional `extraction` mapping. WhatIfError if bad."""
+    if not isinstance(doc, Mapping):
+        raise WhatIfError("a what-if file must be a mapping with 'scenarios'")
+    unknown = sorted(set(doc) - {"scenarios", "extraction"})
+    if unknown:
+        raise WhatIfError(f"unknown what-if field(s): {', '.join(map(str, unknown))}")
+    raw = doc.get("scenarios")
+    if not isinstance(raw, list) or not raw:
+        raise WhatIfError("'scenarios' must be a non-empty list")
+    scenarios = tuple(
+        _load_fields(Scenario, item, _SCENARIO_FIELDS, f"scenario #{i + 1}") for i, item in enumerate(raw)
+    )
+    names = Counter(s.name for s in scenarios)
+    repeated = sorted(n for n, count in names.items() if count > 1)
+    if repeated:
+        raise WhatIfError(f"scenario name(s) used twice: {', '.join(repeated)}")
+    extraction = _load_fields(
+        ExtractionOptions, doc.get("extraction") or {}, _EXTRACTION_FIELDS, "extraction"
+    )
+    return WhatIfConfig(scenarios, extraction)
+
+
+def _load_fields(cls, raw: Any, names: set[str], where: str):
+    if not isinstance(raw, Mapping):
+        raise WhatIfError(f"{where}: must be a mapping")
+    unknown = sorted(set(raw) - names)
+    if unknown:
+        raise WhatIfError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}")
+    kwargs = {}
+    for key, value in raw.items():
+        if key.endswith("_ms") and value is not None:
+            try:
+                value = parse_duration(value, f"{where}: {key}")
+            except TimelineError as exc:
+                raise WhatIfError(str(exc)) from None
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+# ------------------------------------------------------------------------------ actual settings
+@dataclass(frozen=True)
+class ActualSettings:
+    """The group's settings as its events show them (`observed` names those read from events)."""
+
+    group_protocol: str  # classic | consumer
+    assignor: str
+    protocol: str  # eager | cooperative | consumer
+    session_timeout_ms: int
+    max_poll_interval_ms: int
+    heartbeat_interval_ms: int
+    scheduled_rebalance_max_delay_ms: int
+    latency: LatencyModel
+    observed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExtractedGroup:
+    """One group's membership timeline and settings, extracted from its events."""
+
+    timeline: Timeline  # instance ids as observed (static members only)
+    actual: ActualSettings
+    observed_from: int  # the input's first event: scenario events before it are not measured
+    has_coordinator_log: bool
+    member_logged: frozenset[str]  # processes whose own log is in the input
+    notes: tuple[str, ...] = ()  # what extraction had to assume
+
+
+# ----------------------------------------------------------------------------------- extraction
+_LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
+_PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
+_GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
+# How an incarnation (one member id of one process) ended.
+LEFT, EXPIRED, POLL, FAILED, REPLACED, RESET = "left", "expired", "poll", "failed", "replaced", "reset"
+
+
+@dataclass
+class _Incarnation:
+    member_id: str
+    first_seen: int
+    hint: str  # process identity: instance id, client id, source or member id
+    instance_id: str | None = None
+    start: int | None = None  # the process joined at (None: before the input)
+    start_exact: bool = False  # from its own log (else coordinator instant, latency-corrected later)
+    subscription: tuple[str, ...] | None = None
+    changes: list[tuple[int, bool, tuple[str, ...]]] = field(default_factory=list)  # (ts, exact, topics)
+    end: int | None = None
+    end_kind: str | None = None
+    end_exact: bool = True  # False: a LeaveGroup seen by the coordinator (latency-corrected later)
+    removed_at: int | None = None
+    alive_after_end: bool = False
+    revived_at: int | None = None  # its first own event after the group dropped it (end of a pause)
+    lost_at: int | None = None  # it logged partitions_lost (its membership was reset while it ran)
+    logged: bool = False  # its own log is in the input
+    client_key: str | None = None  # its member-side events' sender (see _client_key)
+    poll_timeout_at: int | None = None  # its own log: max.poll.interval.ms expired here
+    removal_reason: str | None = None
+    last_member_event: str | None = None
+    last_member_ts: int | None = None
+    successor: str | None = None  # member id that replaced it (static replacement, KIP-345)
+    join_reason: str | None = None  # the client reason of its first JoinGroup
+    owns: bool | None = None  # its latest assignment had partitions (None: no assignment seen)
+    last_join_at: int | None = None  # its latest JoinGroup at the coordinator
+
+
+class TimelineExtractor:
+    """Feed one group's events (in `event_order_key` order, any number of `feed` calls); `finish()`
+    returns the ExtractedGroup. Memory: one record per member id, not the events."""
+
+    def __init__(
+        self,
+        cluster: str,
+        group_id: str,
+        options: ExtractionOptions | None = None,
+        replay_settings: ReplaySettings | None = None,
+    ):
+        self.cluster = cluster
+        self.group_id = group_id
+        self.options = options or ExtractionOptions()
+        self.replay_settings = replay_settings or ReplaySettings()
+        self.latency = LatencyFit()
+        self.incarnations: list[_Incarnation] = []
+        self.current: dict[str, _Incarnation] = {}  # member id -> its latest incarnation
+        self.pending_start: dict[str, int] = {}  # client key -> join_sent without member id
+        self.pending_subscribe: dict[str, int] = {}  # member id -> "subscription changed" instant
+        # member logs only: client key -> the static member its new process replaces
+        self.awaiting_successor: dict[str, _Incarnation] = {}
+        self.first_ts: int | None = None
+        self.last_ts: int | None = None
+        self.has_coordinator = False
+        self.kip848 = False
+        self.protocol_names: Counter[str] = Counter()
+        self.offered_protocols: Counter[str] = Counter()
+        self.session_timeouts: Counter[int] = Counter()
+        self.rebalance_timeouts: Counter[int] = Counter()
+        self.kip415_delay = False
+        self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
+        self.topic_changes: list[tuple[int, str, int, bool]] = []  # (ts, topic, count, member-signalled)
+        self.full_topics: set[str] = set()  # topics a full assignment has shown
+        self.metadata_signal: int | None = None  # member logs: the leader saw changed metadata here
+        self.leave_reasons: dict[str, str] = {}  # member id -> client reason of its LeaveGroup
+        self.round_signal: int | None = None  # member logs: first rebalance signal since the last sync
+        self.generations: list[tuple[int, frozenset[str]]] = []  # full assignments: (round start, members)
+        self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
+        self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
+        self.notes: list[str] = []
+
+    # -------------------------------------------------------------------------------- feeding
+    def feed(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self.observe(e)
+
+    def observe(self, e: Event) -> None:
+        if e.cluster != self.cluster or e.group_id != self.group_id:
+            return
+        self.first_ts = e.ts if self.first_ts is None else min(self.first_ts, e.ts)
+        self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
+        self.latency.observe(e)
+        if is_consumer_protocol_event(e):
+            self.kip848 = True
+        self._learn_partitions(e)
+        if e.side == Side.COORDINATOR.value:
+            self.has_coordinator = True
+            handler = getattr(self, f"_c_{e.event_type}", None)
+        else:
+            handler = getattr(self, f"_m_{e.event_type}", self._m_any)
+        if handler is not None:
+            handler(e)
+
+    # ------------------------------------------------------------------------ coordinator side
+    def _c_join_received(self, e: Event) -> None:
+        attrs = e.attributes or {}
+        for key, counter in (
+            ("session_timeout_ms", self.session_timeouts),
+            ("rebalance_timeout_ms", self.rebalance_timeouts),
+        ):
+            if attrs.get(key, "").isdigit():
+                counter[int(attrs[key])] += 1
+        if e.protocol_name:
+            self.offered_protocols[e.protocol_name] += 1
+        if not e.member_id:
+            return
+        inc = self.current.get(e.member_id)
+        if inc is None or inc.end_kind is not None:
+            inc = self._new_incarnation(e, e.member_id)
+            inc.join_reason = e.reason
+            pending = self.pending_start.pop(_client_key(e), None)
+            inc.start, inc.start_exact = (pending, True) if pending is not None else (e.ts, False)
+        inc.last_join_at = e.ts
+        if e.group_instance_id:
+            inc.instance_id = e.group_instance_id
+        self._identify(inc, e)
+        if e.subscription:
+            topics = tuple(e.subscription)
+            if inc.subscription is None:
+                inc.subscription = topics
+            else:
+                self._subscription_seen(inc, e, topics)
+
+    def _subscription_seen(self, inc: _Incarnation, e: Event, topics: tuple[str, ...]) -> None:
+        current = inc.changes[-1][2] if inc.changes else inc.subscription
+        if current is not None and set(current) != set(topics):
+            asked = self.pending_subscribe.pop(inc.member_id, None)
+            inc.changes.append((asked, True, topics) if asked is not None else (e.ts, False, topics))
+
+    def _c_member_removed(self, e: Event) -> None:
+        member = e.member_id or self._member_of_instance(e.group_instance_id)
+        if not member:
+            return
+        if member not in self.current:  # in the group before the input started
+            self._known(member, e)
+            self._identify(self.current[member], e)
+        inc = self.current[member]
+        inc.removed_at, inc.removal_reason = e.ts, e.reason
+        if inc.end_kind not in (None, RESET):
+            return  # its own log ended it already (more exact)
+        # a removal after the process sent a JoinGroup without member id: a new process had replaced it
+        # (a restart while the old member's session ran), not a reset of this one
+        reason = e.reason
+        attrs = e.attributes or {}
+        if reason == RemovalReason.SESSION_TIMEOUT.value:
+            timeout = (
+                int(attrs["session_timeout_ms"]) if attrs.get("session_timeout_ms", "").isdigit() else None
+            )
+            if timeout is not None:
+                self.session_timeouts[timeout] += 1
+            else:
+                timeout = self._session_timeout()
+            # a member that stopped heartbeating did so at expiry - session timeout (docs/metrics.md)
+            self._end(inc, EXPIRED, e.ts - timeout)
+        elif reason == RemovalReason.LEAVE_GROUP.value:
+            self._end(inc, LEFT, e.ts, exact=False)
+        else:  # rebalance / pending-sync timeout, fenced static member: stopped when removed
+            self._end(inc, FAILED, e.ts)
+
+    def _c_static_member_replaced(self, e: Event) -> None:
+        """KIP-345: a known group.instance.id joined with a new member id and took the old one's place."""
+        old_id = (e.attributes or {}).get("old_member_id") or self._member_of_instance(e.group_instance_id)
+        if not e.member_id:
+            return
+        if old_id and old_id not in self.current:  # in the group before the input started
+            self._known(old_id, e)
+            self._identify(self.current[old_id], e)
+        old = self.current.get(old_id) if old_id else None
+        new = self.current.get(e.member_id)
+        if new is old:
+            return  # KIP-848: the member is back under its own id, already seen rejoining
+        if new is None or new.end_kind is not None:
+            new = self._new_incarnation(e, e.member_id)
+            pending = self.pending_start.pop(_client_key(e), None)
+            new.start, new.start_exact = (pending, True) if pending is not None else (e.ts, False)
+        new.instance_id = e.group_instance_id
+        if old is not None:
+            old.successor = e.member_id
+            new.subscription = old.changes[-1][2] if old.changes else old.subscription
+            if old.end_kind in (None, RESET):  # its own JoinGroup without id was the new process
+                old.end_kind = REPLACED  # its end instant is decided at finish()
+
+    def _c_rebalance_prepared(self, e: Event) -> None:
+        self.prepared_at.append(e.ts)
+        del self.prepared_at[:-_PREPARED_KEPT]
+        # "removing member M on LeaveGroup; client reason: consumer poll timeout has expired"
+        leaving = _LEAVE_REASON.search(e.reason or "")
+        if leaving:
+            self.leave_reasons[leaving.group(1)] = e.reason
+
+    def _c_join_completed(self, e: Event) -> None:
+        if e.protocol_name:
+            self.protocol_names[e.protocol_name] += 1
+        for member in e.members or ():
+            self._known(member, e)
+
+    def _c_assignment_received(self, e: Event) -> None:
+        if e.assignment:
+            self._assignment_seen(e, self.prepared_at[-1] if self.prepared_at else e.ts)
+            for member, tps in e.assignment.items():
+                self.current[member].owns = bool(tps)
+
+    def _c_group_epoch_bumped(self, e: Event) -> None:
+        self.bumped_at = e.ts
+
+    def _c_target_assignment_computed(self, e: Event) -> None:
+        if e.protocol_name:
+            self.protocol_names[e.protocol_name] += 1
+        if e.assignment:
+            self._assignment_seen(e, self.bumped_at if self.bumped_at is not None else e.ts)
+
+    def _c_member_epoch_updated(self, e: Event) -> None:
+        if e.member_id:
+            self._known(e.member_id, e)
+
+    def _c_topic_metadata_changed(self, e: Event) -> None:
+        for key, value in (e.attributes or {}).items():
+            if key.startswith("topic.") and value.isdigit():
+                self._topic_count(e.ts, key[len("topic.") :], int(value))
+
+    # ----------------------------------------------------------------------------- member side
+    def _m_any(self, e: Event) -> _Incarnation | None:
+        """Every member event: the incarnation it belongs to (created when first seen)."""
+        if not e.member_id:
+            return None
+        inc = self.current.get(e.member_id)
+        if inc is None:
+            inc = self._new_incarnation(e, e.member_id)
+        replaced = self.awaiting_successor.get(_client_key(e))
+        if replaced is not None and replaced is not inc:
+            replaced.successor = e.member_id
+            del self.awaiting_successor[_client_key(e)]
+        dropped = [t for t in (inc.end, inc.removed_at, inc.poll_timeout_at) if t is not None]
+        if inc.end_kind not in (None, REPLACED) and inc.revived_at is None and e.ts > max(dropped):
+            # still running after the group dropped it: a pause, not a crash, and it ended here
+            inc.alive_after_end, inc.revived_at = True, e.ts
+        if not inc.start_exact:
+            pending = self.pending_start.pop(_client_key(e), None)
+            if pending is not None and (inc.start is None or pending <= inc.start):
+                inc.start, inc.start_exact = pending, True
+        inc.logged = True
+        inc.client_key = _client_key(e)
+        self._identify(inc, e)
+        inc.last_member_event, inc.last_member_ts = e.event_type, e.ts
+        if (e.attributes or {}).get("delay_ms", "0") not in ("", "0"):
+            self.kip415_delay = True
+        return inc
+
+    def _m_join_sent(self, e: Event) -> None:
+        if e.member_id:
+            self._m_any(e)
+            return
+        # a JoinGroup without member id: a new process, or one whose membership was reset (its old
+        # member id expired or it left on a poll timeout): the new incarnation starts here
+        key = _client_key(e)
+        self.pending_start[key] = e.ts
+        for inc in self.current.values():
+            if inc.end_kind is None and inc.logged and inc.client_key == key:
+                self._end(inc, RESET, e.ts)
+                if e.group_instance_id and not self.has_coordinator and inc.lost_at is None:
+                    # KIP-345: a static member's new process takes over its instance id (no coordinator
+                    # log to say so: assumed within the session timeout)
+                    inc.end_kind = REPLACED
+                    self.awaiting_successor[key] = inc
+
+    def _m_join_response(self, e: Event) -> None:
+        self._m_any(e)
+        if e.protocol_name:
+            self.protocol_names[e.protocol_name] += 1
+
+    def _m_heartbeat_rebalancing(self, e: Event) -> None:
+        self._m_any(e)
+        if self.round_signal is None:
+            self.round_signal = e.ts
+
+    def _m_assignment_computed(self, e: Event) -> None:
+        self._m_any(e)
+        if e.assignment:
+            self._assignment_seen(e, self.round_signal if self.round_signal is not None else e.ts)
+
+    def _m_sync_response(self, e: Event) -> None:
+        self._m_any(e)
+        self.round_signal = self.metadata_signal = None
+
+    def _m_partitions_lost(self, e: Event) -> None:
+        inc = self._m_any(e)
+        if inc is not None and inc.lost_at is None:
+            inc.lost_at = e.ts
+
+    def _m_join_requested(self, e: Event) -> None:
+        inc = self._m_any(e)
+        if self.round_signal is None:
+            self.round_signal = e.ts
+        if inc is not None and "subscription" in (e.reason or "").lower():
+            self.pending_subscribe[inc.member_id] = e.ts
+        if "metadata" in (e.reason or "").lower() and not self.has_coordinator:
+            self.metadata_signal = e.ts  # "cached metadata has changed": the leader's rejoin
+
+    def _m_poll_timeout_expired(self, e: Event) -> None:
+        inc = self.current.get(e.member_id or "")
+        if inc is not None and inc.poll_timeout_at is None:
+            inc.poll_timeout_at = e.ts  # before _m_any: this event is no sign of life after a removal
+        inc = self._m_any(e)
+        if inc is not None and inc.end_kind is None:
+            self._end(inc, POLL, e.ts)
+
+    def _m_leave_sent(self, e: Event) -> None:
+        inc = self._m_any(e)
+        if inc is not None and inc.end_kind is None:
+            self._end(inc, LEFT, e.ts)
+
+    def _m_member_state_changed(self, e: Event) -> None:
+        """KIP-848 client states: UNSUBSCRIBED -> JOINING starts a process; PREPARE_LEAVING is close();
+        FENCED -> JOINING with the same member id is a member the coordinator dropped while it was alive."""
+        attrs = e.attributes or {}
+        to_state, from_state = attrs.get("to_state"), attrs.get("from_state")
+        inc = self.current.get(e.member_id or "")
+        if to_state == "JOINING" and e.member_id and (inc is None or inc.end_kind is not None):
+            alive = inc is not None and from_state in ("FENCED", "STALE")
+            if inc is not None and alive:
+                inc.alive_after_end = True
+            new = self._new_incarnation(e, e.member_id)
+            new.start, new.start_exact = e.ts, True
+            if inc is not None:
+                new.subscription = inc.changes[-1][2] if inc.changes else inc.subscription
+        inc = self._m_any(e)
+        if inc is None:
+            return
+        if to_state == "PREPARE_LEAVING" and inc.end_kind is None and inc.poll_timeout_at is None:
+            self._end(inc, LEFT, e.ts)
+        elif to_state == "FENCED" and inc.end_kind is None:
+            self._end(inc, RESET, e.ts)
+
+    # --------------------------------------------------------------------------------- helpers
+    def _new_incarnation(self, e: Event, member_id: str) -> _Incarnation:
+        hint = (
+            e.group_instance_id
+            or e.client_id
+            or (e.source if e.side == Side.MEMBER.value else None)
+            or member_id
+        )
+        previous = self.current.get(member_id)
+        if previous is not None and e.group_instance_id is None and previous.hint:
+            hint = previous.hint  # the same member id rejoining (KIP-848) is the same process
+        inc = _Incarnation(member_id=member_id, first_seen=e.ts, hint=hint, instance_id=e.group_instance_id)
+        self.incarnations.append(inc)
+        self.current[member_id] = inc
+        return inc
+
+    def _identify(self, inc: _Incarnation, e: Event) -> None:
+        """A member first known by its id alone gets its process identity from a later event."""
+        if e.group_instance_id and not inc.instance_id:
+            inc.instance_id = inc.hint = e.group_instance_id
+        if inc.hint == inc.member_id and not inc.instance_id:
+            better = e.client_id or (e.source if e.side == Side.MEMBER.value else None)
+            if better:
+                inc.hint = better
+
+    def _assignment_seen(self, e: Event, started: int) -> None:
+        """A full assignment lists the members of a rebalance that started at `started`. Where no join
+        or leave of a member is logged (member logs only, KIP-848 target assignments), the membership
+        change between two assignments is the evidence: a member new to a later one joined when that
+        rebalance started; one missing from it had left (see _departures_from_assignments)."""
+        members = frozenset(e.assignment)
+        for member in members - set(self.current):
+            self._known(member, e)
+            if self.generations:  # not in the input's first assignment: it joined in this rebalance
+                self.current[member].start, self.current[member].start_exact = started, True
+        self.generations.append((started, members))
+        del self.generations[:-_GENERATIONS_KEPT]
+
+    def _known(self, member_id: str, e: Event) -> None:
+        """A member the coordinator lists: one already in the group when the input started if unseen."""
+        if member_id not in self.current:
+            inc = _Incarnation(member_id=member_id, first_seen=e.ts, hint=member_id)
+            self.incarnations.append(inc)
+            self.current[member_id] = inc
+
+    def _end(self, inc: _Incarnation, kind: str, ts: int, exact: bool = True) -> None:
+        inc.end_kind, inc.end, inc.end_exact = kind, ts, exact
+
+    def _member_of_instance(self, instance: str | None) -> str | None:
+        if not instance:
+            return None
+        for inc in reversed(self.incarnations):
+            if inc.instance_id == instance:
+                return inc.member_id
+        return None
+
+    def _learn_partitions(self, e: Event) -> None:
+        """Partition counts from the partitions events name. Growth after a full assignment of the topic
+        was seen is a partition count change (at the leader's metadata signal when a member log shows
+        one); before, the topic simply had that many."""
+        full = e.assignment is not None
+        for tps in (e.partitions or (), *(e.assignment or {}).values()):
+            for tp in tps:
+                if tp.topic in self.full_topics:
+                    signal = self.metadata_signal
+                    self._topic_count(
+                        e.ts if signal is None else signal, tp.topic, tp.partition + 1, signal is not None
+                    )
+                else:
+                    self.topics[tp.topic] = max(self.topics.get(tp.topic, 0), tp.partition + 1)
+        if full:
+            self.full_topics.update(tp.topic for tps in e.assignment.values() for tp in tps)
+
+    def _topic_count(self, ts: int, topic: str, count: int, signalled: bool = False) -> None:
+        """The topic has `count` partitions from `ts` on (`signalled`: ts is a member's metadata signal,
+        the change happened metadata_refresh_ms earlier)."""
+        changes = [c for c in self.topic_changes if c[1] == topic]
+        current = changes[-1][2] if changes else self.topics.get(topic, 0)
+        if count <= current:
+            return
+        if topic not in self.topics and not changes:
+            self.topics[topic] = count  # the first count the input shows: the topic's count
+            if not signalled and ts > (self.first_ts or ts):
+                self.notes.append(
+                    f"topic {topic}: {count} partitions at {ts} after an unknown count: no change replayed"
+                )
+        elif changes and changes[-1][0] >= ts - 1:  # the same change, seen bigger
+            self.topic_changes[self.topic_changes.index(changes[-1])] = (
+                *changes[-1][:2],
+                count,
+                changes[-1][3],
+            )
+        else:
+            self.topic_changes.append((ts, topic, count, signalled))
+
+    def _session_timeout(self) -> int:
+        if self.session_timeouts:
+            return self.session_timeouts.most_common(1)[0][0]
+        return self.replay_settings.session_timeout_ms or self.options.session_timeout_ms
+
+    # ---------------------------------------------------------------------------------- finish
+    def finish(self) -> ExtractedGroup:
+        if self.first_ts is None:
+            raise WhatIfError(f"group {self.cluster}/{self.group_id}: no events to extract a timeline from")
+        actual = self._actual_settings()
+        self._departures_from_assignments(actual)
+        half_join = actual.latency.join_round_trip_ms // 2
+        for inc in self.incarnations:
+            if inc.start is not None and not inc.start_exact:
+                inc.start -= half_join  # the JoinGroup left the process half a round trip earlier
+            if inc.end_kind == LEFT and not inc.end_exact:
+                inc.end -= half_join
+            elif inc.end_kind == EXPIRED and self.kip848:
+                inc.end -= half_join  # KIP-848: its last heartbeat reached the coordinator one way later
+            inc.changes = [
+                (ts if exact else ts - half_join - actual.latency.revoke_callback_ms, True, topics)
+                for ts, exact, topics in inc.changes
+            ]
+        processes = self._processes()
+        actions, member_logged, pre_existing = self._actions(processes, actual)
+        warmup = 0
+        if pre_existing:
+            warmup = actual.latency.group_initial_rebalance_delay_ms + WARMUP_MARGIN_MS
+            self.notes.append(
+                f"{len(pre_existing)} member(s) were in the group before the input's first event "
+                f"({', '.join(sorted(pre_existing)[:5])}): they join during a {warmup} ms warm-up that is not measured"
+            )
+        start = min([self.first_ts, *(a.at for a in actions if a.at is not None)]) - warmup
+        initial = dict(self.topics)
+        counts = dict(initial)
+        for ts, topic, count, signalled in sorted(self.topic_changes):
+            if count > counts.get(topic, 0):  # the initial count may have been learned bigger later
+                counts[topic] = count
+                at = ts - actual.latency.metadata_refresh_ms if signalled else ts
+                actions.append(PartitionCount(at=at, topic=topic, count=count))
+        relative = [dataclasses.replace(a, at=(a.at - start) if a.at is not None else 0) for a in actions]
+        timeline = Timeline(
+            topics=initial,
+            actions=tuple(relative),
+            cluster=self.cluster,
+            group_id=self.group_id,
+            start_ms=start,
+        )
+        if not initial:
+            self.notes.append(
+                "no partition counts known (no assignment in the input, none configured): nothing to consume"
+            )
+        return ExtractedGroup(
+            timeline=timeline,
+            actual=actual,
+            observed_from=self.first_ts,
+            has_coordinator_log=self.has_coordinator,
+            member_logged=frozenset(member_logged),
+            notes=tuple(self.notes),
+        )
+
+    def _left_on_poll_timeout(self, inc: _Incarnation, nxt: _Incarnation | None) -> bool:
+        """A LeaveGroup (or a rejoin) whose client reason is the poll timeout ("consumer poll timeout has
+        expired", AbstractCoordinator's heartbeat thread)."""
+        reasons = (self.leave_reasons.get(inc.member_id, ""), nxt.join_reason if nxt is not None else "")
+        return any("poll timeout" in (reason or "").lower() for reason in reasons)
+
+    def _departures_from_assignments(self, actual: ActualSettings) -> None:
+        """A member missing from a later full assignment, whose removal no event shows (member logs only,
+        KIP-848 target assignments), left before that rebalance began. Silent in its own log: it crashed,
+        a session timeout before the others' first signal; no log of its own: it left then (a crash and
+        a leave look alike from the others)."""
+        for inc in self.incarnations:
+            killed = inc.end_kind == RESET and inc.lost_at is None  # its process restarted: when did it die?
+            if (inc.end_kind is not None and not killed) or inc.successor:
+                continue
+            # the group knew of it (its JoinGroup arrived) before that rebalance started
+            seen = max(t for t in (inc.start, inc.last_join_at, inc.first_seen) if t is not None)
+            gone = next(
+                (
+                    started
+                    for started, members in self.generations
+                    if started > seen and inc.member_id not in members
+                ),
+                None,
+            )
+            if gone is None:
+                continue
+            if inc.logged:
+                end = max(gone - actual.session_timeout_ms, inc.last_member_ts or seen)
+                self._end(inc, EXPIRED, end)
+            else:
+                self._end(inc, LEFT, gone)
+                self.notes.append(
+                    f"member {inc.member_id} (no log of its own) left before {gone}: replayed as a leave"
+                )
+
+    def _actual_settings(self) -> ActualSettings:
+        observed = []
+        if self.kip848:
+            group_protocol, protocol = "consumer", "consumer"
+            assignor = _most_common(self.protocol_names) or "uniform"
+            if self.protocol_names:
+                observed.append("assignor")
+        else:
+            group_protocol = "classic"
+            name = _most_common(self.protocol_names) or _most_common(self.offered_protocols)
+            if name in CLIENT_ASSIGNORS:
+                observed.append("assignor")
+            else:
+                if name is not None:
+                    self.notes.append(
+                        f"protocol {name!r} is not a consumer assignor the simulator has: range assumed"
+                    )
+                name = (
+                    self.replay_settings.default_assignor
+                    if self.replay_settings.default_assignor in CLIENT_ASSIGNORS
+                    else "range"
+                )
+            assignor = name
+            protocol = rebalance_protocol_of(assignor) or "eager"
+        if self.session_timeouts:
+            observed.append("session_timeout_ms")
+        if self.rebalance_timeouts:
+            observed.append("max_poll_interval_ms")
+        max_poll = _most_common(self.rebalance_timeouts) or self.options.max_poll_interval_ms
+        latency = self.latency.model()
+        if self.kip415_delay:
+            self.notes.append(
+                "KIP-415 delays seen but scheduled.rebalance.max.delay.ms is not logged: not replayed"
+            )
+        heartbeat = self.options.heartbeat_interval_ms
+        if group_protocol == "consumer" and heartbeat == DEFAULT_HEARTBEAT_INTERVAL_MS:
+            heartbeat = DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
+        return ActualSettings(
+            group_protocol=group_protocol,
+            assignor=assignor,
+            protocol=protocol,
+            session_timeout_ms=self._session_timeout(),
+            max_poll_interval_ms=max_poll,
+            heartbeat_interval_ms=heartbeat,
+            scheduled_rebalance_max_delay_ms=0,
+            latency=latency,
+            observed=tuple(observed) + tuple(f"latency.{name}" for name in latency.fitted),
+        )
+
+    def _processes(self) -> dict[str, list[_Incarnation]]:
+        """Incarnations chained into processes: a static replacement or the same member id rejoining links
+        directly; otherwise the latest ended incarnation with the same identity, if it ended before."""
+        by_member_successor = {inc.successor: inc for inc in self.incarnations if inc.successor}
+        processes: dict[str, list[_Incarnation]] = {}
+        owner: dict[int, str] = {}  # id(incarnation) -> process name
+        # members already in the group when the input started come first, then by their joins
+        ordered = sorted(
+            self.incarnations, key=lambda i: (i.start is not None, i.start or i.first_seen, i.first_seen)
+        )
+        previous_of_member: dict[str, _Incarnation] = {}
+        for inc in ordered:
+            linked = by_member_successor.get(inc.member_id)
+            if linked is None:
+                same_id = previous_of_member.get(inc.member_id)
+                if same_id is not None and same_id.end_kind is not None:
+                    linked = same_id
+            if linked is None:
+                linked = self._free_process(inc, processes)
+            name = owner.get(id(linked)) if linked is not None else None
+            if name is None:
+                name = _unique_name(inc.hint or "member", processes)
+                processes[name] = []
+            processes[name].append(inc)
+            owner[id(inc)] = name
+            previous_of_member[inc.member_id] = inc
+        return processes
+
+    def _free_process(
+        self, inc: _Incarnation, processes: dict[str, list[_Incarnation]]
+    ) -> _Incarnation | None:
+        if inc.start is None:
+            return None
+        best = None
+        for chain in processes.values():
+            last = chain[-1]
+            if last.hint != inc.hint or last.end_kind in (None, REPLACED) or last.end is None:
+                continue
+            if last.end <= inc.start and (best is None or last.end > best.end):
+                best = last
+        return best
+
+    def _actions(self, processes, actual: ActualSettings) -> tuple[list[Action], set[str], set[str]]:
+        """Timeline actions per process (absolute instants; pre-existing joins have at=None)."""
+        actions: list = []
+        member_logged: set[str] = set()
+        pre_existing: set[str] = set()
+        for name, chain in processes.items():
+            if any(inc.logged for inc in chain):
+                member_logged.add(name)
+            first = chain[0]
+            if first.start is None:
+                pre_existing.add(name)
+            actions.append(
+                Join(at=first.start, member=name, topics=first.subscription, instance_id=first.instance_id)
+            )
+            busy_until = first.start if first.start is not None else self.first_ts
+            for index, inc in enumerate(chain):
+                for ts, _exact, topics in inc.changes:
+                    at = max(ts, busy_until or ts, inc.start or ts)
+                    if inc.end is not None and at >= inc.end:
+                        continue
+                    actions.append(Subscribe(at=at, member=name, topics=topics))
+                following = chain[index + 1] if index + 1 < len(chain) else None
+                step, busy_until = self._transition(name, inc, following, actual, busy_until)
+                actions.extend(step)
+        return actions, member_logged, pre_existing
+
+    def _transition(
+        self, name: str, inc: _Incarnation, nxt: _Incarnation | None, actual: ActualSettings, busy
+    ):
+        """The actions that end one incarnation of a process and bring back its next one (if any).
+        Returns them and the instant from which the process may act again (Timeline validation)."""
+        if inc.end_kind is None or (inc.end_kind == REPLACED and nxt is None):
+            return [], busy
+        floor = busy if busy is not None else self.first_ts
+        end = max(inc.end if inc.end is not None else floor, floor)
+        if nxt is None:
+            if inc.end_kind == POLL or (inc.end_kind == LEFT and self._left_on_poll_timeout(inc, None)):
+                self.notes.append(
+                    f"{name} left on a poll timeout and did not rejoin in the input: replayed as a leave"
+                )
+            stop = Leave if inc.end_kind in (LEFT, POLL) else Crash
+            return [stop(at=end, member=name)], end
+        back = nxt.start if nxt.start is not None else nxt.first_seen
+        if inc.revived_at is not None and inc.revived_at <= back:
+            resume = inc.revived_at
+        elif inc.owns is not False:  # on its return it first ran onPartitionsLost, then sent the JoinGroup
+            resume = max(back - actual.latency.revoke_callback_ms, end)
+        else:
+            resume = back
+        # proof that the same process came back after the group dropped it: its own log after the
+        # removal, or its rejoin's client reason (AbstractCoordinator: "encountered UNKNOWN_MEMBER_ID")
+        fenced = "unknown_member_id" in (nxt.join_reason or "").lower()
+        kind, paused = inc.end_kind, inc.alive_after_end or fenced or self.options.expired_rejoin == "pause"
+        # its own log ends with a revocation and no LeaveGroup: a static member's close() (KIP-345)
+        closed = inc.last_member_event == EventType.PARTITIONS_REVOKED.value and inc.last_member_ts <= back
+        if kind in (EXPIRED, REPLACED, RESET) and closed:
+            return self._bounce(name, inc.last_member_ts, back, True, floor, inc, nxt)
+        if kind == REPLACED and self._left_on_poll_timeout(inc, nxt):
+            # a static member back from a poll timeout (no LeaveGroup): stalled at least max.poll.interval.ms
+            paused_at = max(resume - actual.max_poll_interval_ms - 1, floor + 1)
+            return [Pause(at=paused_at, member=name, duration_ms=resume - paused_at, kind="poll")], resume + 1
+        if kind == REPLACED:
+            # KIP-345, killed: the crash instant is in no log. A rebalance it did not rejoin before its
+            # replacement shows it was gone by then; else down 0 (the replayer stops it at the replacement)
+            seen = max(t for t in (inc.last_join_at, inc.start, inc.first_seen) if t is not None)
+            missed = next((p for p in self.prepared_at if seen < p < back), back)
+            return self._bounce(name, missed, back, False, floor, inc, nxt)
+        if inc.poll_timeout_at is not None:  # its poll loop was away for max.poll.interval.ms
+            kind, end = POLL, max(inc.poll_timeout_at, floor)
+        elif kind == LEFT and self._left_on_poll_timeout(inc, nxt):
+            kind = POLL
+        elif kind == FAILED and inc.removal_reason == RemovalReason.REBALANCE_TIMEOUT.value:
+            kind = POLL  # it did not rejoin within the rebalance timeout: its poll loop was away as long
+        if kind == RESET:
+            # its own log only, then a JoinGroup without member id from its process: it was dropped while
+            # alive (it lost its partitions: a pause of at least a session timeout), or it is a new process
+            # (killed and restarted at an instant no log shows: down 0)
+            if inc.lost_at is not None:
+                kind, paused, resume = EXPIRED, True, inc.lost_at
+                end = max(resume - actual.session_timeout_ms - 1, floor)
+            else:
+                return self._bounce(name, back, back, False, floor, inc, nxt)
+        if kind == POLL:
+            paused_at = end - actual.max_poll_interval_ms
+            if floor < paused_at < resume:
+                return [
+                    Pause(at=paused_at, member=name, duration_ms=resume - paused_at, kind="poll")
+                ], resume + 1
+            self.notes.append(f"{name}: poll timeout of unknown start: replayed as a leave and a rejoin")
+            kind = LEFT
+        if kind == EXPIRED and paused and resume >= end + actual.session_timeout_ms:
+            # a GC pause the session timeout did not outlast: frozen from its last heartbeat to its revival
+            return [Pause(at=end, member=name, duration_ms=resume - end, kind="gc")], resume + 1
+        return self._bounce(name, end, back, kind == LEFT, floor, inc, nxt)
+
+    def _bounce(
+        self, name: str, end: int, back: int, graceful: bool, floor: int, inc: _Incarnation, nxt: _Incarnation
+    ):
+        """Down at `end`, back at `back`. A restart: closed and back within the bounce window (a static
+        member that sent a LeaveGroup left for good: Kafka's static close sends none), or killed and back
+        within its session timeout; otherwise a leave or crash and a new join. A restarted process rejoins
+        with its old subscription, so a changed one is a new join too."""
+        end = max(end, floor)
+        back = max(back, end)
+        before = inc.changes[-1][2] if inc.changes else inc.subscription
+        same_topics = nxt.subscription is None or before is None or set(nxt.subscription) == set(before)
+        if graceful:
+            # a static member's LeaveGroup (classic) is for good, unless the instance came back as its
+            # replacement (KIP-848's temporary leave, epoch -2)
+            for_good = inc.instance_id and inc.end_kind == LEFT and not inc.successor
+            restart = back - end <= self.options.bounce_window_ms and not for_good
+        else:
+            restart = back - end <= self._session_timeout()
+        if restart and same_topics:
+            return [Restart(at=end, member=name, down_ms=back - end, graceful=graceful)], back + 1
+        stop = Leave(at=end, member=name) if graceful else Crash(at=end, member=name)
+        join_at = max(back, end + 1)
+        return [
+            stop,
+            Join(at=join_at, member=name, topics=nxt.subscription, instance_id=nxt.instance_id),
+        ], join_at
+
+
+def _client_key(e: Event) -> str:
+    """Who sent a JoinGroup, across member ids: instance id and client id (member log: its source)."""
+    client = e.client_id or (e.source if e.side == Side.MEMBER.value else None) or ""
+    return f"{e.group_instance_id or ''}|{client}"
+
+
+def _unique_name(base: str, taken: Mapping[str, Any]) -> str:
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}#{n}" in taken:
+        n += 1
+    return f"{base}#{n}"
+
+
+def _most_common(counter: Counter) -> Any:
+    return counter.most_common(1)[0][0] if counter else None
+
+
+# ------------------------------------------------------------------------------------- scenarios
+@dataclass(frozen=True)
+class ScenarioPlan:
+    """What a scenario runs for one group: the timeline and the simulator settings (classic or KIP-848)."""
+
+    scenario: Scenario
+    timeline: Timeline
+    settings: Any  # SimulationSettings | ConsumerSimSettings
+    group_protocol: str  # classic | consumer
+
+
+# anomalies rules of what-if rows: what extraction assumed, a scenario that could not run for the group
+ASSUMPTION = "whatif_assumption"
+NOT_APPLICABLE = "whatif_not_applicable"
+
+
+class NotApplicable(WhatIfError):
+    """The scenario cannot run for this group (e.g. a protocol its assignor does not support)."""
+
+
+def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
+    """The scenario's settings for this group: its own values, the group's actual ones elsewhere."""
+    actual = extracted.actual
+    latency = actual.latency
+    values = {
+        name: getattr(scenario, name) if getattr(scenario, name) is not None else default
+        for name, default in (
+            ("session_timeout_ms", actual.session_timeout_ms),
+            ("max_poll_interval_ms", actual.max_poll_interval_ms),
+            ("scheduled_rebalance_max_delay_ms", actual.scheduled_rebalance_max_delay_ms),
+            ("join_round_trip_ms", latency.join_round_trip_ms),
+            ("sync_round_trip_ms", latency.sync_round_trip_ms),
+            ("revoke_callback_ms", latency.revoke_callback_ms),
+            ("assignment_ms", latency.assignment_ms),
+            ("group_initial_rebalance_delay_ms", latency.group_initial_rebalance_delay_ms),
+        )
+    }
+    static = scenario.static_membership
+    timeline = extracted.timeline
+    if static is False:
+        timeline = _without_instance_ids(timeline)
+    group_protocol = _scenario_group_protocol(actual, scenario)
+    if group_protocol == "consumer":
+        name = scenario.assignor or (actual.assignor if actual.group_protocol == "consumer" else "uniform")
+        if name not in SERVER_ASSIGNORS:
+            raise NotApplicable(
+                f"the consumer protocol (KIP-848) has server assignors uniform and range, not {name!r}"
+            )
+        heartbeat = scenario.heartbeat_interval_ms
+        if heartbeat is None:
+            heartbeat = (
+                actual.heartbeat_interval_ms
+                if actual.group_protocol == "consumer"
+                else DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
+            )
+        settings = ConsumerSimSettings(
+            assignor=SERVER_ASSIGNORS[name],
+            static_membership=bool(static),
+            heartbeat_interval_ms=heartbeat,
+            session_timeout_ms=values["session_timeout_ms"],
+            max_poll_interval_ms=values["max_poll_interval_ms"],
+            network_ms=max(1, values["join_round_trip_ms"] // 2),
+            revoke_callback_ms=max(1, values["revoke_callback_ms"]),
+        )
+        return ScenarioPlan(scenario, timeline, settings, group_protocol)
+    assignor = scenario.assignor or (actual.assignor if actual.group_protocol == "classic" else None)
+    if assignor is None:
+        raise NotApplicable(
+            "a classic scenario for a KIP-848 group needs an 'assignor' (e.g. cooperative-sticky)"
+        )
+    if assignor not in CLIENT_ASSIGNORS:
+        raise NotApplicable(f"{assignor!r} is a KIP-848 server assignor: set protocol consumer")
+    protocol = scenario.protocol
+    if protocol is None and scenario.assignor is None and actual.group_protocol == "classic":
+        protocol = actual.protocol
+    supported = [p.value for p in get_assignor(assignor).supported_protocols]
+    if protocol is not None and protocol not in supported:
+        raise NotApplicable(
+            f"assignor {assignor} supports {', '.join(supported)}, not the {protocol} protocol"
+        )
+    try:
+        settings = SimulationSettings(
+            assignor=assignor,
+            protocol=protocol,
+            static_membership=bool(static),
+            heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
+            metadata_refresh_ms=latency.metadata_refresh_ms,
+            **values,
+        )
+    except (SimulationError, AssignmentError) as exc:
+        raise NotApplicable(str(exc)) from None
+    return ScenarioPlan(scenario, timeline, settings, group_protocol)
+
+
+def _scenario_group_protocol(actual: ActualSettings, scenario: Scenario) -> str:
+    if scenario.protocol == "consumer" or scenario.assignor in ("uniform", "server-range"):
+        return "consumer"
+    if scenario.protocol in ("eager", "cooperative"):
+        return "classic"
+    if actual.group_protocol == "consumer" and scenario.assignor in (None, "range"):
+        return "consumer"
+    return "classic"
+
+
+def _without_instance_ids(timeline: Timeline) -> Timeline:
+    actions = tuple(
+        dataclasses.replace(a, instance_id=None) if isinstance(a, Join) and a.instance_id else a
+        for a in timeline.actions
+    )
+    return dataclasses.replace(timeline, actions=actions)
+
+
+def simulate_plan(scenario_plan: ScenarioPlan) -> list[Event]:
+    """The canonical events the scenario's simulation logs (both sides, every member)."""
+    if scenario_plan.group_protocol == "consumer":
+        return simulate_consumer_group(scenario_plan.timeline, scenario_plan.settings).events
+    return simulate(scenario_plan.timeline, scenario_plan.settings).events
+
+
+def as_observed(events: Iterable[Event], extracted: ExtractedGroup) -> list[Event]:
+    """The simulated events the actual input would have shown: from its first event on, coordinator
+    events only if it had the coordinator's log, member events only of processes whose log it had."""
+    kept = []
+    for e in events:
+        if e.ts < extracted.observed_from:
+            continue
+        if e.side == Side.COORDINATOR.value:
+            if extracted.has_coordinator_log:
+                kept.append(e)
+        elif (e.client_id or e.source) in extracted.member_logged:
+            kept.append(e)
+    return kept
+
+
+def replay_events(
+    cluster: str, group_id: str, events: Sequence[Event], settings: ReplaySettings
+) -> dict[str, list[dict]]:
+    """One group's events through the reconstructor that fits them (`replay.new_replayer`: classic or
+    KIP-848), in replay order."""
+    ordered = sorted(events, key=event_order_key)
+    replayer = new_replayer(cluster, group_id, settings, None, ordered)
+    replayer.feed(ordered)
+    return replayer.finish()
+
+
+def run_scenario(
+    extracted: ExtractedGroup, scenario: Scenario, replay_settings: ReplaySettings | None = None
+) -> dict[str, list[dict]]:
+    """The replay tables of one scenario for one group (rows with scenario = the scenario's name).
+    Raises NotApplicable when the scenario cannot run for this group."""
+    scenario_plan = plan(extracted, scenario)
+    observed = as_observed(simulate_plan(scenario_plan), extracted)
+    base = replay_settings or ReplaySettings()
+    settings = dataclasses.replace(
+        base,
+        scenario=scenario.name,
+        final=True,
+        topics=dict(extracted.timeline.topics),
+        session_timeout_ms=scenario_plan.settings.session_timeout_ms,
+    )
+    timeline = extracted.timeline
+    return replay_events(timeline.cluster, timeline.group_id, observed, settings)
+
+
+# ------------------------------------------------------------------------------------ comparison
+def compare_daily(
+    cluster: str,
+    group_id: str,
+    scenario: str,
+    actual_daily: Iterable[dict],
+    scenario_daily: Iterable[dict] | None,
+) -> list[dict]:
+    """WHATIF_COMPARISON rows: per date either side has, actual vs scenario and scenario - actual.
+    `scenario_daily` None (the scenario could not run): scenario and delta columns are null."""
+    actual_by_date = _sum_by_date(actual_daily, cluster, group_id)
+    scenario_by_date = _sum_by_date(scenario_daily or (), cluster, group_id)
+    rows = []
+    for date in sorted(set(actual_by_date) | set(scenario_by_date)):
+        row: dict[str, Any] = {
+            "cluster": cluster,
+            "group_id": group_id,
+            "scenario": scenario,
+            "event_date": date,
+        }
+        for name, _kind in COMPARED_MEASURES:
+            was = actual_by_date.get(date, {}).get(name, 0)
+            row[f"{name}_actual"] = was
+            if scenario_daily is None:
+                row[f"{name}_scenario"] = row[f"{name}_delta"] = None
+            else:
+                would = scenario_by_date.get(date, {}).get(name, 0)
+                row[f"{name}_scenario"] = would
+                row[f"{name}_delta"] = would - was
+        rows.append(row)
+    return rows
+
+
+def _sum_by_date(rows: Iterable[dict], cluster: str, group_id: str) -> dict:
+    out: dict = {}
+    for row in rows:
+        if row["cluster"] != cluster or row["group_id"] != group_id:
+            continue
+        day = out.setdefault(row["event_date"], {})
+        for name, _kind in COMPARED_MEASURES:
+            day[name] = day.get(name, 0) + (row.get(name) or 0)
+    return out
+
+
+# ------------------------------------------------------------------------------------ one group
+@dataclass
+class ScenarioOutcome:
+    """One scenario's result for one group: its tables, or why it could not run."""
+
+    scenario: Scenario
+    tables: dict[str, list[dict]] | None
+    not_applicable: str | None = None
+
+
+class GroupWhatIf:
+    """The what-if side of one group in a replay pass: `feed` the group's events (the same batches, in
+    the same order, as the actual GroupReplayer), then `finish(actual_daily)` with the actual replay's
+    group_daily_summary rows. Returns the scenario rows of every REPLAY_TABLES table plus
+    `whatif_comparison`."""
+
+    def __init__(
+        self,
+        cluster: str,
+        group_id: str,
+        config: WhatIfConfig,
+        replay_settings: ReplaySettings | None = None,
+    ):
+        self.cluster = cluster
+        self.group_id = group_id
+        self.config = config
+        self.replay_settings = replay_settings or ReplaySettings()
+        self.extractor = TimelineExtractor(cluster, group_id, config.extraction, self.replay_settings)
+        self.extracted: ExtractedGroup | None = None
+        self.outcomes: list[ScenarioOutcome] = []
+
+    def feed(self, events: Iterable[Event]) -> None:
+        self.extractor.feed(events)
+
+    def finish(self, actual_daily: Iterable[dict]) -> dict[str, list[dict]]:
+        actual_daily = list(actual_daily)
+        out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
+        if self.extractor.first_ts is None:
+            return out
+        try:
+            self.extracted = self.extractor.finish()
+        except ValueError as exc:  # TimelineError, WhatIfError: a timeline the events cannot give
+            reason = f"no timeline could be extracted: {exc}"
+            self.outcomes = [ScenarioOutcome(s, None, reason) for s in self.config.scenarios]
+        else:
+            self.outcomes = [self._run(scenario) for scenario in self.config.scenarios]
+        day = utc_date(self.extractor.first_ts)
+        for outcome in self.outcomes:
+            name = outcome.scenario.name
+            daily = outcome.tables["group_daily_summary"] if outcome.tables is not None else None
+            out["whatif_comparison"].extend(
+                compare_daily(self.cluster, self.group_id, name, actual_daily, daily)
+            )
+            for table, rows in (outcome.tables or {}).items():
+                out[table].extend(rows)
+            if outcome.not_applicable is not None:
+                out["anomalies"].append(self._note(name, day, NOT_APPLICABLE, outcome.not_applicable))
+            for note in self.extracted.notes if self.extracted is not None else ():
+                out["anomalies"].append(self._note(name, day, ASSUMPTION, note))
+        return out
+
+    def _run(self, scenario: Scenario) -> ScenarioOutcome:
+        try:
+            return ScenarioOutcome(scenario, run_scenario(self.extracted, scenario, self.replay_settings))
+        except ValueError as exc:  # NotApplicable, or settings the simulators refuse
+            return ScenarioOutcome(scenario, None, str(exc))
+
+    def _note(self, scenario: str, day, rule: str, detail: str) -> dict:
+        """An anomalies row (scenario = the what-if's) saying what the what-if assumed or could not do."""
+        return {
+            "cluster": self.cluster,
+            "group_id": self.group_id,
+            "scenario": scenario,
+            "event_date": day,
+            "ts": None,
+            "event_id": None,
+            "event_type": None,
+            "group_state": None,
+            "rule": rule,
+            "detail": detail,
+        }
+
+
+def whatif(
+    events: Iterable[Event],
+    config: WhatIfConfig,
+    replay_settings: ReplaySettings | None = None,
+) -> dict[str, list[dict]]:
+    """Actual replay and every scenario of `config` for any number of groups (the pure-Python form of
+    `rebalance-replay whatif`): REPLAY_TABLES rows of scenario 'actual' and of each scenario, plus
+    whatif_comparison rows."""
+    settings = replay_settings or ReplaySettings()
+    by_group: dict[tuple[str, str], list[Event]] = {}
+    for e in events:
+        by_group.setdefault((e.cluster, e.group_id), []).append(e)
+    out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
+    for cluster, group_id in sorted(by_group):
+        group_events = sorted(by_group[(cluster, group_id)], key=event_order_key)
+        actual = replay_events(
+            cluster, group_id, group_events, dataclasses.replace(settings, scenario=ACTUAL)
+        )
+        side = GroupWhatIf(cluster, group_id, config, settings)
+        side.feed(group_events)
+        for tables in (actual, side.finish(actual["group_daily_summary"])):
+            for name, rows in tables.items():
+                out[name].extend(rows)
+    return out

@@ -1,0 +1,96 @@
+"""`rebalance-replay whatif`: the verb's options and one-line errors (no Spark needed: checked before
+Spark starts), and one run on the packaged sample that prints the comparison and writes the report."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from jobs.cli import build_parser
+from jobs.cli import main as cli_main
+from jobs.report import Segment, build_report, ownership_segments, print_comparison, write_report
+from jobs.whatif import DEFAULT_SCENARIOS, load_scenarios
+
+
+def test_the_verb_is_registered_with_its_own_scenario_option():
+    args = build_parser().parse_args(["whatif", "--scenario", "a", "--scenario", "b", "--date", "2024-11-08"])
+    assert args.scenario_names == ["a", "b"] and args.scenario is None and args.date == dt.date(2024, 11, 8)
+
+
+def test_default_scenarios_are_conf_whatif_yaml():
+    assert DEFAULT_SCENARIOS.name == "whatif.yaml"
+    assert load_scenarios(None, ["consumer-protocol"]).scenarios[0].protocol == "consumer"
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--scenario", "nope"], "unknown scenario(s) nope"),
+        (["--scenarios", "/nonexistent/w.yaml"], "what-if file not found"),
+        (["--date", "2024-11-08", "--from", "2024-11-08"], "give --date or --from/--to"),
+    ],
+)
+def test_bad_options_are_one_line_errors_with_exit_status_2(extra, message, capsys):
+    assert cli_main(["whatif", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_what_if_file_with_a_bad_scenario_names_the_file(tmp_path, capsys):
+    bad = tmp_path / "w.yaml"
+    bad.write_text("scenarios:\n  - {name: x, protocol: fancy}\n")
+    assert cli_main(["whatif", "--scenarios", str(bad)]) == 2
+    assert f"{bad}: scenario 'x': protocol must be one of" in capsys.readouterr().err
+
+
+def test_report_without_spark(tmp_path):
+    """The report's pure part: totals, the best scenario, ownership segments, the terminal and HTML."""
+    day = dt.date(2024, 11, 8)
+    row = {"cluster": "k", "group_id": "g", "event_date": day}
+    values = {"rebalances": (3, 3), "stw_ms": (900, 0), "partition_unavailable_ms": (5000, 1200),
+              "partitions_moved": (4, 2), "revocations_wasted": (6, 0)}  # fmt: skip
+    comparison = [
+        {**row, "scenario": "coop", **{f"{k}_{s}": v for k, (a, b) in values.items() for s, v in (("actual", a), ("scenario", b), ("delta", b - a))}},
+        {**row, "scenario": "broken", **{f"{k}_{s}": (a if s == "actual" else None) for k, (a, _b) in values.items() for s in ("actual", "scenario", "delta")}},
+    ]  # fmt: skip
+    move = {"cluster": "k", "group_id": "g", "scenario": "actual", "topic": "t", "partition": 0,
+            "from_member_id": "c1-0f9eb754-e6b4-47b5-954d-3cfa09d53bcd", "to_member_id": "c2-7dfd6962-b848-4383-a596-82f349150d56",
+            "revoked_at": 10_000, "assigned_at": 15_000}  # fmt: skip
+    report = build_report("r1", day, day, ("coop", "broken"), comparison, movements=[move])
+    (g,) = report.groups
+    assert g.totals["actual"]["stw_ms"] == 900 and g.totals["broken"]["stw_ms"] is None and g.best == "coop"
+    # c1 (its UUID dropped) until the revocation, nobody for 5 s, then c2
+    segments = g.ownership["actual"]
+    assert [s.owner for s in segments] == ["c1", None, "c2"] and segments[1] == Segment(
+        "t-0", None, 10_000, 15_000
+    )
+    assert ownership_segments([move], [])[("k", "g", "actual")] == segments
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    print_comparison(console, report)
+    text = console.export_text()
+    assert "coop *" in text and "n/a" in text and "-900 ms" in text
+    page = write_report(tmp_path, report)
+    assert "coop (best)" in page.read_text() and (page.parent / "group-01.png").stat().st_size > 0
+
+
+@pytest.mark.spark
+def test_a_run_on_the_sample_prints_the_comparison_and_writes_the_report(spark, tmp_path, capsys):
+    status = cli_main(
+        [
+            "whatif",
+            "--warehouse",
+            str(tmp_path / "wh"),
+            "--scenario",
+            "cooperative-sticky",
+            "--date",
+            "2024-11-08",
+        ]
+    )
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "what-if prod-eu/orders" in out and "cooperative-sticky" in out
+    pages = list((tmp_path / "wh" / "_reports").glob("whatif-*/index.html"))
+    assert len(pages) == 1 and "prod-eu/orders" in pages[0].read_text()

@@ -1,0 +1,390 @@
+"""What-if replays, one behaviour at a time: the configuration, what extraction reads from events, how a
+scenario changes the settings, the comparison rows, and the answers to the questions users bring
+("what would last night's restarts have cost with cooperative-sticky / static membership / ...")."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.latency import LatencyFit, LatencyModel
+from rebalance_core.simulate import SimulationSettings, simulate
+from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from rebalance_core.whatif import (
+    ExtractionOptions,
+    GroupWhatIf,
+    NotApplicable,
+    Scenario,
+    TimelineExtractor,
+    WhatIfConfig,
+    WhatIfError,
+    compare_daily,
+    load_whatif,
+    plan,
+    whatif,
+)
+from schemas.events import Side
+from schemas.tables import TABLES
+
+CONF = Path(__file__).resolve().parents[2] / "conf" / "whatif.yaml"
+S = 1_000
+
+
+def group(*actions, topics=None) -> Timeline:
+    return Timeline(topics=topics or {"t": 6}, actions=actions, cluster="k", group_id="g")
+
+
+def extract(events, **options):
+    extractor = TimelineExtractor("k", "g", ExtractionOptions(**options))
+    extractor.feed(events)
+    return extractor.finish()
+
+
+def coordinator_only(events):
+    return [e for e in events if e.side == Side.COORDINATOR.value]
+
+
+def actions_of(extracted):
+    return [a for a in extracted.timeline.actions if not isinstance(a, Join)]
+
+
+def absolute(extracted, action):
+    return extracted.timeline.start_ms + action.at
+
+
+def compared(events, *scenarios) -> dict[str, dict]:
+    """Scenario name -> that scenario's whatif_comparison totals over all dates."""
+    out = whatif(events, WhatIfConfig(tuple(scenarios)))
+    totals: dict[str, dict] = {}
+    for row in out["whatif_comparison"]:
+        into = totals.setdefault(row["scenario"], {})
+        for key, value in row.items():
+            if key.endswith(("_actual", "_scenario", "_delta")) and value is not None:
+                into[key] = into.get(key, 0) + value
+    return totals
+
+
+# ------------------------------------------------------------------------------------ configuration
+def test_the_shipped_scenarios_load():
+    config = load_whatif(yaml.safe_load(CONF.read_text()))
+    names = [s.name for s in config.scenarios]
+    assert names[0] == "as-actual" and {
+        "cooperative-sticky",
+        "static-membership",
+        "long-session-timeout",
+        "consumer-protocol",
+    } <= set(names)
+    long = config.select(["long-session-timeout"]).scenarios[0]
+    assert long.session_timeout_ms == 120_000 and long.assignor is None
+    assert config.extraction.bounce_window_ms == 600_000
+
+
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ({"scenarios": [{"name": "x", "assignor": "fancy"}]}, "assignor must be one of"),
+        ({"scenarios": [{"name": "x", "colour": "red"}]}, r"unknown field\(s\) colour"),
+        ({"scenarios": [{"name": "actual"}]}, "'actual' names the replay"),
+        ({"scenarios": [{"name": "a"}, {"name": "a"}]}, "used twice: a"),
+        (
+            {"scenarios": [{"name": "x", "protocol": "eager", "assignor": "uniform"}]},
+            "KIP-848 server assignor",
+        ),
+        ({"scenarios": [{"name": "x", "session_timeout_ms": "soon"}]}, "session_timeout_ms"),
+        ({"scenarios": []}, "non-empty list"),
+        ({"scenarios": [{"name": "x"}], "extraction": {"expired_rejoin": "maybe"}}, "restart or pause"),
+    ],
+)
+def test_bad_what_if_files_are_clear_errors(doc, message):
+    with pytest.raises(WhatIfError, match=message):
+        load_whatif(doc)
+
+
+def test_selecting_scenarios_keeps_the_order_given_and_names_unknown_ones():
+    config = WhatIfConfig((Scenario("a"), Scenario("b"), Scenario("c")))
+    assert [s.name for s in config.select(["c", "a"]).scenarios] == ["c", "a"]
+    with pytest.raises(WhatIfError, match="unknown scenario.*zz.*known: a, b, c"):
+        config.select(["zz"])
+
+
+# --------------------------------------------------------------------------------------- extraction
+def test_a_crash_is_replayed_at_its_last_heartbeat_from_the_coordinator_log():
+    events = simulate(
+        group(Join(0, "c1"), Join(0, "c2"), Crash(60 * S, "c2")),
+        SimulationSettings(session_timeout_ms=20 * S),
+    ).events
+    extracted = extract(coordinator_only(events))
+    (crash,) = actions_of(extracted)
+    assert isinstance(crash, Crash) and crash.member == "c2"
+    assert absolute(extracted, crash) == events[0].ts + 60 * S
+    assert extracted.actual.session_timeout_ms == 20 * S and "session_timeout_ms" in extracted.actual.observed
+
+
+def test_a_rolling_restart_is_a_restart_of_each_process():
+    timeline = group(
+        Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c1", 8 * S), Restart(120 * S, "c2", 8 * S)
+    )
+    extracted = extract(simulate(timeline, SimulationSettings()).events)
+    assert actions_of(extracted) == [Restart(60 * S, "c1", 8 * S, True), Restart(120 * S, "c2", 8 * S, True)]
+
+
+def test_a_process_back_after_the_bounce_window_left_and_joined_again():
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Leave(60 * S, "c1"), Join(700 * S, "c1"))
+    extracted = extract(simulate(timeline, SimulationSettings()).events, bounce_window_ms=300 * S)
+    assert actions_of(extracted) == [Leave(60 * S, "c1")]
+    assert [a.at for a in extracted.timeline.actions if isinstance(a, Join) and a.member == "c1"] == [
+        0,
+        700 * S,
+    ]
+
+
+def test_a_member_the_group_dropped_while_it_ran_was_paused_not_crashed():
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Pause(60 * S, "c2", 50 * S, "gc"))
+    events = simulate(timeline, SimulationSettings()).events
+    assert actions_of(extract(events)) == [Pause(60 * S, "c2", 50 * S, "gc")]
+    # the coordinator alone sees it too: the rejoin's client reason is the fenced member's
+    assert actions_of(extract(coordinator_only(events))) == [Pause(60 * S, "c2", 50 * S, "gc")]
+
+
+def test_a_poll_timeout_is_a_slow_poll_from_max_poll_interval_before_it():
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Pause(60 * S, "c1", 320 * S, "poll"))
+    extracted = extract(simulate(timeline, SimulationSettings()).events)
+    assert actions_of(extracted) == [Pause(60 * S, "c1", 320 * S, "poll")]
+
+
+def test_a_static_member_killed_and_replaced_is_a_restart_from_the_rebalance_it_missed():
+    timeline = group(
+        Join(0, "c1"),
+        Join(0, "c2"),
+        Join(0, "c3"),
+        Crash(50 * S, "c1"),
+        Restart(70 * S, "c2", 26 * S, graceful=False),
+    )
+    extracted = extract(
+        coordinator_only(simulate(timeline, SimulationSettings(static_membership=True)).events)
+    )
+    crash, restart = actions_of(extracted)
+    assert crash == Crash(50 * S, "c1")
+    # the crash instant is in no log; c2 did not rejoin the rebalance c1's expiry started at 95 s
+    assert restart == Restart(95 * S, "c2", 1 * S, graceful=False)
+    assert {a.member: a.instance_id for a in extracted.timeline.actions if isinstance(a, Join)} == {
+        "c1": "c1",
+        "c2": "c2",
+        "c3": "c3",
+    }
+
+
+def test_subscription_and_partition_count_changes():
+    timeline = group(
+        Join(0, "c1", topics=("t",)),
+        Join(0, "c2", topics=("t",)),
+        Subscribe(60 * S, "c1", ("t", "u")),
+        PartitionCount(120 * S, "t", 8),
+        topics={"t": 6, "u": 2},
+    )
+    extracted = extract(simulate(timeline, SimulationSettings()).events)
+    assert actions_of(extracted) == [Subscribe(60 * S, "c1", ("t", "u")), PartitionCount(120 * S, "t", 8)]
+    assert extracted.timeline.topics == {"t": 6, "u": 2}
+
+
+def test_members_already_there_when_the_input_starts_join_in_an_unmeasured_warm_up():
+    events = simulate(group(Join(0, "c1"), Join(0, "c2"), Crash(120 * S, "c2")), SimulationSettings()).events
+    later = [e for e in events if e.ts >= events[0].ts + 100 * S]
+    extracted = extract(later)
+    assert extracted.observed_from == later[0].ts
+    assert extracted.timeline.start_ms < later[0].ts and any("warm-up" in note for note in extracted.notes)
+    joins = [a for a in extracted.timeline.actions if isinstance(a, Join)]
+    assert [a.at for a in joins] == [0, 0]
+
+
+def test_joins_and_leaves_only_target_assignments_show_are_replayed():
+    """KIP-848 coordinator lines without join or leave lines: the membership change between two target
+    assignments is the evidence."""
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"), Leave(120 * S, "c1"))
+    kept = ("group_epoch_bumped", "target_assignment_computed", "member_epoch_updated")
+    events = [
+        e for e in simulate_consumer_group(timeline, ConsumerSimSettings()).events if e.event_type in kept
+    ]
+    extracted = extract(events)
+    moments = {
+        (type(a).__name__, a.member): absolute(extracted, a) - timeline.start_ms
+        for a in extracted.timeline.actions
+    }
+    assert (
+        moments[("Join", "c3")] == 60 * S + 1 and moments[("Leave", "c1")] == 120 * S + 6
+    )  # + network, callback
+    assert moments[("Join", "c2")] == 2  # the first target without it: c2 joined in that rebalance
+
+
+def test_latency_is_fitted_from_both_sides_and_the_rest_are_the_simulator_defaults():
+    settings = SimulationSettings(
+        join_round_trip_ms=40, sync_round_trip_ms=16, revoke_callback_ms=9, assignment_ms=3
+    )
+    fit = LatencyFit()
+    fit.feed(simulate(group(Join(0, "c1"), Join(0, "c2"), Leave(60 * S, "c1")), settings).events)
+    model = fit.model()
+    assert (
+        model.join_round_trip_ms,
+        model.sync_round_trip_ms,
+        model.revoke_callback_ms,
+        model.assignment_ms,
+    ) == (40, 16, 9, 3)
+    assert model.group_initial_rebalance_delay_ms == 3_000  # the initial delay, not its extension
+    assert LatencyFit().model() == LatencyModel()  # nothing seen: defaults, nothing fitted
+
+
+def test_a_group_without_events_has_no_timeline():
+    with pytest.raises(WhatIfError, match="no events"):
+        TimelineExtractor("k", "g").finish()
+
+
+# -------------------------------------------------------------------------------------- scenarios
+def extracted_group(**settings):
+    return extract(simulate(group(Join(0, "c1"), Join(0, "c2")), SimulationSettings(**settings)).events)
+
+
+def test_a_scenario_changes_only_what_it_names():
+    extracted = extracted_group(session_timeout_ms=30 * S)
+    scenario_plan = plan(extracted, Scenario("x", session_timeout_ms=90 * S))
+    assert scenario_plan.settings.session_timeout_ms == 90 * S
+    assert (scenario_plan.settings.assignor, scenario_plan.settings.rebalance_protocol) == ("range", "eager")
+    # another assignor brings its own protocol (KIP-429: cooperative-sticky is cooperative)
+    assert (
+        plan(extracted, Scenario("x", assignor="cooperative-sticky")).settings.rebalance_protocol
+        == "cooperative"
+    )
+
+
+def test_static_membership_on_and_off():
+    extracted = extracted_group(static_membership=True)
+    assert {
+        a.instance_id for a in plan(extracted, Scenario("x")).timeline.actions if isinstance(a, Join)
+    } == {"c1", "c2"}
+    off = plan(extracted, Scenario("x", static_membership=False))
+    assert {a.instance_id for a in off.timeline.actions if isinstance(a, Join)} == {None}
+    assert plan(extracted_group(), Scenario("x", static_membership=True)).settings.static_membership
+
+
+def test_the_consumer_protocol_runs_the_kip848_simulator_with_a_server_assignor():
+    extracted = extracted_group()
+    scenario_plan = plan(extracted, Scenario("x", protocol="consumer", assignor="range"))
+    assert (
+        isinstance(scenario_plan.settings, ConsumerSimSettings)
+        and scenario_plan.settings.assignor == "server-range"
+    )
+    with pytest.raises(NotApplicable, match="uniform and range"):
+        plan(extracted, Scenario("x", protocol="consumer", assignor="sticky"))
+
+
+def test_a_protocol_the_assignor_does_not_support_is_not_applicable_and_stays_visible():
+    events = simulate(group(Join(0, "c1"), Join(0, "c2")), SimulationSettings()).events
+    side = GroupWhatIf("k", "g", WhatIfConfig((Scenario("coop-range", protocol="cooperative"),)))
+    side.feed(events)
+    actual_daily = [{"cluster": "k", "group_id": "g", "event_date": dt.date(2024, 11, 5), "rebalances": 1, "stw_ms": 5,
+                     "partition_unavailable_ms": 0, "partitions_moved": 0, "revocations_wasted": 0}]  # fmt: skip
+    out = side.finish(actual_daily)
+    (row,) = out["whatif_comparison"]
+    assert (
+        row["rebalances_actual"] == 1 and row["rebalances_scenario"] is None and row["stw_ms_delta"] is None
+    )
+    assert "supports eager" in side.outcomes[0].not_applicable
+    assert out["generations"] == []
+    (note,) = out["anomalies"]
+    assert (note["scenario"], note["rule"]) == (
+        "coop-range",
+        "whatif_not_applicable",
+    ) and "supports eager" in note["detail"]
+
+
+# ------------------------------------------------------------------------------------- comparison
+def test_comparison_rows_per_date_with_deltas_scenario_minus_actual():
+    day1, day2 = dt.date(2024, 11, 8), dt.date(2024, 11, 9)
+    key = {"cluster": "k", "group_id": "g"}
+    zero = {
+        "rebalances": 0,
+        "stw_ms": 0,
+        "partition_unavailable_ms": 0,
+        "partitions_moved": 0,
+        "revocations_wasted": 0,
+    }
+    actual = [{**key, **zero, "event_date": day1, "rebalances": 2, "stw_ms": 300}]
+    scenario = [
+        {**key, **zero, "event_date": day1, "rebalances": 1},
+        {**key, **zero, "event_date": day2, "stw_ms": 40},
+    ]
+    rows = compare_daily("k", "g", "s", actual, scenario)
+    assert [
+        (r["event_date"], r["rebalances_delta"], r["stw_ms_actual"], r["stw_ms_scenario"], r["stw_ms_delta"])
+        for r in rows
+    ] == [
+        (day1, -1, 300, 0, -300),
+        (day2, 0, 0, 40, 40),
+    ]
+    assert all(sorted(r) == sorted(c.name for c in TABLES["whatif_comparison"]) for r in rows)
+
+
+def test_scenario_rows_carry_the_scenario_name_and_the_table_columns():
+    events = simulate(group(Join(0, "c1"), Join(0, "c2"), Crash(60 * S, "c2")), SimulationSettings()).events
+    out = whatif(events, WhatIfConfig((Scenario("coop", assignor="cooperative-sticky"),)))
+    assert {r["scenario"] for r in out["generations"]} == {"actual", "coop"}
+    for table, rows in out.items():
+        names = sorted(c.name for c in TABLES[table])
+        assert all(sorted(row) == names for row in rows), table
+
+
+# --------------------------------------------------------------------------- the questions users ask
+def test_cooperative_sticky_removes_the_stop_the_world_of_an_eager_group():
+    timeline = group(
+        Join(0, "c1"), Join(0, "c2"), Join(0, "c3"), Restart(60 * S, "c1", 10 * S), Crash(200 * S, "c2")
+    )
+    totals = compared(
+        simulate(timeline, SimulationSettings()).events, Scenario("coop", assignor="cooperative-sticky")
+    )["coop"]
+    assert totals["stw_ms_actual"] > 0 and totals["stw_ms_scenario"] == 0
+    assert totals["revocations_wasted_actual"] > 0 and totals["revocations_wasted_scenario"] == 0
+
+
+def test_static_membership_turns_a_rolling_deploy_into_no_rebalance():
+    deploy = [Restart((60 + 30 * i) * S, f"c{i}", 10 * S) for i in range(1, 4)]
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(0, "c3"), *deploy)
+    totals = compared(
+        simulate(timeline, SimulationSettings()).events, Scenario("static", static_membership=True)
+    )["static"]
+    assert totals["rebalances_actual"] == 1 + 2 * 3  # the first join, then a leave and a join per restart
+    assert totals["rebalances_scenario"] == 1
+    assert totals["partitions_moved_scenario"] == 0
+
+
+def test_a_longer_session_timeout_rides_out_a_gc_pause_but_notices_a_crash_later():
+    pause = group(Join(0, "c1"), Join(0, "c2"), Pause(60 * S, "c2", 50 * S, "gc"))
+    totals = compared(
+        simulate(pause, SimulationSettings()).events, Scenario("long", session_timeout_ms=120 * S)
+    )["long"]
+    assert totals["rebalances_delta"] < 0
+    crash = group(Join(0, "c1"), Join(0, "c2"), Crash(60 * S, "c2"))
+    totals = compared(
+        simulate(crash, SimulationSettings()).events, Scenario("long", session_timeout_ms=120 * S)
+    )["long"]
+    assert totals["partition_unavailable_ms_delta"] > 0
+
+
+def test_the_consumer_protocol_has_no_stop_the_world():
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"), Leave(120 * S, "c1"))
+    totals = compared(
+        simulate(timeline, SimulationSettings()).events, Scenario("kip848", protocol="consumer")
+    )["kip848"]
+    assert totals["stw_ms_actual"] > 0 and totals["stw_ms_scenario"] == 0
+
+
+def test_the_as_actual_scenario_of_a_simulated_group_changes_nothing():
+    timeline = group(
+        Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c1", 5 * S), Pause(200 * S, "c2", 50 * S, "gc")
+    )
+    totals = compared(simulate(timeline, SimulationSettings()).events, Scenario("as-actual"))["as-actual"]
+    assert all(value == 0 for key, value in totals.items() if key.endswith("_delta"))
+    assert dataclasses.replace(Scenario("x")).assignor is None
