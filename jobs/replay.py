@@ -85,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with console.status("starting Spark"):
         spark = get_spark(config.spark)
-    result = run(spark, config, progress=_Progress(console))
+    result = run(spark, config, progress=Progress(console))
     print_summary(console, result, time.monotonic() - started)
     return 0
 
@@ -134,7 +134,7 @@ def run(spark, config: JobConfig, progress=None, group_pass=None) -> RunResult:
     from jobs.input import resolve_input
     from jobs.spark_session import job_settings
 
-    step = progress or _Progress(None)
+    step = progress or Progress(None)
     run_id = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
     started_at = dt.datetime.now(dt.timezone.utc)
     warehouse = open_warehouse(spark, config.warehouse, config.delta_writer)
@@ -458,7 +458,7 @@ def _remove_local(path: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------- progress
-class _Progress:
+class Progress:
     """`with step("..."):` shows a spinner with the step's title on a terminal, then one line with its
     duration; `note("...")` opens a step that lasts until the next one (or `close()`)."""
 

@@ -64,7 +64,7 @@ def replay_partition(
     batches: Iterator[pd.DataFrame], settings: ReplaySettings, date_from: dt.date, date_to: dt.date
 ) -> Iterator[pd.DataFrame]:
     """mapInPandas function: replay the sorted rows of one partition (see the module docstring)."""
-    sink = _Sink(settings, date_from, date_to)
+    sink = RowSink(settings, date_from, date_to)
     group: _Group | None = None
     for batch in batches:
         for row in batch.to_dict("records"):
@@ -104,7 +104,7 @@ class _Group:
     replayer: Any = None
 
 
-class _Sink:
+class RowSink:
     """Replays groups and collects their output rows between two flushes."""
 
     def __init__(self, settings: ReplaySettings, date_from: dt.date, date_to: dt.date):

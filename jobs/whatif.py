@@ -93,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
     started = time.monotonic()
     with console.status("starting Spark"):
         spark = get_spark(config.spark)
-    result = run(spark, config, whatif_config, progress=replay_job._Progress(console))
+    result = run(spark, config, whatif_config, progress=replay_job.Progress(console))
     replay_job.print_summary(console, result.run, time.monotonic() - started)
     print_comparison(console, result.report)
     folder = Path(args.report) if args.report else _report_folder(config)
@@ -170,7 +170,7 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
     it: then its scenarios run, given its actual daily rows."""
     import pandas as pd
 
-    from jobs.replay_batches import KIND_EVENT, _Sink, event_from_row, replay_partition
+    from jobs.replay_batches import KIND_EVENT, RowSink, event_from_row, replay_partition
     from rebalance_core.whatif import GroupWhatIf
 
     sides: dict[tuple[str, str], GroupWhatIf] = {}
@@ -201,7 +201,7 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
             tables = side.finish(actual_daily.pop(key, []))
             comparison = [r for r in tables.pop(COMPARISON) if date_from <= r["event_date"] <= date_to]
             for scenario in config.scenarios:
-                sink = _Sink(replace(settings, scenario=scenario.name), date_from, date_to)
+                sink = RowSink(replace(settings, scenario=scenario.name), date_from, date_to)
                 sink.add(
                     {
                         name: [r for r in rows if r["scenario"] == scenario.name]
