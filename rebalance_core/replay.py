@@ -219,6 +219,7 @@ class GroupReplayer:
         self.member_timed: set[str] = set()  # member ids and instance ids seen on the member side
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
+        self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -289,6 +290,10 @@ class GroupReplayer:
             # the JoinGroup of a process whose own log showed its join_sent: member timing for it,
             # even if its first line with the member id comes after the group turns Stable
             self.joining_clients.remove(e.client_id)
+            self.member_timed.add(e.member_id)
+        elif e.member_id and e.group_instance_id and e.group_instance_id in self.member_timed:
+            # a static member's log is its instance's (KIP-345: one identity across restarts); the
+            # broker's static join lines name the instance, not the client
             self.member_timed.add(e.member_id)
         if e.protocol_name and not self.offered_protocol:
             self.offered_protocol = e.protocol_name
@@ -381,6 +386,9 @@ class GroupReplayer:
             self.views.pop(old, None)
         self.group.apply(e)
         new = e.member_id
+        if not new and old and instance:
+            # the 3.x Scala line names the old member only: the instance's own log names the new one
+            self.unnamed_replacements[instance] = old
         if not new or not old:
             return
         stable = self.group.state is co.GroupState.STABLE
@@ -408,6 +416,7 @@ class GroupReplayer:
         self.timeline.group_empty(e.ts)
         self.timeline.round_completed(rnd.generation_id, e.ts)
         self._set_assignment({}, rnd.generation_id, "observed")
+        self.unnamed_replacements.clear()
         self.follow_up_due = False
         self._end_round()
         self._end_episode(e.ts)
@@ -423,6 +432,7 @@ class GroupReplayer:
         self.member_timed.clear()
         self.aliases.clear()
         self.joining_clients.clear()
+        self.unnamed_replacements.clear()
         self.follow_up_due = False
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
@@ -436,6 +446,8 @@ class GroupReplayer:
         kind = e.event_type
         if member is None:
             return  # before its first JoinGroup response: nothing to attribute yet
+        if e.group_instance_id in self.unnamed_replacements:
+            self._name_replacement(e.group_instance_id, member)
         view = self.views.get(member)
         if view is None:
             view = self.views[member] = MemberView(member, e.group_instance_id)
@@ -463,6 +475,7 @@ class GroupReplayer:
             if e.client_id:
                 self.joining_clients.add(e.client_id)
             if e.group_instance_id:
+                self.member_timed.add(e.group_instance_id)
                 self._static_restart(e)
         if fresh_join or (e.event_type in _SIGNALS and alias not in self.aliases):
             # a new member owns nothing yet, but its join is a rebalance signal
@@ -470,6 +483,18 @@ class GroupReplayer:
                 self._member_round_signal(e.ts, e.reason)
             return None
         return self.aliases.get(alias)
+
+    def _name_replacement(self, instance: str, member: str) -> None:
+        """The first member id the replaced instance's own log shows after the replacement is the new
+        one (the coordinator keeps one member id per group.instance.id, KIP-345)."""
+        old = self.unnamed_replacements[instance]
+        if member == old:
+            return  # a line of the old process, logged before its replacement
+        del self.unnamed_replacements[instance]
+        if old in self.group.members and self.group.member_for_instance(instance) == old:
+            self.group.replace_static_member(instance, old, member)
+        if old in self.assignment:
+            self.assignment[member] = self.assignment.pop(old)
 
     def _static_restart(self, e: Event) -> None:
         """A static member's new process joins with an empty member id: its old incarnation crashed
@@ -496,6 +521,10 @@ class GroupReplayer:
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
         self._set_protocol(e.protocol_name)
+        if e.protocol_type and self.group.protocol_type is None:
+            # the broker's lines do not print it; a JoinGroup of another protocol type is refused
+            # (INCONSISTENT_GROUP_PROTOCOL), so a member that joined has the group's
+            self.group.protocol_type = e.protocol_type
         gen = e.generation_id
         if (
             self._eager_or_unknown()
@@ -1072,7 +1101,7 @@ class GroupReplayer:
         )
         self._out = _decode(state["out"])
         for name in _PLAIN_STATE:
-            setattr(self, name, _decode(state[name]))
+            setattr(self, name, _decode(state[name]) if name in state else _STATE_DEFAULTS[name]())
         for topic, count in self.settings.topics.items():
             self.topics.setdefault(topic, count)
 
@@ -1099,7 +1128,9 @@ _PLAIN_STATE = (
     "member_timed",
     "aliases",
     "joining_clients",
+    "unnamed_replacements",
 )
+_STATE_DEFAULTS = {"unnamed_replacements": dict}  # fields added after STATE_VERSION 1 states were written
 
 
 def _len(items) -> int | None:

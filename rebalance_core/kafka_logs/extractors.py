@@ -44,6 +44,18 @@ def rebalance_reason(fields: Fields, text: str, topic_names: Mapping[str, str]) 
     return [(None, fields), *out]
 
 
+def dynamic_member_client(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """A dynamic member's id is `{client.id}-{UUID}` (GroupMetadata / ClassicGroup.generateMemberId), so
+    it names the JoinGroup's client, which the line does not print otherwise. The replay matches that to
+    the client's own "(Re-)joining group" (member-side timing for a member whose log shows its join)."""
+    if fields["attributes"].get("membership", "Dynamic") == "Dynamic":
+        client_id = values.classic_member_owner(fields.get("member_id") or "")
+        if client_id:
+            fields["client_id"] = client_id
+            fields["attributes"]["client_id_from"] = "member_id"
+    return [(None, fields)]
+
+
 def removed_members(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
     """ "Group g removed dynamic members who haven't joined: Set(a, b)": one removal per member."""
     member_ids = values.id_collection(fields.pop("x_members"))

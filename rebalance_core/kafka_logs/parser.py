@@ -6,10 +6,14 @@ quarantined (it looks like a group line but does not parse; the row says why).
 
 What one client's lines leave unsaid is taken from its other lines in the same file (keyed by group and
 client id), and marked in the event's attributes:
-* `member_id_from` = earlier_line | later_line | assignment: the member id of a line that prints none
-  (1.0-2.6 join lines, rebalance callbacks, ...), never carried across a generation reset, a LeaveGroup
-  or lost partitions (the next id may be new); `assignment` = the leader found itself among its
-  assignment's members (`{client.id}-{UUID}`).
+* `member_id_from` = earlier_line | later_line | assignment | before_reset: the member id of a line that
+  prints none (1.0-2.6 join lines, rebalance callbacks, ...), never carried across a generation reset, a
+  LeaveGroup or lost partitions (the next id may be new); `assignment` = the leader found itself among
+  its assignment's members (`{client.id}-{UUID}`); `before_reset` = lost partitions after such a break
+  belong to the id the client had before it (ConsumerCoordinator.onJoinPrepare/onLeavePrepare call
+  onPartitionsLost for what the reset member owned), never to a later line's (new) id. A join_sent gets
+  an id only after the client asked to rejoin (its JoinGroup then carries it); otherwise it may be a new
+  process's first JoinGroup, and stays empty (docs/events.md: an empty join_sent starts a new member).
 * `generation_from` = join_response: a sync_response without a generation gets this round's.
 * `merged_lines`: lines that restated the event (MessagePattern.merge) and completed it.
 Every event also carries `log_pattern`, the name of the row that matched.
@@ -41,6 +45,7 @@ from rebalance_core.kafka_logs.patterns import (
 )
 from rebalance_core.kafka_logs.values import (
     classic_assignment,
+    classic_member_owner,
     coordinator_node,
     partition_list,
     scala_option,
@@ -247,6 +252,9 @@ class _MemberContext:
     events that still wait for an id, and the recent events a restating line completes."""
 
     member_id: str | None = None
+    member_id_before_reset: str | None = None  # the id forgotten at the last reset / LeaveGroup
+    id_dropped: bool = False  # reset or left, and no member id learned since
+    rejoin_requested: bool = False  # a rebalance signal since the client's last JoinGroup
     member_epoch: int | None = None
     awaiting_member_id: list[Event] = field(default_factory=list)
     recent: dict[EventType, Event] = field(default_factory=dict)
@@ -254,7 +262,10 @@ class _MemberContext:
 
     def forget_member_id(self) -> None:
         """The client reset its generation/member id or left: the next id may be a new one."""
+        if self.member_id:
+            self.member_id_before_reset = self.member_id
         self.member_id = None
+        self.id_dropped = True
         self.awaiting_member_id.clear()
 
 
@@ -425,6 +436,7 @@ class _FileParser:
                 _merge(target, event)
                 continue
             self._fill_member(ctx, event)
+            self._note_join(ctx, event)
             if event.type in _ROUND_STARTS:
                 ctx.recent.clear()
             ctx.recent[event.type] = event
@@ -454,6 +466,29 @@ class _FileParser:
             return None
         return target
 
+    @staticmethod
+    def _note_join(ctx: _MemberContext, event: Event) -> None:
+        """A live member logs why it rejoins (AbstractCoordinator.requestRejoin, 3.0+; the heartbeat's
+        rebalance signal before) and its JoinGroup carries its member id (generation.memberId), which
+        "(Re-)joining group" does not print: such a join_sent gets the id, unless the client dropped it
+        (reset, LeaveGroup) since. A JoinGroup without a request before it may be a new process's first,
+        with an empty id: its join_sent keeps none, and for a static member (restarted within the
+        session timeout, KIP-345, its log showing nothing of the restart) ids are not carried across it."""
+        if event.type in (EventType.JOIN_REQUESTED, EventType.HEARTBEAT_REBALANCING):
+            ctx.rejoin_requested = True
+            return
+        if event.type != EventType.JOIN_SENT:
+            return
+        requested, ctx.rejoin_requested = ctx.rejoin_requested, False
+        if event.member_id:
+            return
+        if requested and ctx.member_id:
+            _set_member_id(event, ctx.member_id, "earlier_line")
+        elif requested and not ctx.id_dropped:  # the log starts after the client learned its id
+            ctx.awaiting_member_id.append(event)
+        elif not requested and event.group_instance_id:
+            ctx.forget_member_id()
+
     def _fill_member(self, ctx: _MemberContext, event: Event) -> None:
         if event.type == EventType.ASSIGNMENT_COMPUTED and not event.member_id and not ctx.member_id:
             own = _own_member_id(event)
@@ -464,9 +499,13 @@ class _FileParser:
                 _set_member_id(waiting, event.member_id, "later_line")
             ctx.awaiting_member_id.clear()
             ctx.member_id = event.member_id
+            ctx.id_dropped = False
         elif event.type in _MEMBER_ID_FILLED:
             if ctx.member_id:
                 _set_member_id(event, ctx.member_id, "earlier_line")
+            elif event.type == EventType.PARTITIONS_LOST:
+                if ctx.member_id_before_reset:  # the partitions of the member that was reset
+                    _set_member_id(event, ctx.member_id_before_reset, "before_reset")
             else:
                 ctx.awaiting_member_id.append(event)
         if event.type == EventType.SYNC_RESPONSE and event.generation_id is None:
@@ -480,19 +519,12 @@ class _FileParser:
             event.member_epoch = ctx.member_epoch
 
 
-_CLASSIC_MEMBER_ID = re.compile(r"(?P<owner>.+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
 def _own_member_id(event: Event) -> str | None:
     """The leader's own id among its assignment's members: the broker makes classic member ids
     `{client.id}-{UUID}` (`{group.instance.id}-{UUID}` for static members), so exactly one id owned by
     this client identifies it; none or several (clients sharing a client.id) leave it unknown."""
     owners = {event.group_instance_id, event.client_id} - {None}
-    own = [
-        m
-        for m in event.assignment or {}
-        if (match := _CLASSIC_MEMBER_ID.fullmatch(m)) and match["owner"] in owners
-    ]
+    own = [m for m in event.assignment or {} if classic_member_owner(m) in owners]
     return own[0] if len(own) == 1 else None
 
 

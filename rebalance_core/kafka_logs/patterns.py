@@ -174,32 +174,35 @@ BROKER_CLASSIC: tuple[MessagePattern, ...] = (
       "unknown member id",
       "Dynamic member with unknown member id joins group g1 in Stable state. Created a new member id c1-" + _UUID
       + " and request the member to rejoin with this id.",
-      constants={"a_pending": "true"}),
+      constants={"a_pending": "true"}, extract=x.dynamic_member_client),
     P("broker.join.pending.java", COORD, "3.6+", E.JOIN_RECEIVED,
       r"Dynamic member with unknown member id joins group (?P<group_id>.+?) in (?P<a_state>\w+) state\. "
       r"Created a new member id (?P<member_id>\S+) and requesting the member to rejoin with this id\.$",
       "unknown member id",
       "Dynamic member with unknown member id joins group g1 in Empty state. Created a new member id c1-" + _UUID
       + " and requesting the member to rejoin with this id.",
-      constants={"a_pending": "true"}),
+      constants={"a_pending": "true"}, extract=x.dynamic_member_client),
     P("broker.join.added.2_5", COORD, "2.5-3.9", E.JOIN_RECEIVED,  # old JoinGroup versions (no KIP-394)
       r"(?P<a_membership>Static|Dynamic) Member with unknown member id joins group (?P<group_id>.+?) in "
       r"(?P<a_state>\w+) state\. Created a new member id (?P<member_id>\S+) for this member and add to the group\.$",
       "unknown member id",
       "Dynamic Member with unknown member id joins group g1 in Stable state. Created a new member id c1-" + _UUID
-      + " for this member and add to the group."),
+      + " for this member and add to the group.",
+      extract=x.dynamic_member_client),
     P("broker.join.added.java", COORD, "3.6+", E.JOIN_RECEIVED,
       r"Dynamic member with unknown member id joins group (?P<group_id>.+?) in state (?P<a_state>\w+)\. "
       r"Created a new member id (?P<member_id>\S+) and added the member to the group\.$",
       "unknown member id",
       "Dynamic member with unknown member id joins group g1 in state Stable. Created a new member id c1-" + _UUID
-      + " and added the member to the group."),
+      + " and added the member to the group.",
+      extract=x.dynamic_member_client),
     P("broker.join.known.2_5", COORD, "2.5+", E.JOIN_RECEIVED,  # the rejoin with the assigned id (DEBUG < 4.0)
       r"(?:Pending dynamic member with id|Dynamic Member with specific member id) (?P<member_id>\S+) joins group "
       r"(?P<group_id>.+?) in (?P<a_state>\w+) state\. Adding to the group now\.$",
       "joins group",
       "Pending dynamic member with id c1-" + _UUID + " joins group g1 in PreparingRebalance state. "
-      "Adding to the group now."),
+      "Adding to the group now.",
+      extract=x.dynamic_member_client),
     P("broker.join.static_new.2_5", COORD, "2.5-2.8", E.JOIN_RECEIVED,
       r"Adding new static member (?P<group_instance_id>\S+) to group (?P<group_id>.+?) with member id "
       r"(?P<member_id>\S+)\.$",
@@ -515,6 +518,17 @@ CLIENT: tuple[MessagePattern, ...] = (
       "Attempt to heart",
       "Attempt to heartbeat with Generation{generationId=4, memberId='c1-" + _UUID + "', protocol='range'} and "
       "group instance id Optional.empty failed due to UNKNOWN_MEMBER_ID, resetting generation"),
+    # maybeLeaveGroup ends with resetGenerationOnLeaveGroup -> requestRejoin: bookkeeping of a member that
+    # left (LeaveGroup, or a static member's close / poll timeout), not a rebalance signal; a later
+    # JoinGroup of the consumer, as a new member, logs "(Re-)joining group"
+    P("client.request_join_after_leave.3_0", MEMBER, "3.0+", None,
+      r"Request joining group due to: consumer pro-actively leaving the group$",
+      "Request joining group", "Request joining group due to: consumer pro-actively leaving the group"),
+    # KIP-394: a JoinGroup without a member id is answered MEMBER_ID_REQUIRED with the new member's id,
+    # which the next JoinGroup carries (AbstractCoordinator.JoinGroupResponseHandler)
+    P("client.request_join_member_id.3_0", MEMBER, "3.0+", E.JOIN_REQUESTED,
+      r"Request joining group due to: (?P<reason>need to re-join with the given member-id: (?P<member_id>\S+))$",
+      "Request joining group", "Request joining group due to: need to re-join with the given member-id: c1-" + _UUID),
     P("client.request_join.3_0", MEMBER, "3.0+", E.JOIN_REQUESTED,
       r"Request joining group due to: (?P<reason>.*)$",
       "Request joining group", "Request joining group due to: group is already rebalancing"),

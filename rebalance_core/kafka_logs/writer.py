@@ -17,6 +17,12 @@ Events Kafka 3.9 does not log at INFO produce no line (`ROUNDTRIP_FIELDS` lists 
 which of their fields the text carries): a known member's JoinGroup (`join_received`, DEBUG), the
 heartbeat's rebalance signal (3.x logs only "Request joining group due to: ..."), classic topic
 metadata changes, pending-sync removals (named only in the "Preparing to rebalance" reason).
+Lines Kafka logs around an event without an event of their own are written as context (no event ids):
+"Notifying assignor", "Updating assignment with", "Giving away all assigned partitions as lost", the
+generation reset after a LeaveGroup. Not written, for want of an event that says when: a new dynamic
+member's second JoinGroup (KIP-394: the client's "Request joining group due to: need to re-join with the
+given member-id" and second "(Re-)joining group"; the events model one JoinGroup), and the reset lines
+of a static member's close (nothing but its onLeavePrepare revocation marks the close).
 Order: like the 3.x Scala coordinator, a LeaveGroup's "Preparing to rebalance" line precedes its
 "has left" line (same millisecond), and members dropped at the rebalance timeout share one line.
 """
@@ -46,6 +52,7 @@ LISTENER_INVOKER = _CLIENTS + "ConsumerRebalanceListenerInvoker"
 MEMBERSHIP_MANAGER = _CLIENTS + "ConsumerMembershipManager"
 HEARTBEAT_MANAGER = _CLIENTS + "HeartbeatRequestManager"
 
+_LEAVING = "consumer pro-actively leaving the group"  # AbstractCoordinator.resetGenerationOnLeaveGroup
 _POLL_TIMEOUT_ADVICE = (
     "poll timeout has expired. This means the time between subsequent calls to poll() was longer than the "
     "configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time "
@@ -558,7 +565,10 @@ class KafkaLogWriter:
     def _poll_timeout(self, event: Event) -> list[LogLine]:
         if self.consumer_protocol:
             return [self._client(event, "Consumer " + _POLL_TIMEOUT_ADVICE, HEARTBEAT_MANAGER, level="WARN")]
-        return [self._client(event, "consumer " + _POLL_TIMEOUT_ADVICE, CONSUMER_COORDINATOR, level="WARN")]
+        lines = [self._client(event, "consumer " + _POLL_TIMEOUT_ADVICE, CONSUMER_COORDINATOR, level="WARN")]
+        if event.group_instance_id:  # a static member sends no LeaveGroup (no leave_sent) but resets too
+            lines.extend(self._reset_on_leave(event))
+        return lines
 
     def _leave_sent(self, event: Event) -> list[LogLine]:
         if event.member_id:
@@ -567,7 +577,15 @@ class KafkaLogWriter:
         message = (
             f"Member {event.member_id} sending LeaveGroup request to coordinator {node} due to {event.reason}"
         )
-        return [self._client(event, message, CONSUMER_COORDINATOR)]
+        return [self._client(event, message, CONSUMER_COORDINATOR), *self._reset_on_leave(event)]
+
+    def _reset_on_leave(self, event: Event) -> list[LogLine]:
+        """AbstractCoordinator.maybeLeaveGroup ends with resetGenerationOnLeaveGroup, for static members
+        too: the member id is dropped and a rejoin requested (a later poll() joins as a new member)."""
+        return [
+            self._client(event, f"{message} due to: {_LEAVING}", CONSUMER_COORDINATOR, renders=False)
+            for message in ("Resetting generation and member id", "Request joining group")
+        ]
 
     def _coordinator_id(self, event: Event) -> int:
         coordinator = event.attributes.get("coordinator_id")

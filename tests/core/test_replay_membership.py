@@ -211,3 +211,32 @@ def test_cooperative_unsubscribed_topic_causes_no_follow_up_round():
     ]
     out = run(events)
     assert [(g["generation_id"], g["episode_round"]) for g in out["generations"]] == [(1, 1), (2, 1)]
+
+
+def test_a_static_members_join_is_member_timed_through_its_instance():
+    """The broker's static join lines name the group.instance.id, not the client: a new static member whose
+    own log showed its JoinGroup applies its assignment at its own callbacks, even when its first line with
+    the member id comes after the group turned Stable."""
+    member_side = {"group_instance_id": "i2", "client_id": "c2"}
+    events = [
+        ev(0, "join_received", member_id="c1", attributes={"state": "Empty"}),
+        ev(1, "rebalance_prepared", generation_id=0),
+        ev(2, "join_completed", generation_id=1, leader_id="c1", protocol_name="range"),
+        ev(3, "assignment_received", generation_id=1, leader_id="c1", assignment={"c1": "t-0 t-1"}),
+        ev(99, "join_sent", **member_side),  # the new process, no member id yet
+        ev(100, "join_received", member_id="i2-B", group_instance_id="i2", attributes={"state": "Stable"}),
+        ev(100, "rebalance_prepared", generation_id=1),
+        ev(102, "join_completed", generation_id=2, leader_id="c1", protocol_name="range"),
+        ev(103, "assignment_received", generation_id=2, assignment={"c1": "t-0", "i2-B": "t-1"}),
+        ev(150, "join_response", generation_id=2, member_id="i2-B", **member_side),
+        ev(160, "sync_response", generation_id=2, member_id="i2-B", partitions="t-1", **member_side),
+        ev(160, "partitions_assigned", member_id="i2-B", partitions="t-1", **member_side),
+    ]
+    out = run(events)
+    moves = {
+        m["partition"]: rel(m, "from_member_id", "to_member_id", "revoked_at", "assigned_at")
+        for m in out["partition_movements"]
+    }
+    # eager: c1 (no log of its own) stops at the Preparing; i2-B starts at its own callback
+    assert moves == {0: ("c1", "c1", 100, 103), 1: ("c1", "i2-B", 100, 160)}
+    assert not out["anomalies"]

@@ -3,6 +3,7 @@ back the events the writer wrote (the fields `ROUNDTRIP_FIELDS` says the text ca
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import pytest
@@ -244,3 +245,31 @@ def test_a_cooperative_assignment_block_is_one_multi_line_entry():
     )
     owned = TopicPartition("orders", 0)
     assert any(f"Current owned partitions:                  [{owned}" in b for b in blocks)
+
+
+def test_a_leave_resets_the_generation_like_kafka_3():
+    """AbstractCoordinator.maybeLeaveGroup -> resetGenerationOnLeaveGroup: two context lines after the
+    LeaveGroup (and after a static member's poll timeout, which sends none); they read back as no event."""
+    leave = event(1, EventType.LEAVE_SENT, member_id="c1-a", reason="the consumer is being closed")
+    timeout = dataclasses.replace(
+        event(2, EventType.POLL_TIMEOUT_EXPIRED, member_id="i1-b"),
+        side="member",
+        source="c2",
+        client_id="c2",
+        group_instance_id="i1",
+    )
+    lines = KafkaLogWriter().write_all([leave, timeout])
+    resets = [
+        "Resetting generation and member id due to: consumer pro-actively leaving the group",
+        "Request joining group due to: consumer pro-actively leaving the group",
+    ]
+    assert [(line.event_ids, next((r for r in resets if r in line.text), None)) for line in lines] == [
+        (("e1",), None),
+        ((), resets[0]),
+        ((), resets[1]),
+        (("e2",), None),
+        ((), resets[0]),
+        ((), resets[1]),
+    ]
+    expected, got, _ = roundtrip([leave], consumer_protocol=False)
+    assert got == expected
