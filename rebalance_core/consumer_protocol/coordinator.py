@@ -90,26 +90,32 @@ class ConsumerGroupCoordinator:
         self.target: dict[str, PartitionSet] = {}
         self.members: dict[str, ServerMember] = {}
         self._metadata_changed = False
+        # Indexes kept in step with `members` (see _add_member, _set_assignment, _remove_member), so that
+        # a heartbeat costs no scan of the whole group: how many members hold each partition (assigned or
+        # pending revocation), and the members not reconciled to the target epoch.
+        self._holders: dict[TopicPartition, int] = {}
+        self._unreconciled: set[str] = set()
 
     # ------------------------------------------------------------------------------------ queries
     @property
     def state(self) -> GroupState:
         return derive_group_state(
-            self.group_epoch,
-            self.target_epoch,
-            (m.assignment.is_reconciled_to(self.target_epoch) for m in self.members.values()),
-            bool(self.members),
+            self.group_epoch, self.target_epoch, (not self._unreconciled,), bool(self.members)
         )
 
     def static_member(self, instance_id: str) -> ServerMember | None:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
 
     def _held_by_other(self, member_id: str) -> Callable[[TopicPartition], bool]:
-        held: set[TopicPartition] = set()
-        for other in self.members.values():
-            if other.member_id != member_id:
-                held |= other.assignment.held()
-        return held.__contains__
+        """Whether a member other than `member_id` holds a partition (from the holder counts)."""
+        member = self.members.get(member_id)
+        own = member.assignment if member is not None else MemberAssignment()
+        holders = self._holders
+
+        def held_by_other(tp: TopicPartition) -> bool:
+            return holders.get(tp, 0) - (tp in own.assigned or tp in own.pending_revocation) > 0
+
+        return held_by_other
 
     # --------------------------------------------------------------------------------- heartbeats
     def heartbeat(
@@ -152,7 +158,7 @@ class ConsumerGroupCoordinator:
                         "rebalance_timeout_ms": str(self.rebalance_timeout_ms),
                     },
                 )
-                self.members[member_id] = member
+                self._add_member(member)
         elif member is None:
             return HeartbeatResponse(error=UNKNOWN_MEMBER_ID)
         elif member_epoch != member.assignment.member_epoch and not (
@@ -186,7 +192,7 @@ class ConsumerGroupCoordinator:
             self._held_by_other(member_id),
         )
         if updated != before:
-            member.assignment = updated
+            self._set_assignment(member, updated)
             self._emit_member_state(ts, member)
             if updated.state is MemberState.UNREVOKED_PARTITIONS:
                 member.revoke_deadline = ts + self.rebalance_timeout_ms
@@ -206,9 +212,9 @@ class ConsumerGroupCoordinator:
             previous.subscription,
             MemberAssignment(assigned=previous.assignment.assigned),
         )
-        del self.members[previous.member_id]
+        self._remove_member(previous.member_id)
         self.target[member_id] = self.target.pop(previous.member_id, frozenset())
-        self.members[member_id] = member
+        self._add_member(member)
         self.emit(
             ts,
             EventType.STATIC_MEMBER_REPLACED,
@@ -224,10 +230,13 @@ class ConsumerGroupCoordinator:
             return
         if member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and member.instance_id:
             # consumerGroupStaticMemberGroupLeave: epoch -2, assignment kept, session timer still running
-            member.assignment = replace(
-                member.assignment,
-                member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                pending_revocation=frozenset(),
+            self._set_assignment(
+                member,
+                replace(
+                    member.assignment,
+                    member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                    pending_revocation=frozenset(),
+                ),
             )
             member.revoke_deadline = None
             self.emit(
@@ -282,7 +291,7 @@ class ConsumerGroupCoordinator:
         member_epoch: int | None = None,
     ) -> None:
         """consumerGroupFenceMember: remove the member (its partitions are free at once), bump the epoch."""
-        del self.members[member.member_id]
+        self._remove_member(member.member_id)
         self.target.pop(member.member_id, None)
         attributes = {"session_timeout_ms": str(self.session_timeout_ms)}
         if reason is RemovalReason.REBALANCE_TIMEOUT:
@@ -297,6 +306,29 @@ class ConsumerGroupCoordinator:
             attributes=attributes,
         )
         self._bump(ts, bump_reason)
+
+    def _add_member(self, member: ServerMember) -> None:
+        self.members[member.member_id] = member
+        self._index(member, +1)
+
+    def _remove_member(self, member_id: str) -> None:
+        member = self.members.pop(member_id)
+        self._index(member, -1)
+
+    def _set_assignment(self, member: ServerMember, assignment: MemberAssignment) -> None:
+        self._index(member, -1)
+        member.assignment = assignment
+        self._index(member, +1)
+
+    def _index(self, member: ServerMember, sign: int) -> None:
+        """Count (+1) or uncount (-1) the member's held partitions; file it as (un)reconciled."""
+        holders = self._holders
+        for tp in member.assignment.held():
+            holders[tp] = holders.get(tp, 0) + sign
+        if sign > 0 and not member.assignment.is_reconciled_to(self.target_epoch):
+            self._unreconciled.add(member.member_id)
+        else:
+            self._unreconciled.discard(member.member_id)
 
     def _bump(self, ts: int, reason: str) -> None:
         self.group_epoch += 1
@@ -321,6 +353,9 @@ class ConsumerGroupCoordinator:
         result = self._assignor.assign(spec)
         self.target = {m: frozenset(result.get(m, ())) for m in self.members}
         self.target_epoch = self.group_epoch
+        self._unreconciled = {
+            m.member_id for m in self.members.values() if not m.assignment.is_reconciled_to(self.target_epoch)
+        }
         self.emit(
             ts,
             EventType.TARGET_ASSIGNMENT_COMPUTED,
