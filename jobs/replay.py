@@ -361,11 +361,19 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
 
 
 def _output_table(output, table: str):
+    """One table's rows of the replay's flat output, its timestamps made from epoch milliseconds (see
+    jobs.replay_batches)."""
     from pyspark.sql import functions as F
 
+    from jobs.replay_batches import TIMESTAMP_NAMES
     from schemas.tables import TABLES
 
-    return output.where(F.col("_table") == F.lit(table)).select(*[c.name for c in TABLES[table]])
+    return output.where(F.col("_table") == F.lit(table)).select(
+        *[
+            F.timestamp_millis(c.name).alias(c.name) if c.name in TIMESTAMP_NAMES else F.col(c.name)
+            for c in TABLES[table]
+        ]
+    )
 
 
 def _events_table(events, scenario: str):

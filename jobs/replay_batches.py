@@ -8,29 +8,35 @@ the next group's first row (or the partition's end) arrives. A group's previous 
 snapshot in `_state_json`).
 
 Every output table goes through one flat schema (`output_schema`): the union of the tables' columns
-plus `_table`; the job splits it by `_table` afterwards. No pyspark import here: this module also
+plus `_table`; the job splits it by `_table` afterwards. Its timestamp columns travel as the core's
+epoch milliseconds (LONG): the job turns them into timestamps on the JVM side (`timestamp_columns`),
+which costs nothing there and a pandas datetime conversion here. No pyspark import here: this module also
 runs under plain pandas (tests, the pure-core comparison).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rebalance_core.events import Event
 from rebalance_core.replay import ReplaySettings, new_replayer
-from schemas.fields import STRING, TIMESTAMP, Column
+from schemas.fields import LONG, STRING, TIMESTAMP, Column
 from schemas.tables import REPLAY_TABLES, TABLES
 
 KIND_STATE = 0  # sorts before a group's events
 KIND_EVENT = 1
 OUTPUT_TABLES = (*REPLAY_TABLES, "group_state")
-OUTSIDE_RUN_DATES = "outside_run_dates"  # anomaly rule: a row the run cannot write (see _keep)
+OUTSIDE_RUN_DATES = (
+    "outside_run_dates"  # anomaly rule: a row the run cannot write (see RowSink._outside_run_dates)
+)
 # A group's replayer is chosen from its first events (new_replayer: a KIP-848 event type makes it a
 # consumer-protocol group); a batch may end just after a group's first row, so its first events are
 # kept until there are this many (or the group ends) before choosing.
@@ -51,13 +57,19 @@ def _output_columns() -> tuple[Column, ...]:
 
 OUTPUT_COLUMNS = _output_columns()
 OUTPUT_NAMES = [c.name for c in OUTPUT_COLUMNS]
-_TIMESTAMPS = [c.name for c in OUTPUT_COLUMNS if c.type == TIMESTAMP]
+_TABLE_NAMES = {table: frozenset(c.name for c in TABLES[table]) for table in OUTPUT_TABLES}
+TIMESTAMP_NAMES = frozenset(c.name for c in OUTPUT_COLUMNS if c.type == TIMESTAMP)
+
+
+def wire_columns(columns) -> tuple[Column, ...]:
+    """`columns` as mapInPandas returns them: timestamps as epoch milliseconds (see the docstring)."""
+    return tuple(replace(c, type=LONG) if c.type == TIMESTAMP else c for c in columns)
 
 
 def output_schema():
     from schemas.fields import spark_schema
 
-    return spark_schema(OUTPUT_COLUMNS)
+    return spark_schema(wire_columns(OUTPUT_COLUMNS))
 
 
 def replay_partition(
@@ -67,7 +79,7 @@ def replay_partition(
     sink = RowSink(settings, date_from, date_to)
     group: _Group | None = None
     for batch in batches:
-        for row in batch.to_dict("records"):
+        for row in batch_rows(batch):
             key = (row["cluster"], row["group_id"])
             if group is None or key != group.key:
                 if group is not None:
@@ -88,9 +100,24 @@ def replay_partition(
             yield frame
 
 
+def batch_rows(batch: pd.DataFrame) -> list[dict]:
+    """The batch's rows as dicts of plain Python values (None for nulls), column by column: pandas'
+    to_dict("records") boxes every cell one at a time, which cost more than the replay itself. `ts`
+    is left out: the core's clock is `_ts_ms` (epoch milliseconds), see event_from_row."""
+    names = [name for name in batch.columns if name != "ts"]
+    columns = []
+    for name in names:
+        values = batch[name].tolist()  # nullable integers give pd.NA, floats NaN for a null
+        if isinstance(batch[name].dtype, pd.api.extensions.ExtensionDtype) or batch[name].dtype.kind == "f":
+            values = [None if value is pd.NA or value != value else value for value in values]
+        columns.append(values)
+    return [dict(zip(names, values)) for values in zip(*columns)]
+
+
 def event_from_row(row: dict) -> Event:
-    """A core Event from a pandas row of the sorted stream (`_ts_ms`: ts in epoch milliseconds)."""
-    return Event.from_row({**row, "ts": int(row["_ts_ms"])})
+    """A core Event from a row of batch_rows (`_ts_ms`: ts in epoch milliseconds)."""
+    row["ts"] = int(row["_ts_ms"])
+    return Event.from_row(row)
 
 
 @dataclass
@@ -111,7 +138,7 @@ class RowSink:
         self.settings = settings
         self.date_from = date_from
         self.date_to = date_to
-        self.rows: list[dict] = []
+        self.tables: dict[str, list[dict]] = {}  # table -> rows since the last flush
 
     def drain(self, group: _Group) -> None:
         if group.replayer is None and len(group.pending) < DECIDE_AFTER_EVENTS:
@@ -122,7 +149,8 @@ class RowSink:
         replayer = self._fed(group)
         self.add(replayer.finish())
         snapshot = replayer.snapshot()
-        self.rows.append(
+        self._append(
+            "group_state",
             {
                 "cluster": replayer.cluster,
                 "group_id": replayer.group_id,
@@ -131,8 +159,7 @@ class RowSink:
                 "as_of_ts": replayer.last_ts,
                 "state_version": snapshot["state_version"],
                 "state_json": json.dumps(snapshot, separators=(",", ":"), sort_keys=True),
-                "_table": "group_state",
-            }
+            },
         )
 
     def _fed(self, group: _Group):
@@ -154,37 +181,52 @@ class RowSink:
         return new_replayer(cluster, group_id, self.settings, None, group.pending)
 
     def add(self, tables: dict[str, list[dict]]) -> None:
+        date_from, date_to = self.date_from, self.date_to
         for table, rows in tables.items():
-            for row in rows:
-                if self._keep(table, row):
-                    self.rows.append({**row, "_table": table})
+            kept = [row for row in rows if date_from <= row["event_date"] <= date_to]
+            if len(kept) < len(rows):
+                for row in rows:
+                    if not date_from <= row["event_date"] <= date_to:
+                        self._outside_run_dates(table, row)
+            if kept:
+                self.tables.setdefault(table, []).extend(kept)
+
+    def _append(self, table: str, row: dict) -> None:
+        self.tables.setdefault(table, []).append(row)
 
     def flush(self) -> pd.DataFrame | None:
-        if not self.rows:
+        if not self.tables:
             return None
-        # Every column named in every row: a missing key would become NaN, which Arrow cannot turn
-        # into a list, map or string.
-        frame = pd.DataFrame.from_records(
-            [{n: r.get(n) for n in OUTPUT_NAMES} for r in self.rows], columns=OUTPUT_NAMES
-        )
-        self.rows = []
-        for name in _TIMESTAMPS:  # the core's epoch milliseconds -> UTC instants
-            frame[name] = pd.to_datetime(frame[name].astype("Int64"), unit="ms", utc=True)
-        return frame
+        # Built column by column as object arrays, a table's rows at a time: None where a table has no
+        # such column (a missing value must be None: pandas' NaN cannot become a list, map or string in
+        # Arrow). np.fromiter keeps list values whole (slice assignment from a list would not).
+        tables, self.tables = self.tables, {}
+        total = sum(len(rows) for rows in tables.values())
+        columns = {name: np.full(total, None, dtype=object) for name in OUTPUT_NAMES}
+        start = 0
+        for table, rows in tables.items():
+            end = start + len(rows)
+            columns["_table"][start:end] = table
+            for name in _TABLE_NAMES[table]:
+                columns[name][start:end] = np.fromiter(
+                    map(dict.get, rows, itertools.repeat(name)), dtype=object, count=len(rows)
+                )
+            start = end
+        for name in TIMESTAMP_NAMES:  # epoch milliseconds, nullable: no float NaN for a missing instant
+            columns[name] = pd.array(columns[name], dtype="Int64")
+        return pd.DataFrame(columns, columns=OUTPUT_NAMES, copy=False)
 
-    def _keep(self, table: str, row: dict) -> bool:
+    def _outside_run_dates(self, table: str, row: dict) -> None:
         """A row dated outside the run's dates cannot be written (a run replaces its own dates only):
         it becomes an anomaly on the nearest run date instead of disappearing."""
         date = row["event_date"]
-        if self.date_from <= date <= self.date_to:
-            return True
         nearest = self.date_from if date < self.date_from else self.date_to
         detail = f"{table} row dated {date} (generation {row.get('generation_id')}, episode {row.get('episode_id')})"
         self._anomaly(row["cluster"], row["group_id"], nearest, OUTSIDE_RUN_DATES, detail)
-        return False
 
     def _anomaly(self, cluster: str, group_id: str, date: dt.date, rule: str, detail: str) -> None:
-        self.rows.append(
+        self._append(
+            "anomalies",
             {
                 "cluster": cluster,
                 "group_id": group_id,
@@ -192,6 +234,5 @@ class RowSink:
                 "event_date": date,
                 "rule": rule,
                 "detail": detail,
-                "_table": "anomalies",
-            }
+            },
         )

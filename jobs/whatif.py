@@ -147,9 +147,10 @@ class WhatIfPass:
         )
 
     def schema(self):
+        from jobs.replay_batches import wire_columns
         from schemas.fields import spark_schema
 
-        return spark_schema(WHATIF_OUTPUT_COLUMNS)
+        return spark_schema(wire_columns(WHATIF_OUTPUT_COLUMNS))
 
 
 def _whatif_output_columns():
@@ -170,7 +171,7 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
     it: then its scenarios run, given its actual daily rows."""
     import pandas as pd
 
-    from jobs.replay_batches import KIND_EVENT, RowSink, event_from_row, replay_partition
+    from jobs.replay_batches import KIND_EVENT, RowSink, batch_rows, event_from_row, replay_partition
     from rebalance_core.whatif import GroupWhatIf
 
     sides: dict[tuple[str, str], GroupWhatIf] = {}
@@ -178,7 +179,7 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
 
     def teed() -> Iterator[pd.DataFrame]:
         for batch in batches:
-            for row in batch.to_dict("records"):
+            for row in batch_rows(batch):
                 if row["_kind"] != KIND_EVENT:
                     continue
                 key = (row["cluster"], row["group_id"])

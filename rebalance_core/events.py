@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
@@ -89,8 +90,10 @@ class Event:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Event:
         """Inverse of `to_row`/`to_json_dict`; accepts datetimes, ISO strings or epoch-ms for `ts`,
-        and partitions as dicts, [topic, partition] pairs or "topic-N" strings."""
-        kwargs = {f.name: row.get(f.name) for f in fields(cls) if f.name in row}
+        and partitions as dicts, [topic, partition] pairs or "topic-N" strings. Values are plain Python
+        ones with None for a null (JSON, Arrow's to_pylist; pandas rows go through
+        jobs.replay_batches.batch_rows, which turns pandas' NA and NaN into None)."""
+        kwargs = dict(zip(_EVENT_FIELDS, map(row.get, _EVENT_FIELDS)))  # a missing field is None
         kwargs["ts"] = parse_ts(row["ts"])
         kwargs["partitions"] = parse_partitions(row.get("partitions"))
         for key in ("subscription", "members"):
@@ -106,21 +109,18 @@ class Event:
         else:
             items = attributes.items() if isinstance(attributes, Mapping) else attributes
             kwargs["attributes"] = {str(k): str(v) for k, v in items}
-        for key in (
-            "generation_id",
-            "member_count",
-            "group_epoch",
-            "member_epoch",
-            "assignment_epoch",
-            "line",
-        ):
+        for key in _INT_FIELDS:
             value = kwargs.get(key)
-            if value is not None and not isinstance(value, int):
-                kwargs[key] = None if value != value else int(value)  # NaN from pandas -> None
-        for key, value in list(kwargs.items()):
-            if isinstance(value, float) and value != value:
-                kwargs[key] = None
+            if value is not None and value.__class__ is not int:  # e.g. numpy integers
+                kwargs[key] = int(value)
         return cls(**kwargs)
+
+
+_EVENT_FIELDS = tuple(f.name for f in fields(Event))
+# Partitions read from rows, shared: a big group's events name the same partitions over and over, and a
+# cache hit (C) is cheaper than building a NamedTuple (Python).
+_topic_partition = functools.lru_cache(maxsize=1 << 16)(TopicPartition)
+_INT_FIELDS = ("generation_id", "member_count", "group_epoch", "member_epoch", "assignment_epoch", "line")
 
 
 def parse_partitions(value: Any) -> Partitions | None:
@@ -128,7 +128,9 @@ def parse_partitions(value: Any) -> Partitions | None:
         return None
     out = []
     for item in value:
-        if isinstance(item, TopicPartition):
+        if item.__class__ is dict:  # the common case first: Arrow structs and JSON objects
+            out.append(_topic_partition(item["topic"], int(item["partition"])))
+        elif isinstance(item, TopicPartition):
             out.append(item)
         elif isinstance(item, Mapping):
             out.append(TopicPartition(str(item["topic"]), int(item["partition"])))

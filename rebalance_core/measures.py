@@ -41,6 +41,7 @@ episodes that ended that day + what happened outside episodes that day.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -54,8 +55,18 @@ DOUBLE_OWNERSHIP = "double_ownership"
 START_BEFORE_STOP = "start_before_stop"
 
 
+_DAY_MS = 86_400_000
+_EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+@functools.lru_cache(maxsize=4096)
+def _date_of_day(day: int) -> dt.date:
+    return _EPOCH_DATE + dt.timedelta(days=day)
+
+
 def utc_date(ms: int) -> dt.date:
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).date()
+    """The UTC date of an instant in epoch milliseconds (called for most events: cached per day)."""
+    return _date_of_day(ms // _DAY_MS)
 
 
 @dataclass

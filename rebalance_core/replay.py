@@ -28,7 +28,7 @@ from typing import Any
 
 from rebalance_core import coordinator as co
 from rebalance_core.events import Event, TopicPartition, format_ts
-from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
 from rebalance_core.replay_common import admit, anomaly_row
 from schemas.events import EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
@@ -983,10 +983,24 @@ class GroupReplayer:
 
     # ================================================================================ helpers
     def _start(self, tp, member, ts, instance, gen, source) -> None:
+        holder = self.timeline.owner_of(tp)
         problem = self.timeline.start(tp, member, ts, instance=instance, generation_id=gen, source=source)
         self._timing_used(member)
+        if problem == DOUBLE_OWNERSHIP and self._left_behind(holder, gen):
+            problem = None  # the holder loses it here (cause lost), as Kafka's protocol allows
         if problem:
             self._anomaly(problem, None, f"{tp} start by {member} at {ts}")
+
+    def _left_behind(self, holder: str | None, gen: int | None) -> bool:
+        """Whether `holder`'s own log last showed it in a generation older than `gen`: it never joined
+        the round that gave its partition away. A static member that does not rejoin (GC pause, stuck
+        poll) stays in the group (KIP-345: GroupMetadataManager.completeClassicGroupJoin removes only
+        dynamic members that did not rejoin), the leader's assignment moves its partitions without it
+        revoking them, and it learns at its next heartbeat or poll (ILLEGAL_GENERATION, poll timeout)
+        and calls onPartitionsLost (ConsumerRebalanceListener: lost partitions "may already be owned
+        by some other members in the group"). The new owner's start is then no double_ownership."""
+        view = self.views.get(holder) if holder is not None else None
+        return view is not None and None not in (view.generation_id, gen) and view.generation_id < gen
 
     def _stop(self, tp, member, ts, cause, instance=None, source="observed") -> None:
         problem = self.timeline.stop(tp, member, ts, cause, instance=instance, source=source)

@@ -347,8 +347,10 @@ class ConsumerGroupReplayer:
             view.left_static = False
             previous = self._left_static(view.instance)
             if previous is not None and not self.has_coordinator:
-                # member-side logs only: the static member is back under a new member id
-                del self.members[previous.member_id]
+                # member-side logs only (so far: the broker's lines of the same instants may follow):
+                # the static member is back under a new member id. The old id is out, but its view
+                # stays until forgotten: it says the old id's own log is present (member timing).
+                previous.left_static = False
                 self._forget(previous.member_id, e.ts)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             view.left_static = True  # a static member leaving "temporarily": its partitions stay reserved
@@ -516,13 +518,20 @@ class ConsumerGroupReplayer:
         return view
 
     def _group_members(self) -> dict[str, str | None]:
-        """Members of the group: known to the coordinator, or (own log only) not out of it."""
+        """Members of the group: known to the coordinator, or (member-side logs only) not out of it.
+        With the broker's log, a client that logged JOINING is no member until the coordinator has
+        its first heartbeat (GroupMetadataManager.consumerGroupHeartbeat creates the member; the group
+        is Empty while it has none, ConsumerGroup.maybeUpdateGroupState)."""
         return {
             m: v.instance
             for m, v in self.members.items()
             if v.joined
             or v.left_static
-            or (m not in self.gone and parse_client_state(v.client_state) not in _CLIENT_OUT)
+            or (
+                not self.has_coordinator
+                and m not in self.gone
+                and parse_client_state(v.client_state) not in _CLIENT_OUT
+            )
         }
 
     def _left_static(self, instance: str | None) -> MemberView | None:

@@ -182,3 +182,40 @@ def test_broker_log_without_assignments_infers_them(case):
     ]
     differences = table_differences(truth, replayed, tables=("generations", "assignments"))
     assert not differences, "\n".join(differences)
+
+
+def test_static_member_frozen_through_a_rebalance_loses_the_partitions_given_away():
+    """c1 (static) is in a GC pause longer than max.poll.interval.ms when c2 joins: the join phase
+    times out, c1 stays in generation 2 without rejoining (KIP-345), and the leader gives t-1 to c2
+    while c1 never revoked it. c1 loses it when c2 starts it (cause lost, as truth says), which is
+    Kafka's onPartitionsLost path, not a double_ownership anomaly; c1 wakes to an expired poll timer."""
+    timeline = Timeline(
+        topics={"t": 2},
+        actions=(Join(0, "c1"), Join(500, "c2"), Pause(500, "c1", 8_000, "gc")),
+    )
+    settings_ = SimulationSettings(
+        assignor="range",
+        static_membership=True,
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=6_000,
+        heartbeat_interval_ms=2_000,
+        group_initial_rebalance_delay_ms=0,
+        join_round_trip_ms=2,
+        sync_round_trip_ms=2,
+        revoke_callback_ms=0,
+        seed=0,
+    )
+    result = simulate(timeline, settings_)
+    assert not result.unobservable
+    replayed = replay_events(result.events, topics=dict(timeline.topics))
+    assert not table_differences(result.truth, replayed)
+    assert replayed["anomalies"] == []
+    (given_away,) = [m for m in replayed["partition_movements"] if m["partition"] == 1]
+    c2_starts = [
+        e.ts for e in result.events if e.event_type == "partitions_assigned" and e.member_id.startswith("c2")
+    ]
+    assert (given_away["stop_cause"], given_away["revoked_at"]) == ("lost", c2_starts[0])
+    broker = replay_events(coordinator_only(result.events), topics=dict(timeline.topics))
+    assert not table_differences(
+        _coordinator_truth(result, "observed"), broker, tables=("generations", "assignments")
+    )
