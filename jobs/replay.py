@@ -307,13 +307,21 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
     """The replay stream (previous states first, then events in the core's order) through the core."""
     from pyspark.sql import functions as F
 
-    from jobs.replay_batches import KIND_EVENT, KIND_STATE, output_schema, replay_partition
+    from jobs.replay_batches import (
+        KIND_EVENT,
+        KIND_STATE,
+        NESTED_EVENT_COLUMNS,
+        output_schema,
+        replay_partition,
+    )
     from rebalance_core.replay import EVENT_TYPE_RANK, UNKNOWN_RANK, ReplaySettings
     from schemas.events import EVENT_COLUMNS
 
     names = [c.name for c in EVENT_COLUMNS]
     event_rows = events.select(
-        *names, F.lit(KIND_EVENT).alias("_kind"), F.lit(None).cast("string").alias("_state_json")
+        *[F.to_json(n).alias(n) if n in NESTED_EVENT_COLUMNS else F.col(n) for n in names],
+        F.lit(KIND_EVENT).alias("_kind"),
+        F.lit(None).cast("string").alias("_state_json"),
     )
     state_rows = states.select(
         *[F.col(n) if n in ("cluster", "group_id") else F.lit(None).alias(n) for n in names],
@@ -355,8 +363,14 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
             replay_partition, settings=settings, date_from=date_from, date_to=date_to
         )
         schema = output_schema()
+    # An explicit partition count: without one, adaptive execution may coalesce the shuffle by bytes
+    # (64 MB per partition), which suits SQL operators but leaves cores idle when the work per row is
+    # the replay's Python (a 1M-event fleet ran as a single partition).
+    partitions = int(stream.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     return (
-        stream.repartition("cluster", "group_id").sortWithinPartitions(*order).mapInPandas(function, schema)
+        stream.repartition(partitions, "cluster", "group_id")
+        .sortWithinPartitions(*order)
+        .mapInPandas(function, schema)
     )
 
 

@@ -93,27 +93,33 @@ class Event:
         and partitions as dicts, [topic, partition] pairs or "topic-N" strings. Values are plain Python
         ones with None for a null (JSON, Arrow's to_pylist; pandas rows go through
         jobs.replay_batches.batch_rows, which turns pandas' NA and NaN into None)."""
-        kwargs = dict(zip(_EVENT_FIELDS, map(row.get, _EVENT_FIELDS)))  # a missing field is None
-        kwargs["ts"] = parse_ts(row["ts"])
-        kwargs["partitions"] = parse_partitions(row.get("partitions"))
-        for key in ("subscription", "members"):
-            value = row.get(key)
-            kwargs[key] = tuple(value) if value is not None else None
-        assignment = row.get("assignment")
+        # Built positionally from the row (a missing field is None), then the few fields that need
+        # parsing are replaced: the replay's hottest path after the core itself.
+        event = cls(*map(row.get, _EVENT_FIELDS))
+        event.ts = parse_ts(row["ts"])
+        if event.partitions is not None:
+            event.partitions = parse_partitions(event.partitions)
+        if event.subscription is not None:
+            event.subscription = tuple(event.subscription)
+        if event.members is not None:
+            event.members = tuple(event.members)
+        assignment = event.assignment
         if assignment is not None:
             items = assignment.items() if isinstance(assignment, Mapping) else assignment
-            kwargs["assignment"] = {m: parse_partitions(tps) or () for m, tps in items}
-        attributes = row.get("attributes")
+            event.assignment = {m: parse_partitions(tps) or () for m, tps in items}
+        attributes = event.attributes
         if attributes is None:
-            kwargs["attributes"] = {}
-        else:
+            event.attributes = {}
+        elif attributes:
             items = attributes.items() if isinstance(attributes, Mapping) else attributes
-            kwargs["attributes"] = {str(k): str(v) for k, v in items}
+            event.attributes = {str(k): str(v) for k, v in items}
+        else:
+            event.attributes = {}
         for key in _INT_FIELDS:
-            value = kwargs.get(key)
+            value = getattr(event, key)
             if value is not None and value.__class__ is not int:  # e.g. numpy integers
-                kwargs[key] = int(value)
-        return cls(**kwargs)
+                setattr(event, key, int(value))
+        return event
 
 
 _EVENT_FIELDS = tuple(f.name for f in fields(Event))

@@ -16,7 +16,7 @@ from jobs.cli import UsageError
 from jobs.cli import main as cli_main
 from jobs.config import DEFAULTS, load_config
 from jobs.input import SAMPLE_DATA, resolve_input
-from jobs.replay_batches import KIND_EVENT, KIND_STATE, OUTSIDE_RUN_DATES, replay_partition
+from jobs.replay_batches import KIND_STATE, OUTSIDE_RUN_DATES, replay_partition, wire_row
 from jobs.sample_data.generate import OUT, render, simulated_events
 from rebalance_core.events import Event
 from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key, replay
@@ -98,8 +98,7 @@ def _stream(events, state_rows=()):
     """Rows as Spark hands them to replay_partition: states first, then events in the core's order."""
     rows = [{**dict.fromkeys(EVENT_COLUMN_NAMES), **s, "_kind": KIND_STATE} for s in state_rows]
     for e in sorted(events, key=lambda e: (e.cluster, e.group_id, *event_order_key(e))):
-        row = e.to_row()
-        rows.append({**row, "_kind": KIND_EVENT, "_state_json": None, "_ts_ms": e.ts})
+        rows.append(wire_row(e))
     return pd.DataFrame(rows)
 
 
