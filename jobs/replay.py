@@ -307,21 +307,13 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
     """The replay stream (previous states first, then events in the core's order) through the core."""
     from pyspark.sql import functions as F
 
-    from jobs.replay_batches import (
-        KIND_EVENT,
-        KIND_STATE,
-        NESTED_EVENT_COLUMNS,
-        output_schema,
-        replay_partition,
-    )
+    from jobs.replay_batches import KIND_EVENT, KIND_STATE, output_schema, replay_partition
     from rebalance_core.replay import EVENT_TYPE_RANK, UNKNOWN_RANK, ReplaySettings
     from schemas.events import EVENT_COLUMNS
 
     names = [c.name for c in EVENT_COLUMNS]
     event_rows = events.select(
-        *[F.to_json(n).alias(n) if n in NESTED_EVENT_COLUMNS else F.col(n) for n in names],
-        F.lit(KIND_EVENT).alias("_kind"),
-        F.lit(None).cast("string").alias("_state_json"),
+        *names, F.lit(KIND_EVENT).alias("_kind"), F.lit(None).cast("string").alias("_state_json")
     )
     state_rows = states.select(
         *[F.col(n) if n in ("cluster", "group_id") else F.lit(None).alias(n) for n in names],

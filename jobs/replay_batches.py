@@ -7,10 +7,7 @@ stays bounded by one batch plus the replayers' state whatever the size of a grou
 the next group's first row (or the partition's end) arrives. A group's previous state, when it has one, is its first row (`_kind` = KIND_STATE, the
 snapshot in `_state_json`).
 
-The event columns holding lists and maps (`NESTED_EVENT_COLUMNS`) travel as JSON text (`to_json` on the
-JVM side, `json.loads` here): PySpark's own conversion of nested Arrow values to pandas runs a Python
-function per element and cost as much as the replay itself. `wire_row` makes the same rows from Events
-(tests, benchmarks).
+`wire_row` makes the rows of that stream from Events (tests, benchmarks).
 
 Every output table goes through one flat schema (`output_schema`): the union of the tables' columns
 plus `_table`; the job splits it by `_table` afterwards. Its timestamp columns travel as the core's
@@ -33,14 +30,11 @@ import pandas as pd
 
 from rebalance_core.events import Event
 from rebalance_core.replay import ReplaySettings, new_replayer
-from schemas.events import EVENT_COLUMNS
 from schemas.fields import LONG, STRING, TIMESTAMP, Column
 from schemas.tables import REPLAY_TABLES, TABLES
 
 KIND_STATE = 0  # sorts before a group's events
 KIND_EVENT = 1
-# Event columns of list or map type: JSON text in the replay stream (see the module docstring).
-NESTED_EVENT_COLUMNS = frozenset(c.name for c in EVENT_COLUMNS if c.type.startswith(("array<", "map<")))
 OUTPUT_TABLES = (*REPLAY_TABLES, "group_state")
 OUTSIDE_RUN_DATES = (
     "outside_run_dates"  # anomaly rule: a row the run cannot write (see RowSink._outside_run_dates)
@@ -111,28 +105,21 @@ def replay_partition(
 def batch_rows(batch: pd.DataFrame) -> list[dict]:
     """The batch's rows as dicts of plain Python values (None for nulls), column by column: pandas'
     to_dict("records") boxes every cell one at a time, which cost more than the replay itself. `ts`
-    is left out: the core's clock is `_ts_ms` (epoch milliseconds), see event_from_row. The nested
-    columns are decoded from their JSON text."""
+    is left out: the core's clock is `_ts_ms` (epoch milliseconds), see event_from_row."""
     names = [name for name in batch.columns if name != "ts"]
     columns = []
     for name in names:
         values = batch[name].tolist()  # nullable integers give pd.NA, floats NaN for a null
         if isinstance(batch[name].dtype, pd.api.extensions.ExtensionDtype) or batch[name].dtype.kind == "f":
             values = [None if value is pd.NA or value != value else value for value in values]
-        elif name in NESTED_EVENT_COLUMNS:
-            values = [None if value is None else json.loads(value) for value in values]
         columns.append(values)
     return [dict(zip(names, values)) for values in zip(*columns)]
 
 
 def wire_row(event: Event, kind: int = KIND_EVENT) -> dict:
     """The row of `event` as the job's replay stream carries it (jobs.replay._replay): the event's
-    columns with the nested ones as JSON text, `_kind`, `_state_json` and `_ts_ms`."""
-    row = event.to_row()
-    for name in NESTED_EVENT_COLUMNS:
-        if row[name] is not None:
-            row[name] = json.dumps(row[name], separators=(",", ":"))
-    return {**row, "_kind": kind, "_state_json": None, "_ts_ms": event.ts}
+    columns, `_kind`, `_state_json` and `_ts_ms`."""
+    return {**event.to_row(), "_kind": kind, "_state_json": None, "_ts_ms": event.ts}
 
 
 def event_from_row(row: dict) -> Event:
