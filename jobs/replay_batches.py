@@ -11,8 +11,8 @@ snapshot in `_state_json`).
 
 Every output table goes through one flat schema (`output_schema`): the union of the tables' columns
 plus `_table`; the job splits it by `_table` afterwards. Its timestamp columns travel as the core's
-epoch milliseconds (LONG): the job turns them into timestamps on the JVM side (`timestamp_columns`),
-which costs nothing there and a pandas datetime conversion here. No pyspark import here: this module also
+epoch milliseconds (LONG): the job turns them into timestamps on the JVM side (jobs.replay
+`_output_table`), where it is cheap, instead of a pandas datetime conversion here. No pyspark import here: this module also
 runs under plain pandas (tests, the pure-core comparison).
 """
 
@@ -36,9 +36,8 @@ from schemas.tables import REPLAY_TABLES, TABLES
 KIND_STATE = 0  # sorts before a group's events
 KIND_EVENT = 1
 OUTPUT_TABLES = (*REPLAY_TABLES, "group_state")
-OUTSIDE_RUN_DATES = (
-    "outside_run_dates"  # anomaly rule: a row the run cannot write (see RowSink._outside_run_dates)
-)
+# anomaly rule: a row the run cannot write (see RowSink._outside_run_dates)
+OUTSIDE_RUN_DATES = "outside_run_dates"
 # A group's replayer is chosen from its first events (new_replayer: a KIP-848 event type makes it a
 # consumer-protocol group); a batch may end just after a group's first row, so its first events are
 # kept until there are this many (or the group ends) before choosing.
@@ -116,10 +115,10 @@ def batch_rows(batch: pd.DataFrame) -> list[dict]:
     return [dict(zip(names, values)) for values in zip(*columns)]
 
 
-def wire_row(event: Event, kind: int = KIND_EVENT) -> dict:
+def wire_row(event: Event) -> dict:
     """The row of `event` as the job's replay stream carries it (jobs.replay._replay): the event's
     columns, `_kind`, `_state_json` and `_ts_ms`."""
-    return {**event.to_row(), "_kind": kind, "_state_json": None, "_ts_ms": event.ts}
+    return {**event.to_row(), "_kind": KIND_EVENT, "_state_json": None, "_ts_ms": event.ts}
 
 
 def event_from_row(row: dict) -> Event:

@@ -110,11 +110,9 @@ class Event:
         attributes = event.attributes
         if attributes is None:
             event.attributes = {}
-        elif attributes:
+        else:
             items = attributes.items() if isinstance(attributes, Mapping) else attributes
             event.attributes = {str(k): str(v) for k, v in items}
-        else:
-            event.attributes = {}
         for key in _INT_FIELDS:
             value = getattr(event, key)
             if value is not None and value.__class__ is not int:  # e.g. numpy integers
