@@ -201,7 +201,7 @@ class GroupReplayer:
         self.topics: dict[str, int] = dict(self.settings.topics)
         self.protocol_name: str | None = None  # selected protocol (join_completed / join_response)
         self.offered_protocol: str | None = None  # a member's first supported protocol (join_received)
-        self.rebalance_protocol: str | None = None
+        self.rebalance_protocol: str | None = None  # as the log shows it; `protocol` adds the configured one
         self.has_coordinator = False  # coordinator-side events drive the rounds once seen
         self.last_ts: int | None = None
         self.round: Round | None = None
@@ -312,7 +312,7 @@ class GroupReplayer:
         leaving = _LEAVE_REASON.search(e.reason or "")
         if leaving:
             self._stop_member(leaving.group(1), e.ts, "member_left")
-        if self._eager_or_unknown():
+        if self.protocol != "cooperative":  # eager, or unknown: the classic default (range) is eager
             self._stop_unlogged_members(e.ts)
 
     def _c_join_completed(self, e: Event) -> None:
@@ -511,7 +511,7 @@ class GroupReplayer:
         view.signal_ts = e.ts
         if not self.has_coordinator:
             self._member_round_signal(e.ts, e.reason)
-        if self._eager_known():
+        if self.protocol == "eager":
             # eager: onJoinPrepare revokes everything; the member stopped consuming at its first signal
             self._stop_member(view.member_id, e.ts, "revoked")
 
@@ -527,7 +527,7 @@ class GroupReplayer:
             self.group.protocol_type = e.protocol_type
         gen = e.generation_id
         if (
-            self._eager_or_unknown()
+            self.protocol != "cooperative"
             and view.generation_id != gen
             and self.timeline.partitions_of(view.member_id)
         ):
@@ -622,7 +622,7 @@ class GroupReplayer:
         at = e.ts
         if pending is not None:  # cooperative: revoking owned - assigned after the sync
             pending.to_stop = [tp for tp in pending.to_stop if tp not in listed]
-        elif view.signal_ts is not None and self.rebalance_protocol != "cooperative":
+        elif view.signal_ts is not None and self.protocol != "cooperative":
             at = view.signal_ts  # eager: revoked in onJoinPrepare; it stopped at its first signal
         self._assume_owned_before_the_log(view, listed)
         for tp in listed:
@@ -732,8 +732,7 @@ class GroupReplayer:
                 episode_id,
                 ts,
                 reason=reason,
-                rebalance_protocol=self.rebalance_protocol
-                or rebalance_protocol_of(self.settings.default_assignor),
+                rebalance_protocol=self.protocol,
                 timing_source=timing,
                 seen_at=first_seen,
             )
@@ -743,7 +742,7 @@ class GroupReplayer:
         self.round = Round(ts, reason, timing, episode.episode_id, episode_round)
         if episode.reason is None:
             episode.reason = reason
-        if self._eager_or_unknown() and timing == "member":
+        if self.protocol != "cooperative" and timing == "member":
             self._stop_unlogged_members(ts if ts is not None else first_seen)  # member-only logs
 
     def _episode_id(self, anchor: int | None, previous: str | None) -> str:
@@ -802,7 +801,7 @@ class GroupReplayer:
             revoked = sorted(self.timeline.partitions_of(member) - set(assignment.get(member, ())))
             info = self.group.members.get(member)
             subscribed = set(info.subscription) if info and info.subscription is not None else None
-            if self.rebalance_protocol == "cooperative" and any(
+            if self.protocol == "cooperative" and any(
                 subscribed is None or tp.topic in subscribed for tp in revoked
             ):
                 # KIP-429: the owner revokes and rejoins. Partitions of topics it unsubscribed were
@@ -845,8 +844,7 @@ class GroupReplayer:
                 "group_protocol": "classic",
                 "protocol_type": rnd.protocol_type or self.group.protocol_type,
                 "protocol_name": rnd.protocol_name or self.protocol_name,
-                "rebalance_protocol": self.rebalance_protocol
-                or rebalance_protocol_of(self.settings.default_assignor),
+                "rebalance_protocol": self.protocol,
                 "leader_member_id": None if rnd.ended_empty else rnd.leader_id,
                 "member_count": rnd.member_count if rnd.member_count is not None else _len(members),
                 "static_member_count": rnd.static_member_count,
@@ -873,7 +871,7 @@ class GroupReplayer:
             return
         if any(v.signal_ts is not None or v.pending is not None for v in self.views.values()):
             return  # a member with its own log is still rejoining or applying its assignment
-        if self.rebalance_protocol == "cooperative" and not rnd.assignment_known:
+        if self.protocol == "cooperative" and not rnd.assignment_known:
             return  # revocations unknown: the next round's reason tells whether it follows this one
         self._end_round()
         self._end_episode()
@@ -886,7 +884,7 @@ class GroupReplayer:
         """The open episode's protocol: the one detected by its end (it may be named after it began)."""
         ep = self.timeline.episode
         if ep is not None:
-            ep.rebalance_protocol = self.rebalance_protocol or ep.rebalance_protocol
+            ep.rebalance_protocol = self.protocol or ep.rebalance_protocol
 
     # ============================================================================ assignments
     def _synced_partitions(self, e: Event, member: str) -> tuple[list[TopicPartition] | None, str]:
@@ -1056,6 +1054,15 @@ class GroupReplayer:
     def _is_member_timed(self, member: str, instance: str | None = None) -> bool:
         return member in self.member_timed or bool(instance and instance in self.member_timed)
 
+    @property
+    def protocol(self) -> str | None:
+        """The group's rebalance protocol, the one notion every rule consults: eager | cooperative as the
+        log shows it (the selected protocol, else the members' first offered one, else a member revoking
+        after its sync), else the configured `default_assignor`'s; None when neither says. Member timing
+        stops everything at the first rebalance signal only when it is eager; coordinator timing treats
+        None as eager (the classic consumer's default assignor, range, is)."""
+        return self.rebalance_protocol or rebalance_protocol_of(self.settings.default_assignor)
+
     def _set_protocol(self, name: str | None) -> None:
         if not name:
             return
@@ -1065,18 +1072,6 @@ class GroupReplayer:
         detected = rebalance_protocol_of(name)
         if detected:
             self.rebalance_protocol = detected
-
-    def _eager_known(self) -> bool:
-        """Member timing stops everything at the first signal only when the protocol is known eager."""
-        if self.rebalance_protocol is not None:
-            return self.rebalance_protocol == "eager"
-        return rebalance_protocol_of(self.settings.default_assignor) == "eager"
-
-    def _eager_or_unknown(self) -> bool:
-        """Coordinator timing treats an unknown protocol as eager (classic default: range)."""
-        if self.rebalance_protocol is not None:
-            return self.rebalance_protocol == "eager"
-        return rebalance_protocol_of(self.settings.default_assignor) != "cooperative"
 
     def _learn_topics(self, tps: Iterable[TopicPartition]) -> None:
         for tp in tps:
