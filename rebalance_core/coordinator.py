@@ -18,10 +18,17 @@ Anomaly rules raised here:
   unknown_member       removal/replacement of a member id the (known) membership does not have
   leader_mismatch      the SyncGroup leader differs from the leader chosen at join completion
   member_count_mismatch the logged member count differs from the (known) membership
+
+Membership is known once the model has seen the whole of it (a join_completed listing members, the group
+starting Empty) and stays known while every change is logged. A line that states a count the model cannot
+match makes it unknown (one anomaly); the next line that states the membership (a members list, or a count
+the model's members, with or without its pending members, add up to) makes it known again: no single
+anomaly switches the membership off for the rest of the input.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
@@ -145,6 +152,33 @@ def int_attribute(event: Event, key: str) -> int | None:
         return None
 
 
+# Members a "Preparing to rebalance" reason names as being in the group (GroupCoordinator 2.1-3.9 and the
+# Java GroupMetadataManager: addMemberAndRebalance, updateMemberAndRebalance, the leader's rejoin, a static
+# member replaced during CompletingRebalance). Wordings per release in TEMPLATES.md §1.1.
+_NEW_MEMBER_REASON = re.compile(
+    r"Adding new member (?P<member>[^\s;]+)"
+    r"(?: with group instance ?id (?:Some\((?P<some>[^)]*)\)|None|null|(?P<bare>[^\s;]+)))?"
+)
+_PRESENT_MEMBER_REASON = re.compile(
+    r"(?:[Ll]eader|Member|Updating metadata for member) (?P<member>[^\s;]+)(?: |$)"
+    r"|Updating metadata for static member (?P<static>[^\s;]+) with instance id (?P<instance>[^\s;]+)"
+)
+
+
+def members_named_in_reason(reason: str | None) -> tuple[str, str | None, bool] | None:
+    """(member id, group.instance.id, whether it is a new member) of the member a rebalance reason says
+    is in the group, or None."""
+    if not reason:
+        return None
+    new = _NEW_MEMBER_REASON.match(reason)
+    if new:
+        return new["member"], new["some"] or new["bare"], True
+    present = _PRESENT_MEMBER_REASON.match(reason)
+    if present:
+        return present["member"] or present["static"], present["instance"], False
+    return None
+
+
 def _member_of(e: Event) -> Member:
     """The member a JoinGroup describes."""
     return Member(
@@ -163,8 +197,13 @@ class ClassicGroup:
 
     `state` None and `generation_id` None mean "not known yet" (the log started mid-life): any event is
     then accepted and sets them. `membership_known` is False until the model has seen the whole
-    membership (a join_completed listing members, or the group starting Empty); only then are
-    unknown-member and member-count checks made.
+    membership (module docstring); only then are unknown-member and member-count checks made.
+
+    `pending` are KIP-394 pending members: a JoinGroup without a member id is answered MEMBER_ID_REQUIRED
+    with a new id (GroupCoordinator.doDynamicNewMemberJoinGroup with requireKnownMemberId, Java
+    GroupMetadataManager classicGroupJoinNewDynamicMember): the id is only remembered, the member is not
+    in the group, triggers nothing and is not counted ("The group has N members") until its second
+    JoinGroup carries the id (addMemberAndRebalance).
     """
 
     state: GroupState | None = None
@@ -175,7 +214,10 @@ class ClassicGroup:
     members: dict[str, Member] = field(default_factory=dict)  # insertion order = join order
     static_members: dict[str, str] = field(default_factory=dict)  # group.instance.id -> member id
     membership_known: bool = False
+    pending: dict[str, Member] = field(default_factory=dict)  # KIP-394 pending member ids
     anomalies: list[Anomaly] = field(default_factory=list)
+    # whether a logged join or removal explains the current rebalance (lines of 0.9-2.0 name no reason)
+    change_logged: bool = False
 
     # ------------------------------------------------------------------------------- the machine
     def transition(self, target: GroupState, event: Event | None = None) -> bool:
@@ -196,6 +238,17 @@ class ClassicGroup:
     # ------------------------------------------------------------------------------ membership
     def add_member(self, member: Member) -> None:
         """ClassicGroup.add: the first member to join becomes the leader; static ids are mapped."""
+        pending = self.pending.pop(member.member_id, None)
+        if pending is not None:  # the second JoinGroup of a KIP-394 member: keep what the first one said
+            for name in (
+                "group_instance_id",
+                "client_id",
+                "session_timeout_ms",
+                "rebalance_timeout_ms",
+                "subscription",
+            ):
+                if getattr(member, name) is None:
+                    setattr(member, name, getattr(pending, name))
         if member.group_instance_id:
             old = self.static_members.get(member.group_instance_id)
             if old is not None and old != member.member_id and old in self.members:
@@ -258,6 +311,8 @@ class ClassicGroup:
             "members": [asdict(m) for m in self.members.values()],
             "static_members": dict(self.static_members),
             "membership_known": self.membership_known,
+            "pending": [asdict(m) for m in self.pending.values()],
+            "change_logged": self.change_logged,
         }
 
     @classmethod
@@ -272,6 +327,8 @@ class ClassicGroup:
             membership_known=state["membership_known"],
         )
         group.members = {m["member_id"]: Member(**m) for m in state["members"]}
+        group.pending = {m["member_id"]: Member(**m) for m in state.get("pending", ())}
+        group.change_logged = state.get("change_logged", False)
         return group
 
     # ------------------------------------------------------------------------------- internals
@@ -303,6 +360,7 @@ class ClassicGroup:
             self.protocol_name = None
             self.members.clear()
             self.static_members.clear()
+            self.pending.clear()
             self.membership_known = True
 
     # ------------------------------------------------------------------------------- handlers
@@ -317,14 +375,42 @@ class ClassicGroup:
                 self.membership_known = True
         if e.protocol_type and not self.protocol_type:
             self.protocol_type = e.protocol_type
-        if e.member_id:
-            self.add_member(_member_of(e))
+        if not e.member_id:
+            return
+        if (e.attributes or {}).get("pending") == "true" and e.member_id not in self.members:
+            self.pending[e.member_id] = _member_of(e)  # KIP-394: not a member yet, triggers nothing
+            return
+        self.change_logged = True
+        self.add_member(_member_of(e))
 
     def _on_rebalance_prepared(self, e: Event) -> None:
         if self.state is GroupState.DEAD and e.generation_id in (None, 0):
             self._recreate_if_dead()  # the join that recreated the group was not logged
+        self._note_named_member(e)
+        if self.state is not GroupState.PREPARING_REBALANCE:
+            if not e.reason and not self.change_logged:
+                # 0.9-2.0 print no reason, and a new member's JoinGroup is not logged: someone joined
+                self.membership_known = False
+            self.change_logged = False
         self.transition(GroupState.PREPARING_REBALANCE, e)
         self._check_generation(self.generation_id, e)  # generation_id = OLD generation
+
+    def _note_named_member(self, e: Event) -> None:
+        """The member a rebalance reason names is in the group (the one that joins, rejoins or is
+        updated): it belongs to the next generation's member list."""
+        named = members_named_in_reason(e.reason)
+        if named is None:
+            return
+        member_id, instance, new = named
+        if member_id in self.members:
+            return
+        if member_id in self.pending:
+            self.add_member(self.pending[member_id])
+            return
+        if not new and self.membership_known:
+            self._anomaly(UNKNOWN_MEMBER, e, f"member {member_id} is not in the group")
+            self.membership_known = False  # something was missed; the next stated count resynchronises
+        self.add_member(Member(member_id, instance))
 
     def _on_join_completed(self, e: Event) -> None:
         expected = self.generation_id + 1 if self.generation_id is not None else None
@@ -337,17 +423,37 @@ class ClassicGroup:
                 self.remove_member(gone)
             for m in listed:
                 if m not in self.members:
-                    self.add_member(Member(m))
+                    self.add_member(self.pending.get(m) or Member(m))
             self.membership_known = True
-        elif e.member_count is not None and self.membership_known and e.member_count != len(self.members):
-            self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {e.member_count}")
-            self.membership_known = False
+        else:
+            self._stated_count(e, e.member_count)
+            if self.membership_known and not self.members:
+                self.membership_known = False  # a generation has members: their joins were not logged
         if e.leader_id:
             self.leader_id = e.leader_id
         if e.protocol_name:
             self.protocol_name = e.protocol_name
         if e.protocol_type:
             self.protocol_type = e.protocol_type
+
+    def _stated_count(self, e: Event, count: int | None) -> None:
+        """A line states the group has `count` members (pending members not counted). The model resyncs
+        on it: its members add up to it (membership known again), or its members and all its pending
+        members do (they rejoined with their ids, a JoinGroup logged at DEBUG only); else the membership
+        is not known (one anomaly when the model thought it was)."""
+        if count is None:
+            return
+        if count == len(self.members):
+            self.membership_known = True
+            return
+        if self.pending and count == len(self.members) + len(self.pending):
+            for member in list(self.pending.values()):
+                self.add_member(member)
+            self.membership_known = True
+            return
+        if self.membership_known:
+            self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {count}")
+            self.membership_known = False
 
     def _on_assignment_received(self, e: Event) -> None:
         self.transition(GroupState.STABLE, e)
@@ -356,13 +462,13 @@ class ClassicGroup:
             if self.leader_id is not None and e.leader_id != self.leader_id:
                 self._anomaly(LEADER_MISMATCH, e, f"model leader {self.leader_id}, logged {e.leader_id}")
             self.leader_id = e.leader_id
-        if e.member_count is not None and self.membership_known and e.member_count != len(self.members):
-            self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {e.member_count}")
-            self.membership_known = False
+            if e.leader_id not in self.members:
+                self.add_member(self.pending.get(e.leader_id) or Member(e.leader_id))
         if e.assignment:
             for m in e.assignment:
                 if m not in self.members:
-                    self.add_member(Member(m))
+                    self.add_member(self.pending.get(m) or Member(m))
+        self._stated_count(e, e.member_count)
 
     def _on_group_stable(self, e: Event) -> None:
         if self.state is not GroupState.STABLE:
@@ -373,6 +479,9 @@ class ClassicGroup:
         member_id = e.member_id or self.member_for_instance(e.group_instance_id)
         if member_id is None:
             return
+        if self.pending.pop(member_id, None) is not None or (e.attributes or {}).get("pending") == "true":
+            return  # a pending member expired or left: it never was in the group
+        self.change_logged = True
         if member_id not in self.members:
             if self.membership_known and e.reason != RemovalReason.FENCED_STATIC.value:
                 self._anomaly(UNKNOWN_MEMBER, e, f"member {member_id} is not in the group")
@@ -403,6 +512,7 @@ class ClassicGroup:
         self.leader_id = None
         self.protocol_name = None
         self.membership_known = True
+        self.change_logged = False
 
     def _on_group_dead(self, e: Event) -> None:
         self.transition(GroupState.DEAD, e)
@@ -410,6 +520,7 @@ class ClassicGroup:
             self.generation_id = e.generation_id
         self.members.clear()
         self.static_members.clear()
+        self.pending.clear()
         self.leader_id = None
 
     def _on_group_loaded(self, e: Event) -> None:
@@ -417,6 +528,9 @@ class ClassicGroup:
         else Stable, at the logged generation."""
         if e.generation_id is not None:
             self.generation_id = e.generation_id
+        self._stated_count(
+            e, e.member_count
+        )  # the Java coordinator's "Loaded classic group g with N members."
         if self.membership_known:
             self.state = GroupState.STABLE if self.members else GroupState.EMPTY
         else:
