@@ -16,7 +16,10 @@ API (stable; a change is announced here):
     tl.end_episode(ts=None)                    # close the open episode -> rebalance_episodes row
     tl.episode                                 # the open EpisodeRecord (descriptive fields may be set)
     tl.start(tp, member, ts, *, instance=None, generation_id=None, source="observed") -> rule | None
-    tl.stop(tp, member, ts, cause, *, instance=None, source="observed") -> rule | None
+    tl.stop(tp, member, ts, cause, *, instance=None, source="observed") -> rule | None  # ts None: unseen
+    tl.restart(tp, member, ts, *, new_member=None, instance=None, generation_id=None, source="inferred")
+                                               # a static member's new process holds tp again at ts
+    tl.rename_member(old, new)                 # the member id a stand-in stood for became known
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
     tl.group_empty(ts)                         # all members gone: ends stop-the-world, closes open stops
     tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
@@ -30,6 +33,10 @@ API (stable; a change is announced here):
 `stop_not_owned` (the member was not consuming it: ignored), `double_ownership` (started while another
 member consumed it: the other member's consumption stops at that instant, cause `lost`),
 `start_before_stop` (start earlier than the stop it closes: unavailability counted as 0).
+
+A stop whose instant no event shows (`ts` None: a static member's old process, seen by the broker only when
+its new process replaces it) gives a movement row with `revoked_at` and `unavailable_ms` null: it adds
+nothing to the episode's or day's unavailable time (a lower bound) and cannot start stop-the-world.
 
 Attribution: a movement row, an unavailability and a stop-the-world interval belong to the episode open
 at the instant that closes them (the start, or `group_empty`); with no open episode (a static member
@@ -85,7 +92,7 @@ class Stop:
 
     member: str
     instance: str | None
-    ts: int
+    ts: int | None  # None: at an instant no event shows
     cause: str
     source: str = "observed"
 
@@ -308,7 +315,7 @@ class OwnershipTimeline:
             problem = DOUBLE_OWNERSHIP
         stop = self._stopped.pop(tp, None)
         if stop is not None:
-            if ts < stop.ts:
+            if stop.ts is not None and ts < stop.ts:
                 problem = problem or START_BEFORE_STOP
             self._movement(tp, stop, member, instance, ts, generation_id, source)
         self._consuming[tp] = Holder(member, instance, ts, source)
@@ -336,13 +343,14 @@ class OwnershipTimeline:
         self,
         tp: TopicPartition,
         member: str,
-        ts: int,
+        ts: int | None,
         cause: str,
         *,
         instance: str | None = None,
         source: str = "observed",
     ) -> str | None:
-        """`member` stops consuming `tp` at `ts` for `cause` (one of STOP_CAUSES)."""
+        """`member` stops consuming `tp` at `ts` for `cause` (one of STOP_CAUSES); `ts` None: at an
+        instant no event shows."""
         if cause not in STOP_CAUSES:
             raise ValueError(f"unknown stop cause {cause!r}")
         self._saw(ts)
@@ -355,11 +363,48 @@ class OwnershipTimeline:
         if not owned:
             del self._by_member[member]
         self._stopped[tp] = Stop(member, holder.instance or instance, ts, cause, source)
+        if ts is None:
+            return None  # when the group stopped as a whole is not known either
         self._last_stop_ts = ts if self._last_stop_ts is None else max(self._last_stop_ts, ts)
         if not self._consuming and self._stw_since is None:
             # the group stopped as a whole at its latest stop (stops may be placed in the past)
             self._stw_since = self._last_stop_ts
         return None
+
+    def restart(
+        self,
+        tp: TopicPartition,
+        member: str,
+        ts: int,
+        *,
+        new_member: str | None = None,
+        instance: str | None = None,
+        generation_id: int | None = None,
+        source: str = "inferred",
+    ) -> str | None:
+        """A static member restarted without a rebalance (KIP-345): its new process holds `tp`, which
+        `member` (its old member id) held, again from `ts`; the old process stopped at an instant no
+        event shows (row: revoked_at and unavailable_ms null, cause member_failed). `new_member` None:
+        the new member id is not known yet; `member` stands for it until `rename_member`."""
+        problem = self.stop(tp, member, None, "member_failed", instance=instance, source=source)
+        if problem:
+            return problem
+        stop = self._stopped.pop(tp)
+        self._saw(ts)
+        self._movement(tp, stop, new_member, instance, ts, generation_id, source, same_identity=True)
+        holder = new_member or member
+        self._consuming[tp] = Holder(holder, stop.instance, ts, source)
+        self._by_member.setdefault(holder, set()).add(tp)
+        return None
+
+    def rename_member(self, old: str, new: str) -> None:
+        """The member id `old` stood for is `new` (no movement: the same consumer)."""
+        owned = self._by_member.pop(old, None)
+        if not owned:
+            return
+        for tp in owned:
+            self._consuming[tp].member = new
+        self._by_member.setdefault(new, set()).update(owned)
 
     def group_empty(self, ts: int) -> None:
         """The group has no members: stop-the-world ends here and open stops become open movements."""
@@ -418,15 +463,17 @@ class OwnershipTimeline:
         ts: int | None,
         generation_id: int | None,
         source: str,
+        same_identity: bool = False,
     ) -> None:
-        unavailable = max(0, ts - stop.ts) if ts is not None else None
-        same_owner = to_member is not None and _identity(to_member, to_instance) == _identity(
-            stop.member, stop.instance
+        unavailable = max(0, ts - stop.ts) if ts is not None and stop.ts is not None else None
+        same_owner = same_identity or (
+            to_member is not None
+            and _identity(to_member, to_instance) == _identity(stop.member, stop.instance)
         )
         ep = self.episode
         row = {
             **self.key,
-            "event_date": utc_date(ts if ts is not None else stop.ts),
+            "event_date": utc_date(next(t for t in (ts, stop.ts, self._last_ts, 0) if t is not None)),
             "generation_id": generation_id,
             "episode_id": ep.episode_id if ep else None,
             "topic": tp.topic,
@@ -439,7 +486,7 @@ class OwnershipTimeline:
             "unavailable_ms": unavailable,
             "moved": to_member is not None and not same_owner,
             "wasted_revocation": stop.cause == "revoked" and same_owner,
-            "source": "inferred" if "inferred" in (source, stop.source) else "observed",
+            "source": "inferred" if "inferred" in (source, stop.source) or stop.ts is None else "observed",
         }
         self._out["partition_movements"].append(row)
         revoked = int(stop.cause == "revoked")

@@ -273,6 +273,8 @@ class GroupReplayer:
             return
         if e.side == Side.COORDINATOR.value:
             self.has_coordinator = True
+            if self.unnamed_replacements:
+                self._learn_member_ids(e)
             handler = getattr(self, f"_c_{e.event_type}", None)
             if handler is not None:
                 handler(e)
@@ -378,30 +380,42 @@ class GroupReplayer:
         self.group.apply(e)
 
     def _c_static_member_replaced(self, e: Event) -> None:
+        """KIP-345 (GroupCoordinator.updateStaticMemberAndRebalance, ClassicGroup.replaceStaticMember): a
+        known group.instance.id joined with an unknown member id; the new id takes the old one's place.
+        In a Stable group with the same protocol there is no rebalance and the instance keeps its
+        assignment. When the old process stopped is in no broker line (it crashed or closed without a
+        LeaveGroup, and its session had not expired): without the instance's own log its partitions are
+        back at the replacement, and the stop is at an unknown instant (docs/metrics.md)."""
         instance = e.group_instance_id
         old = (e.attributes or {}).get("old_member_id") or self.group.member_for_instance(instance)
+        new = e.member_id
+        stable = (e.attributes or {}).get("state", self.group.state and self.group.state.value) == "Stable"
+        member_timed = self._is_member_timed(new or "", instance)
         owned = sorted(self.timeline.partitions_of(old)) if old else []
         if old:
-            self._stop_member(old, e.ts, "member_failed")
             self.views.pop(old, None)
+            if member_timed:
+                self._stop_member(old, e.ts, "member_failed")  # its own log placed the stop already
+            elif not stable:  # the new process takes part in the rebalance: its old partitions wait
+                for tp in owned:
+                    self._stop(tp, old, None, "member_failed", instance, "inferred")
         self.group.apply(e)
-        new = e.member_id
         if not new and old and instance:
-            # the 3.x Scala line names the old member only: the instance's own log names the new one
+            # the 3.x line names the old member only; a later line names the new one (_learn_member_ids)
             self.unnamed_replacements[instance] = old
-        if not new or not old:
+        if not old:
             return
-        stable = self.group.state is co.GroupState.STABLE
-        if old in self.assignment:
+        if new and old in self.assignment:
             self.assignment[new] = self.assignment.pop(old)
             if stable:  # the new id holds the old one's assignment in the same generation
                 self._emit_assignment(
                     {new: self.assignment[new]}, self.assignment_generation, e.ts, self.assignment_source
                 )
-        if stable and not self._is_member_timed(new, instance):
-            # KIP-345: the returning instance gets its old assignment straight away, no rebalance
+        if stable and not member_timed:
             for tp in owned:
-                self._start(tp, new, e.ts, instance, self.assignment_generation, self.assignment_source)
+                self.timeline.restart(
+                    tp, old, e.ts, new_member=new, instance=instance, generation_id=self.assignment_generation
+                )
 
     def _c_group_empty(self, e: Event) -> None:
         self._flush_all_pending()
@@ -485,16 +499,48 @@ class GroupReplayer:
         return self.aliases.get(alias)
 
     def _name_replacement(self, instance: str, member: str) -> None:
-        """The first member id the replaced instance's own log shows after the replacement is the new
-        one (the coordinator keeps one member id per group.instance.id, KIP-345)."""
+        """The new member id of a replaced instance whose replacement line did not print it: the first
+        one the instance's own log shows after the replacement, or a broker line naming an id the group
+        does not have that is the instance's (_learn_member_ids). The old id stood for it until now."""
         old = self.unnamed_replacements[instance]
         if member == old:
             return  # a line of the old process, logged before its replacement
         del self.unnamed_replacements[instance]
         if old in self.group.members and self.group.member_for_instance(instance) == old:
             self.group.replace_static_member(instance, old, member)
+        self.timeline.rename_member(old, member)
+        if self.leader_assignment is not None and old in self.leader_assignment:
+            self.leader_assignment[member] = self.leader_assignment.pop(old)
         if old in self.assignment:
             self.assignment[member] = self.assignment.pop(old)
+            if (
+                self.group.state is co.GroupState.STABLE
+                and self.group.generation_id == self.assignment_generation
+            ):
+                self._emit_assignment(
+                    {member: self.assignment[member]},
+                    self.assignment_generation,
+                    self._event.ts,
+                    self.assignment_source,
+                )
+
+    def _learn_member_ids(self, e: Event) -> None:
+        """A broker line naming a member id the group does not have, while an instance's replacement is
+        unnamed: a static member's id is `{group.instance.id}-{UUID}` (ClassicGroup.generateMemberId,
+        GroupMetadata.generateMemberId), so the id that starts with the instance's is its new one."""
+        named = (
+            co.members_named_in_reason(e.reason)
+            if e.event_type == EventType.REBALANCE_PREPARED.value
+            else None
+        )
+        ids = (e.member_id, e.leader_id, (e.attributes or {}).get("old_member_id"), named and named[0])
+        for member in ids:
+            if not member or member in self.group.members or member in self.group.pending:
+                continue
+            for instance in sorted(self.unnamed_replacements):
+                if e.group_instance_id == instance or member.startswith(instance + "-"):
+                    self._name_replacement(instance, member)
+                    break
 
     def _static_restart(self, e: Event) -> None:
         """A static member's new process joins with an empty member id: its old incarnation crashed

@@ -204,3 +204,87 @@ def test_a_membership_the_model_cannot_match_is_resynchronised_by_the_next_state
     # eager range, same owners in generations 3 and 4: every partition is revoked and given back
     last = out["rebalance_episodes"][-1]
     assert (last["partitions_revoked"], last["revocations_wasted"], last["stw_ms"]) == (6, 6, 200)
+
+
+I1 = "i1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
+I2_OLD = "i2-5485febc-752b-4881-b106-5829a1889014"
+I2_NEW = "i2-35bf992d-c9e9-4616-a12e-7696a6cecc1b"
+
+
+def _static_join(ts, instance, member, state):
+    return scala_line(
+        ts,
+        f"Static member with groupInstanceId={instance} and unknown member id joins group g1 in {state} state. "
+        f"Created a new member id {member} for this member and add to the group.",
+    )
+
+
+def _static_restart_then_leave() -> list[str]:
+    """Static i1, i2 (KIP-345). i2's process restarts within session.timeout.ms: the 3.x line names the
+    old member id only, and there is no rebalance. An hour later i2 closes with a LeaveGroup (a consumer
+    closed by an admin, or `internal.leave.group.on.close`), which names its new member id."""
+    closing = (
+        f"MemberMetadata(memberId={I2_NEW}, groupInstanceId=Some(i2), clientId=c2, clientHost=/10.0.0.2, "
+    )
+    closing += "sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range))"
+    return [
+        _static_join("10:00:00,000", "i1", I1, "Empty"),
+        _prepare(
+            "10:00:00,001",
+            0,
+            f"Adding new member {I1} with group instance id Some(i1); client reason: not provided",
+        ),
+        _static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
+        _stabilized("10:00:03,001", 1, 2),
+        _assignment("10:00:03,010", I1, 1, 2, static=2),
+        scala_line(
+            "10:20:00,000",
+            f"Static member with groupInstanceId=i2 and unknown member id joins group g1 in Stable state. "
+            f"Replacing previously mapped member {I2_OLD} with this groupInstanceId.",
+        ),
+        scala_line(
+            "10:20:00,000",
+            "Static member which joins during Stable stage and doesn't affect selectProtocol will not trigger rebalance.",
+        ),
+        _prepare(
+            "11:20:00,000",
+            1,
+            f"Removing member {I2_NEW} on LeaveGroup; client reason: the consumer is being closed",
+        ),
+        scala_line(
+            "11:20:00,000",
+            f"Member {closing} has left group g1 through explicit `LeaveGroup`; client reason: the consumer is being closed",
+        ),
+        _stabilized("11:20:00,050", 2, 1),
+        _assignment("11:20:00,060", I1, 2, 1, static=1),
+    ]
+
+
+def test_static_restart_seen_by_the_broker_keeps_the_assignment_and_does_not_invent_unavailability():
+    """GroupCoordinator.updateStaticMemberAndRebalance (Stable, same protocol): no rebalance, the new
+    member id takes the old one's place and assignment. The crash instant is in no broker line: the
+    partitions are back at the replacement, the stop and the unavailable time are null (not a guess).
+    The new id, unnamed by the 3.x line, is the one a later line names that starts with `i2-`
+    (GroupMetadata.generateMemberId: `{group.instance.id}-{UUID}`)."""
+    out = replay_log(_static_restart_then_leave(), topics={"t": 4}, default_assignor="range")
+    assert not out["anomalies"]
+    restart = [m for m in out["partition_movements"] if m["stop_cause"] == "member_failed"]
+    assert [
+        (m["partition"], m["from_member_id"], m["to_member_id"], m["revoked_at"], m["unavailable_ms"])
+        for m in restart
+    ] == [
+        (2, I2_OLD, None, None, None),
+        (3, I2_OLD, None, None, None),
+    ]
+    assert {(m["moved"], m["wasted_revocation"], m["episode_id"], m["source"]) for m in restart} == {
+        (False, False, None, "inferred")
+    }
+    left = [m for m in out["partition_movements"] if m["stop_cause"] == "member_left"]
+    assert [(m["partition"], m["from_member_id"], m["to_member_id"], m["unavailable_ms"]) for m in left] == [
+        (2, I2_NEW, I1, 60),
+        (3, I2_NEW, I1, 60),
+    ]
+    (day,) = out["group_daily_summary"]
+    # eager range: i1 also stops t-0, t-1 at the Preparing and gets them back 60 ms later
+    assert (day["partition_unavailable_ms"], day["partitions_moved"], day["rebalances"]) == (4 * 60, 2, 2)
+    assert [g["members"] for g in out["generations"]] == [sorted([I1, I2_OLD]), [I1]]

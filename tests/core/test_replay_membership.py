@@ -49,15 +49,19 @@ def test_static_restart_without_rebalance():
 
 
 def test_static_restart_broker_only_gives_the_old_assignment_back():
+    """The broker sees the new process (its JoinGroup), not when the old one stopped: the partitions are
+    back at the replacement, the stop instant and the unavailable time are null (docs/metrics.md)."""
     events = [e for e in sc.static_restart() if e.is_coordinator]
     out = run(events)
     (move,) = out["partition_movements"]
-    assert rel(move, "from_member_id", "to_member_id", "revoked_at", "assigned_at") == (
+    assert rel(move, "from_member_id", "to_member_id", "stop_cause", "revoked_at", "assigned_at") == (
         "i1-A",
         "i1-B",
-        5001,
+        "member_failed",
+        None,
         5001,
     )
+    assert (move["unavailable_ms"], move["moved"], move["source"]) == (None, False, "inferred")
 
 
 def test_dead_group_restarts_generations_expected_04():
