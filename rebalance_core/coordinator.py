@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 
 from rebalance_core.events import Event
+from rebalance_core.member_order import JAVA, MemberMapOrder
 from schemas.events import EventType, RemovalReason
 
 
@@ -218,6 +219,8 @@ class ClassicGroup:
     anomalies: list[Anomaly] = field(default_factory=list)
     # whether a logged join or removal explains the current rebalance (lines of 0.9-2.0 name no reason)
     change_logged: bool = False
+    # the coordinator's members map's iteration order (which member leads after the leader leaves)
+    member_order: MemberMapOrder = field(default_factory=MemberMapOrder)
 
     # ------------------------------------------------------------------------------- the machine
     def transition(self, target: GroupState, event: Event | None = None) -> bool:
@@ -231,13 +234,19 @@ class ClassicGroup:
 
     def apply(self, event: Event) -> None:
         """Apply one coordinator-side event (other event types are ignored)."""
+        pattern = event.attributes.get("log_pattern", "") if event.attributes else ""
+        if pattern.endswith(".java") and self.member_order.impl != JAVA:
+            # the Java group coordinator (3.6+) logged it: its members map is a java.util.HashMap
+            self.member_order.impl = JAVA
+            self.member_order.forget_history()
         handler = _HANDLERS.get(event.event_type)
         if handler is not None:
             handler(self, event)
 
     # ------------------------------------------------------------------------------ membership
-    def add_member(self, member: Member) -> None:
-        """ClassicGroup.add: the first member to join becomes the leader; static ids are mapped."""
+    def add_member(self, member: Member, *, with_previous: bool = False) -> None:
+        """ClassicGroup.add: the first member to join an empty group becomes the leader; static ids are
+        mapped. `with_previous`: added in an order no line shows relative to the previous addition."""
         pending = self.pending.pop(member.member_id, None)
         if pending is not None:  # the second JoinGroup of a KIP-394 member: keep what the first one said
             for name in (
@@ -257,38 +266,50 @@ class ClassicGroup:
             self.static_members[member.group_instance_id] = member.member_id
         known = self.members.get(member.member_id)
         if known is None:
+            if self.leader_id is None and self.membership_known and not self.members:
+                self.leader_id = member.member_id
             self.members[member.member_id] = member
+            self.member_order.put(member.member_id, with_previous=with_previous)
         else:  # a rejoin: keep what the new JoinGroup does not say
             for name in ("group_instance_id", "client_id", "session_timeout_ms", "rebalance_timeout_ms"):
                 if getattr(member, name) is not None:
                     setattr(known, name, getattr(member, name))
             if member.subscription is not None:
                 known.subscription = member.subscription
-        if self.leader_id is None:
-            self.leader_id = member.member_id
 
     def remove_member(self, member_id: str) -> Member | None:
-        """ClassicGroup.remove: a leaving leader is replaced by the first remaining member."""
+        """ClassicGroup.remove / GroupMetadata.remove: a leaving leader is replaced by the first key of
+        the members map (`member_order`); None when that order is not known (no guess)."""
         removed = self.members.pop(member_id, None)
+        self.member_order.remove(member_id)
         instance = removed.group_instance_id if removed is not None else None
         if instance and self.static_members.get(instance) == member_id:
             del self.static_members[instance]
         if self.leader_id == member_id:
-            self.leader_id = next(iter(self.members), None)
+            self.leader_id = self.member_order.first() if self.membership_known else None
         return removed
 
-    def replace_static_member(self, instance_id: str, old_id: str, new_id: str) -> None:
+    def replace_static_member(self, instance_id: str, old_id: str, new_id: str | None) -> None:
         """ClassicGroup.replaceStaticMember (KIP-345): the new id takes the old one's place (and
-        leadership); the old id is fenced."""
+        leadership); the old id is fenced. The map removes the old key and puts the new one; `new_id`
+        None: the line did not name it, the old id stands for it until `name_replacement`."""
+        if new_id is None:
+            self.member_order.remove(old_id)
+            self.member_order.put(old_id, unhashed=True)
+            return
         old = self.members.get(old_id)
         if old is None:
             member = Member(new_id, instance_id)
             self.members[new_id] = member
         else:
-            # keep join order: rebuild the dict with new_id where old_id was
             old.member_id = new_id
             self.members = {(new_id if k == old_id else k): v for k, v in self.members.items()}
-        if self.leader_id == old_id or self.leader_id is None:
+        if old_id in self.member_order.unhashed:
+            self.member_order.rename(old_id, new_id)
+        else:
+            self.member_order.remove(old_id)
+            self.member_order.put(new_id)
+        if self.leader_id == old_id:
             self.leader_id = new_id
         self.static_members[instance_id] = new_id
 
@@ -313,6 +334,7 @@ class ClassicGroup:
             "membership_known": self.membership_known,
             "pending": [asdict(m) for m in self.pending.values()],
             "change_logged": self.change_logged,
+            "member_order": self.member_order.snapshot(),
         }
 
     @classmethod
@@ -329,6 +351,11 @@ class ClassicGroup:
         group.members = {m["member_id"]: Member(**m) for m in state["members"]}
         group.pending = {m["member_id"]: Member(**m) for m in state.get("pending", ())}
         group.change_logged = state.get("change_logged", False)
+        if "member_order" in state:
+            group.member_order = MemberMapOrder.from_snapshot(state["member_order"])
+        else:
+            group.member_order.fresh(group.members)
+            group.member_order.forget_history()
         return group
 
     # ------------------------------------------------------------------------------- internals
@@ -361,6 +388,7 @@ class ClassicGroup:
             self.members.clear()
             self.static_members.clear()
             self.pending.clear()
+            self.member_order.fresh()
             self.membership_known = True
 
     # ------------------------------------------------------------------------------- handlers
@@ -387,10 +415,16 @@ class ClassicGroup:
         if self.state is GroupState.DEAD and e.generation_id in (None, 0):
             self._recreate_if_dead()  # the join that recreated the group was not logged
         self._note_named_member(e)
+        if e.generation_id == 0 and self.state in (GroupState.EMPTY, None) and self.membership_known:
+            # the group's first rebalance: its members map was created empty (any earlier member would
+            # have left through a rebalance that consumed a generation)
+            self.member_order.fresh()
+            for i, member in enumerate(self.members):
+                self.member_order.put(member, with_previous=i > 0)
         if self.state is not GroupState.PREPARING_REBALANCE:
             if not e.reason and not self.change_logged:
                 # 0.9-2.0 print no reason, and a new member's JoinGroup is not logged: someone joined
-                self.membership_known = False
+                self._membership_lost()
             self.change_logged = False
         self.transition(GroupState.PREPARING_REBALANCE, e)
         self._check_generation(self.generation_id, e)  # generation_id = OLD generation
@@ -402,6 +436,8 @@ class ClassicGroup:
         if named is None:
             return
         member_id, instance, new = named
+        if e.reason.lower().startswith("leader "):
+            self.leader_id = member_id  # "Leader X re-joining group during Stable"
         if member_id in self.members:
             return
         if member_id in self.pending:
@@ -409,7 +445,7 @@ class ClassicGroup:
             return
         if not new and self.membership_known:
             self._anomaly(UNKNOWN_MEMBER, e, f"member {member_id} is not in the group")
-            self.membership_known = False  # something was missed; the next stated count resynchronises
+            self._membership_lost()  # something was missed; the next stated count resynchronises
         self.add_member(Member(member_id, instance))
 
     def _on_join_completed(self, e: Event) -> None:
@@ -428,7 +464,7 @@ class ClassicGroup:
         else:
             self._stated_count(e, e.member_count)
             if self.membership_known and not self.members:
-                self.membership_known = False  # a generation has members: their joins were not logged
+                self._membership_lost()  # a generation has members: their joins were not logged
         if e.leader_id:
             self.leader_id = e.leader_id
         if e.protocol_name:
@@ -447,13 +483,18 @@ class ClassicGroup:
             self.membership_known = True
             return
         if self.pending and count == len(self.members) + len(self.pending):
-            for member in list(self.pending.values()):
-                self.add_member(member)
+            for i, member in enumerate(list(self.pending.values())):
+                self.add_member(member, with_previous=i > 0)  # their second JoinGroups: order not logged
             self.membership_known = True
             return
         if self.membership_known:
             self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {count}")
-            self.membership_known = False
+            self._membership_lost()
+
+    def _membership_lost(self) -> None:
+        """Changes were missed: the membership, and the members map's history, are not known."""
+        self.membership_known = False
+        self.member_order.forget_history()
 
     def _on_assignment_received(self, e: Event) -> None:
         self.transition(GroupState.STABLE, e)
@@ -494,7 +535,11 @@ class ClassicGroup:
     def _on_static_member_replaced(self, e: Event) -> None:
         instance = e.group_instance_id
         old = (e.attributes or {}).get("old_member_id") or self.member_for_instance(instance)
-        if not instance or not e.member_id:
+        if not instance:
+            return
+        if not e.member_id:  # the 3.x line names the old id only: it stands for the new one
+            if old in self.members:
+                self.replace_static_member(instance, old, None)
             return
         if old is None or old not in self.members:
             if self.membership_known:
@@ -507,6 +552,8 @@ class ClassicGroup:
         expected = self.generation_id + 1 if self.generation_id is not None else None
         self.transition(GroupState.EMPTY, e)
         self._check_generation(expected, e)
+        for member in list(self.members):
+            self.member_order.remove(member)  # the map keeps its table
         self.members.clear()
         self.static_members.clear()
         self.leader_id = None
@@ -528,9 +575,11 @@ class ClassicGroup:
         else Stable, at the logged generation."""
         if e.generation_id is not None:
             self.generation_id = e.generation_id
-        self._stated_count(
-            e, e.member_count
-        )  # the Java coordinator's "Loaded classic group g with N members."
+        self._stated_count(e, e.member_count)  # Java: "Loaded classic group g with N members."
+        # a new GroupMetadata / ClassicGroup, its members added in the stored record's order
+        self.member_order.fresh(self.members)
+        if not self.membership_known:
+            self.member_order.forget_history()
         if self.membership_known:
             self.state = GroupState.STABLE if self.members else GroupState.EMPTY
         else:

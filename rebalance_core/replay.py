@@ -29,6 +29,7 @@ from typing import Any
 from rebalance_core import coordinator as co
 from rebalance_core.events import Event, TopicPartition, format_ts
 from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
+from rebalance_core.member_order import MemberMapOrder
 from rebalance_core.replay_common import admit, anomaly_row
 from schemas.events import EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
@@ -122,6 +123,10 @@ class ReplaySettings:
     topics: dict[str, int] = field(default_factory=dict)  # known partition counts (inference)
     topic_ids: dict[str, str] = field(default_factory=dict)
     default_assignor: str | None = None  # when the log never names the protocol
+    # the Scala coordinator's members map (leader after the leader leaves; rebalance_core.member_order):
+    # scala-2.13 (Kafka 2.6-3.9 default builds) or scala-2.12 (up to 2.5, _2.12 builds); the Java
+    # coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
+    coordinator_member_map: str = "scala-2.13"
     session_timeout_ms: int | None = None  # when the log does not say
 
 
@@ -196,7 +201,7 @@ class GroupReplayer:
         if state is not None:
             self._restore(state)
             return
-        self.group = co.ClassicGroup()
+        self.group = co.ClassicGroup(member_order=MemberMapOrder(self.settings.coordinator_member_map))
         self.timeline = OwnershipTimeline(cluster, group_id, self.settings.scenario)
         self.topics: dict[str, int] = dict(self.settings.topics)
         self.protocol_name: str | None = None  # selected protocol (join_completed / join_response)
