@@ -441,8 +441,17 @@ class GroupReplayer:
         self._end_episode(e.ts)
 
     def _c_group_dead(self, e: Event) -> None:
+        """The group is removed. 0.9-0.10.0 remove it when its join phase ends with no member
+        (GroupCoordinator.onCompleteJoin: "generation N is dead and removed", no generation consumed):
+        that ends the open round and its episode at this line; 1.0+ only from Empty (offsets expired)."""
         self._flush_all_pending()
         self.group.apply(e)
+        for member in sorted(self._owners()):
+            self._stop_member(member, e.ts, "member_left")
+        rnd = self.round
+        if rnd is not None and not rnd.stable:
+            rnd.ended_at = e.ts
+            self.timeline.round_completed(rnd.generation_id, e.ts)
         self._end_round(e.ts)
         self.timeline.group_empty(e.ts)
         self._end_episode(e.ts)

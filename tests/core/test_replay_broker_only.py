@@ -288,3 +288,54 @@ def test_static_restart_seen_by_the_broker_keeps_the_assignment_and_does_not_inv
     # eager range: i1 also stops t-0, t-1 at the Preparing and gets them back 60 ms later
     assert (day["partition_unavailable_ms"], day["partitions_moved"], day["rebalances"]) == (4 * 60, 2, 2)
     assert [g["members"] for g in out["generations"]] == [sorted([I1, I2_OLD]), [I1]]
+
+
+def _kafka_0_10(ts: str, message: str) -> str:
+    return f"[2016-11-08 {ts}] INFO [GroupCoordinator 1]: {message} (kafka.coordinator.GroupCoordinator)"
+
+
+def test_0_10_dead_and_removed_ends_the_episode_there_and_counts_no_member_it_cannot_see():
+    """0.9-0.10.0 GroupCoordinator.onCompleteJoin: a join phase that ends with no member removes the
+    group ("generation N is dead and removed", no generation consumed): the episode ends at that line.
+    Those releases log no join: after the group is recreated, its member count is unknown (null, not 0)."""
+    lines = [
+        _kafka_0_10("10:00:00,000", "Preparing to restabilize group g1 with old generation 0"),
+        _kafka_0_10("10:00:03,000", "Stabilized group g1 generation 1"),
+        _kafka_0_10("10:00:03,020", "Assignment received from leader for group g1 for generation 1"),
+        _kafka_0_10("10:05:00,000", "Preparing to restabilize group g1 with old generation 1"),
+        _kafka_0_10("10:05:30,000", "Group g1 generation 1 is dead and removed"),
+        _kafka_0_10("10:20:00,000", "Preparing to restabilize group g1 with old generation 0"),
+        _kafka_0_10("10:20:03,000", "Stabilized group g1 generation 1"),
+        _kafka_0_10("10:20:03,020", "Assignment received from leader for group g1 for generation 1"),
+    ]
+    out = replay_log(lines, topics={"t": 2}, default_assignor="range")
+    dead = out["rebalance_episodes"][1]
+    assert (dead["rebalance_ms"], dead["rounds"], dead["last_generation_id"]) == (30_000, 1, None)
+    assert [(g["generation_id"], g["member_count"], g["members"]) for g in out["generations"]] == [
+        (1, None, None),
+        (1, None, None),
+    ]
+    assert not out["anomalies"]
+
+
+def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
+    """2.5-2.8 log a KIP-394 member's first JoinGroup at DEBUG: the "Adding new member c3" reason of the
+    Preparing its second JoinGroup caused is the first line naming it; generation 2 has it."""
+    adding = "with group instance id None"
+    lines = [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _stabilized("10:00:03,010", 1, 1),
+        _assignment("10:00:03,020", C1, 1, 1),
+        _prepare("10:01:00,000", 1, f"Adding new member {C3} {adding}"),
+        _stabilized("10:01:03,000", 2, 2),
+        _assignment("10:01:03,020", C1, 2, 2),
+    ]
+    out = replay_log(lines, topics={"t": 2}, default_assignor="range")
+    assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]] == [
+        (1, [C1], C1),
+        (2, sorted([C1, C3]), C1),
+    ]
+    assert [(m["from_member_id"], m["to_member_id"]) for m in out["partition_movements"] if m["moved"]] == [
+        (C1, C3)
+    ]
