@@ -177,6 +177,9 @@ class Round:
     source: str = "observed"
     stable: bool = False
     assignment_known: bool = False
+    # old member ids standing for replaced instances in this generation's member list (their new ids,
+    # not printed yet, are the members)
+    stand_ins: list[str] = field(default_factory=list)
 
 
 _STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
@@ -334,6 +337,8 @@ class GroupReplayer:
         elif self.group.membership_known:
             rnd.members = list(self.group.members)
         rnd.member_count = e.member_count if e.member_count is not None else _len(rnd.members)
+        # replaced instances whose new ids no line printed yet: the old ids stand for them
+        rnd.stand_ins = sorted(set(rnd.members or ()) & set(self.unnamed_replacements.values()))
         rnd.protocol_type = e.protocol_type or self.group.protocol_type
         self._set_protocol(e.protocol_name)
 
@@ -523,6 +528,11 @@ class GroupReplayer:
         if old in self.group.members and self.group.member_for_instance(instance) == old:
             self.group.replace_static_member(instance, old, member)
         self.timeline.rename_member(old, member)
+        rnd = self.round
+        if rnd is not None and old in rnd.stand_ins:
+            rnd.stand_ins.remove(old)
+            if rnd.members is not None:
+                rnd.members = [member if m == old else m for m in rnd.members]
         if self.leader_assignment is not None and old in self.leader_assignment:
             self.leader_assignment[member] = self.leader_assignment.pop(old)
         if old in self.assignment:
@@ -896,6 +906,8 @@ class GroupReplayer:
         date = utc_date(rnd.ended_at if rnd.ended_at is not None else rnd.started_at)
         self.timeline.day(date).generations += 1
         members = sorted(rnd.members) if rnd.members is not None else None
+        if members is not None and set(members) & set(rnd.stand_ins):
+            members = None  # an old id stands for a replaced instance's new one, which no line named
         self._out["generations"].append(
             {
                 **self.key,
@@ -969,8 +981,9 @@ class GroupReplayer:
         if self.emitted_generation != gen:
             self.emitted_generation, self.emitted = gen, []
         date = utc_date(ts)
+        stand_ins = set(self.unnamed_replacements.values())
         for member in sorted(assignment):
-            if member in self.emitted:
+            if member in self.emitted or member in stand_ins:  # rows once a line names the new id
                 continue
             self.emitted.append(member)
             instance = self._instance_of(member)

@@ -339,3 +339,59 @@ def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
     assert [(m["from_member_id"], m["to_member_id"]) for m in out["partition_movements"] if m["moved"]] == [
         (C1, C3)
     ]
+
+
+# --------------------------------------------------------------------------- simulated round trip
+# The simulator's histories written as the broker's server.log (KafkaLogWriter, 3.x Scala wording), parsed
+# back and replayed with only the topics and the default assignor configured, against the simulator's
+# truth. Exact: what the broker prints (generations and their instants, member counts, the logged leader,
+# rebalances and their rounds). Flagged, not guessed: member lists naming a replaced instance whose new id
+# no line printed (null), stops no broker line dates (revoked_at and unavailable_ms null, `inferred`).
+# Not compared: member-side instants (coordinator timing, docs/metrics.md), and KIP-415's scheduled delay
+# (a Connect feature the simulator also offers consumers). The simulator elects the first joiner as the
+# leader after the leader leaves, Kafka the first key of its members map: leader_mismatch rows may appear.
+
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+
+from rebalance_core.kafka_logs import parse_lines  # noqa: E402
+from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter  # noqa: E402
+from rebalance_core.replay import ReplaySettings, replay  # noqa: E402
+from tests.core.test_roundtrip import simulations  # noqa: E402
+
+BROKER_ONLY = settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None
+)
+EXACT = ("generation_id", "rebalance_started_at", "join_completed_at", "stabilized_at", "member_count")
+
+
+def broker_only_replay(case) -> dict[str, list[dict]]:
+    events = case.result.events
+    text = "\n".join(line.text for line in KafkaLogWriter().write_all(events) if line.stream == BROKER)
+    parsed = parse_lines(text.split("\n"), file="server.log", cluster=events[0].cluster)
+    assert not parsed.quarantine
+    return replay(
+        parsed.events,
+        ReplaySettings(topics=dict(case.timeline.topics), default_assignor=case.settings.assignor),
+    )
+
+
+@BROKER_ONLY
+@given(simulations())
+def test_broker_only_replay_is_exact_where_the_broker_logs_it_and_flagged_elsewhere(case):
+    assume(case.settings.scheduled_rebalance_max_delay_ms == 0)
+    out, truth = broker_only_replay(case), case.result.truth
+    expected = sorted(
+        truth["generations"], key=lambda g: (g["generation_id"], g["rebalance_started_at"] or 0)
+    )
+    got = sorted(out["generations"], key=lambda g: (g["generation_id"], g["rebalance_started_at"] or 0))
+    assert [[g[k] for k in EXACT] for g in got] == [[g[k] for k in EXACT] for g in expected]
+    for g, t in zip(got, expected, strict=True):
+        assert g["members"] in (t["members"], None)
+        if t["stabilized_at"] is not None:
+            assert g["leader_member_id"] in (t["leader_member_id"], None)
+    rounds = [e["rounds"] for e in out["rebalance_episodes"]]
+    assert rounds == [e["rounds"] for e in truth["rebalance_episodes"]]
+    for m in out["partition_movements"]:
+        if m["revoked_at"] is None and m["assigned_at"] is not None:
+            assert (m["unavailable_ms"], m["source"]) == (None, "inferred")
+    assert {a["rule"] for a in out["anomalies"]} <= {"leader_mismatch"}
