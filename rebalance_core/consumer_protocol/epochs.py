@@ -59,6 +59,9 @@ class OpenEpoch:
     stabilized_at: int | None = None  # set and not closed: a provisional convergence
     closed: bool = False  # generation row emitted (converged for good)
     reconciled: dict[str, int] = field(default_factory=dict)  # member -> first instant reconciled to epoch
+    # member -> the assignment a coordinator line stated for it at this epoch (observed, where no target
+    # map was logged)
+    stated: dict[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
 
 
 class EpochTracker:
@@ -92,12 +95,15 @@ class EpochTracker:
     def open_epoch(
         self,
         epoch: int,
-        ts: int,
+        ts: int | None,
         reason: str | None = None,
         source: str = "observed",
         timing_source: str = "coordinator",
+        seen_at: int | None = None,
     ) -> bool:
-        """Group epoch `epoch` begins at `ts`. False (nothing done) if it is not newer than the current."""
+        """Group epoch `epoch` begins at `ts` (None: at an instant no event shows; `seen_at` is the first
+        that shows the epoch). False (nothing done) if it is not newer than the current."""
+        anchor = ts if ts is not None else seen_at
         cur = self.current
         if cur is not None and epoch <= cur.epoch:
             return False
@@ -106,7 +112,7 @@ class EpochTracker:
         if cur is not None and not cur.closed:
             if cur.stabilized_at is None:
                 # bumped again before converging: the next round of the same episode
-                self._close_generation(cur, closed_at=ts)
+                self._close_generation(cur, closed_at=anchor)
                 if tl.episode is not None:
                     tl.next_round()
                     round_no = cur.episode_round + 1
@@ -114,12 +120,13 @@ class EpochTracker:
                 self._close_generation(cur, closed_at=cur.stabilized_at)
         if round_no == 1:
             ep = tl.begin_episode(
-                f"{self.key['group_id']}@{format_ts(ts)}/epoch-{epoch}",
+                f"{self.key['group_id']}@{format_ts(anchor)}/epoch-{epoch}",
                 ts,
                 reason=reason,
                 rebalance_protocol=GROUP_PROTOCOL,
                 timing_source=timing_source,
                 source=source,
+                seen_at=seen_at,
             )
             ep.first_generation_id = epoch
         episode = tl.episode
@@ -138,15 +145,19 @@ class EpochTracker:
     def target_computed(
         self,
         ts: int,
-        target: Mapping[str, tuple[TopicPartition, ...]],
+        target: Mapping[str, tuple[TopicPartition, ...]] | None,
         assignor: str | None = None,
         instances: Mapping[str, str] | None = None,
         source: str = "observed",
     ) -> None:
-        """The target assignment of the current epoch (again at the same epoch: a static member replaced)."""
+        """The target assignment of the current epoch (again at the same epoch: a static member replaced).
+        target None: computed, but its map is not known (Kafka 4.0 logs it at DEBUG only)."""
         cur = self.current
         if cur.target_at is None:
             cur.target_at = ts
+        if target is None:
+            self.assignor = cur.assignor = assignor or cur.assignor or self.assignor
+            return
         cur.target = {m: tuple(sorted(tps)) for m, tps in target.items()}
         cur.target_source = source
         self.assignor = cur.assignor = assignor or cur.assignor or self.assignor
@@ -172,6 +183,11 @@ class EpochTracker:
                 "timing_source": timing_source,
             }
         )
+
+    def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
+        """A coordinator line stated `member`'s assignment at the current epoch (its latest one counts)."""
+        if self.current is not None:
+            self.current.stated[member] = tuple(sorted(assigned))
 
     def converged(self, ts: int, provisional: bool = False) -> None:
         """Every member is reconciled to the current epoch at `ts`."""
@@ -243,7 +259,7 @@ class EpochTracker:
         cur.closed = True
         tl = self.timeline
         if cur.target is None:
-            now = self.members()
+            now = {**dict.fromkeys(cur.stated), **self.members()}
             cur.instances = {m: i for m, i in now.items() if i}
             members = sorted(now)
         else:
@@ -280,11 +296,17 @@ class EpochTracker:
             }
         )
         if cur.target is not None:
-            assignment, source = cur.target, cur.target_source
+            rows = {m: (tps, cur.target_source) for m, tps in cur.target.items()}
         else:
-            assignment, source = _by_member(tl.consuming()), "inferred"
-        for member in sorted(assignment):
-            for tp in assignment[member]:
+            # no target map: what a member's own assignment line stated is observed; the rest is what the
+            # timeline shows its members consuming (inferred)
+            stated = {tp for tps in cur.stated.values() for tp in tps}
+            consuming = {tp: m for tp, m in tl.consuming().items() if tp not in stated}
+            rows = {m: (tps, "inferred") for m, tps in _by_member(consuming).items()}
+            rows.update({m: (tps, "observed") for m, tps in cur.stated.items()})
+        for member in sorted(rows):
+            tps, source = rows[member]
+            for tp in tps:
                 self._out["assignments"].append(
                     {
                         **self.key,
@@ -309,6 +331,9 @@ class EpochTracker:
                 cur["target"] = {
                     m: [[tp.topic, tp.partition] for tp in tps] for m, tps in self.current.target.items()
                 }
+            cur["stated"] = {
+                m: [[tp.topic, tp.partition] for tp in tps] for m, tps in self.current.stated.items()
+            }
         return {
             "assignor": self.assignor,
             "current": cur,
@@ -325,6 +350,9 @@ class EpochTracker:
                 cur["target"] = {
                     m: tuple(TopicPartition(t, p) for t, p in tps) for m, tps in cur["target"].items()
                 }
+            cur["stated"] = {
+                m: tuple(TopicPartition(t, p) for t, p in tps) for m, tps in cur.get("stated", {}).items()
+            }
             self.current = OpenEpoch(**cur)
         self._out = {name: [row_from_json(r) for r in rows] for name, rows in state["out"].items()}
         self._reconciliations = [row_from_json(r) for r in state["reconciliations"]]

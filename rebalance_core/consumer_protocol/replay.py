@@ -284,8 +284,13 @@ class ConsumerGroupReplayer:
         if current is not None and epoch < current:
             self._anomaly(STALE_EPOCH, e, f"target for epoch {epoch} while at {current}")
             return
-        target = {m: self._names(tps) for m, tps in (e.assignment or {}).items()}
         self._open_epoch(epoch, e.ts, None, "observed")
+        if e.assignment is None:
+            # 4.0+ logs the target map at DEBUG only (GroupMetadataManager.updateTargetAssignment): the
+            # epoch's target was computed here, which members it covers is unknown
+            self.tracker.target_computed(e.ts, None, e.protocol_name)
+            return
+        target = {m: self._names(tps) for m, tps in e.assignment.items()}
         for member in sorted(m for m, v in self.members.items() if v.joined and m not in target):
             # the target covers every member: one missing from it has left unseen
             view = self.members.pop(member)
@@ -306,7 +311,10 @@ class ConsumerGroupReplayer:
         if state is MemberState.UNKNOWN and attributes.get("state") != MemberState.UNKNOWN.value:
             self._anomaly(UNKNOWN_STATE, e, f"member state {attributes.get('state')!r}")
         if self.tracker.epoch is None or e.member_epoch > self.tracker.epoch:
-            self._open_epoch(e.member_epoch, e.ts, None, "inferred")
+            # the first line showing this epoch: its target was computed before any member reached it
+            # (GroupMetadataManager bumps the group epoch, computes the target, then reconciles members),
+            # so this line is a member's reconciliation step, not the epoch's start
+            self._open_epoch(e.member_epoch, None, None, "inferred", seen_at=e.ts)
         assigned = sorted(self._names(e.partitions or ()))
         if not view.member_timed:
             self._coordinator_timing(view, assigned, e.ts)
@@ -315,8 +323,13 @@ class ConsumerGroupReplayer:
         view.server_state = state.value
         view.server_assigned = assigned
         view.left_static = False
-        if state is MemberState.STABLE and e.member_epoch == self.tracker.epoch:
-            self.tracker.member_reconciled(view.member_id, e.ts, "coordinator")
+        if e.member_epoch == self.tracker.epoch:
+            # the member's assignment as the coordinator states it (3.8+ "new assignment state ...
+            # assignedPartitions=", 3.6-3.7 CurrentAssignment(assignedPartitions=, partitionsPendingRevocation=)):
+            # observed, not inferred; STABLE at the epoch ends this member's reconciliation
+            self.tracker.member_stated(view.member_id, tuple(assigned))
+            if state is MemberState.STABLE:
+                self.tracker.member_reconciled(view.member_id, e.ts, "coordinator")
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
         self._cause(e.ts, REASON_METADATA)
@@ -418,11 +431,18 @@ class ConsumerGroupReplayer:
         if reason and self.pending_reason is None:
             self.pending_reason = reason
 
-    def _open_epoch(self, epoch: int, ts: int, reason: str | None, source: str) -> None:
+    def _open_epoch(
+        self, epoch: int, ts: int | None, reason: str | None, source: str, seen_at: int | None = None
+    ) -> None:
+        """Epoch `epoch` began at `ts` (None: before `seen_at`, the first line showing it), or at the
+        cause seen before it."""
         cause = self.pending_start if self.has_coordinator else self.member_signal
-        started = cause if cause is not None and cause <= ts else ts
+        shown = ts if ts is not None else seen_at
+        started = cause if cause is not None and cause <= shown else ts
         timing = "member" if self.has_member_side else "coordinator"
-        if self.tracker.open_epoch(epoch, started, reason or self.pending_reason, source, timing):
+        if self.tracker.open_epoch(
+            epoch, started, reason or self.pending_reason, source, timing, seen_at=shown
+        ):
             self.pending_start = self.pending_reason = self.member_signal = None
 
     def _check_convergence(self, ts: int) -> None:
@@ -435,7 +455,13 @@ class ConsumerGroupReplayer:
                 if view is None or not self._reconciled(view, cur.epoch, tps, ts):
                     return
             self.tracker.converged(ts)
-        elif not self.has_coordinator and cur.stabilized_at is None:
+        elif self.has_coordinator:
+            # no target map (4.0+: DEBUG): converged once every member the coordinator knows is STABLE at
+            # the epoch (ConsumerGroup turns Stable when all members are reconciled to the target epoch)
+            members = self._group_members()
+            if members and all(self._reconciled_without_target(self.members[m], cur.epoch) for m in members):
+                self.tracker.converged(ts)
+        elif cur.stabilized_at is None:
             active = [
                 v
                 for v in self.members.values()
@@ -447,6 +473,13 @@ class ConsumerGroupReplayer:
                 and not self.timeline.stopped()
             ):
                 self.tracker.converged(ts, provisional=True)
+
+    def _reconciled_without_target(self, view: MemberView, epoch: int) -> bool:
+        if view.left_static:
+            return False
+        if view.server_lines:
+            return view.server_epoch == epoch and view.server_state == MemberState.STABLE.value
+        return False  # known to the coordinator, no line says where its reconciliation stands
 
     def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
         if view.left_static:

@@ -149,6 +149,92 @@ def test_06_topic_ids_map_back_to_names():
     assert {a["topic"] for a in out["assignments"]} == {"avro-a", "avro-b"}
 
 
+# ============================================== member lines that state the member's assignment
+M1, M2 = "member-1", "member-2"
+
+
+def assignment_state(log: Log, when: str, member: str, epoch: int, previous: int, state: str, *assigned: int,
+                     revoked: str = "") -> None:  # fmt: skip
+    """GroupMetadataManager "Member m new assignment state: epoch=E, previousEpoch=P, state=S,
+    assignedPartitions=[...] and revokedPartitions=[...]" (3.8+), as the parser emits it."""
+    log.add(when, "coordinator", EventType.MEMBER_EPOCH_UPDATED, member_id=member, member_epoch=epoch,
+            partitions=tps("t", *assigned), attributes={"previous_epoch": str(previous), "state": state,
+                                                          "revoked": revoked})  # fmt: skip
+
+
+def log_4_0_second_member_joins() -> Log:
+    """Kafka 4.0 broker: the target map is logged at DEBUG only (GroupMetadataManager.updateTargetAssignment),
+    so "Computed a new target assignment for epoch 2 ... in 1ms." names no member. m2 joins; m1 revokes
+    t-2, t-3 (UNREVOKED_PARTITIONS at its old epoch), then both reach STABLE at epoch 2."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,002",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}00:00,005", M1, 1, 0, "STABLE", 0, 1, 2, 3)
+    log.add(f"{day}05:00,000", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,003",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}05:00,004", M2, 2, 0, "UNRELEASED_PARTITIONS")
+    assignment_state(log, f"{day}05:03,000", M1, 1, 0, "UNREVOKED_PARTITIONS", 0, 1, revoked="t-2,t-3")
+    assignment_state(log, f"{day}05:06,000", M1, 2, 1, "STABLE", 0, 1)
+    assignment_state(log, f"{day}05:09,000", M2, 2, 2, "STABLE", 2, 3)
+    return log
+
+
+def test_a_target_without_its_map_keeps_the_members_and_converges_at_the_last_stable_member():
+    out = log_4_0_second_member_joins().replay()
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert (gens[1]["members"], gens[1]["stabilized_at"]) == ([M1], ms("2025-03-10 14:00:00,005"))
+    assert gens[2]["members"] == [M1, M2]
+    assert gens[2]["join_completed_at"] == ms("2025-03-10 14:05:00,003")
+    assert gens[2]["stabilized_at"] == ms("2025-03-10 14:05:09,000")  # m2 STABLE at epoch 2
+    assert gens[2]["rebalance_ms"] == 9000  # the join (epoch bump cause) -> the last member reconciled
+    assert out["anomalies"] == []
+
+
+def test_assignment_lines_give_observed_assignment_rows():
+    out = log_4_0_second_member_joins().replay()
+    rows = {(a["generation_id"], a["member_id"], a["partition"], a["source"]) for a in out["assignments"]}
+    assert rows == {(1, M1, p, "observed") for p in range(4)} | {
+        (2, M1, 0, "observed"),
+        (2, M1, 1, "observed"),
+        (2, M2, 2, "observed"),
+        (2, M2, 3, "observed"),
+    }
+    moved = sorted((m["partition"], m["from_member_id"], m["to_member_id"], m["unavailable_ms"])
+                   for m in out["partition_movements"] if m["moved"])  # fmt: skip
+    assert moved == [(2, M1, M2, 6000), (3, M1, M2, 6000)]  # revoked 05:03 (coordinator timing), added 05:09
+
+
+def test_reaching_stable_ends_a_members_reconciliation_not_the_epochs_start():
+    """A log that begins mid-reconciliation: the first line showing epoch 7 is a member reaching it. The
+    target for 7 was computed before any member could be at 7, so the epoch started before the input."""
+    log = Log("g")
+    assignment_state(log, "2025-03-10 14:00:03,000", M2, 7, 6, "UNRELEASED_PARTITIONS", 2)
+    assignment_state(log, "2025-03-10 14:00:04,000", M1, 7, 6, "STABLE", 0, 1)
+    assignment_state(log, "2025-03-10 14:00:06,000", M2, 7, 6, "STABLE", 2, 3)
+    out = log.replay()
+    (gen,) = out["generations"]
+    assert (gen["generation_id"], gen["rebalance_started_at"], gen["rebalance_ms"]) == (7, None, None)
+    assert gen["stabilized_at"] == ms("2025-03-10 14:00:06,000")
+    (episode,) = out["rebalance_episodes"]
+    assert (episode["started_at"], episode["stabilized_at"]) == (None, ms("2025-03-10 14:00:06,000"))
+    reconciled = {r["member_id"]: r["reconciled_at"] for r in out["member_reconciliations"]}
+    assert reconciled == {M1: ms("2025-03-10 14:00:04,000"), M2: ms("2025-03-10 14:00:06,000")}
+    assert {a["source"] for a in out["assignments"]} == {"observed"}
+
+
 TKQV = "tKQVSQuHR9aBocp13XT9nw"
 OCPR = "oCpRdkCgQGWK7Rq-kJ2BVw"
 
