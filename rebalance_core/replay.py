@@ -86,6 +86,8 @@ UNKNOWN_RANK = len(set(EVENT_TYPE_RANK.values()))
 
 # "Removing member M on LeaveGroup" (GroupCoordinator rebalance reason, 2.1-3.9; case varies)
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)
+# AbstractCoordinator's leave reason after max.poll.interval.ms (2.4+; the words of its WARN line before)
+POLL_TIMEOUT_REASON = "consumer poll timeout has expired."
 _SIGNALS = frozenset(
     {EventType.HEARTBEAT_REBALANCING.value, EventType.JOIN_REQUESTED.value, EventType.JOIN_SENT.value}
 )
@@ -152,6 +154,7 @@ class MemberView:
     generation_id: int | None = None
     signal_ts: int | None = None  # first rebalance signal since its last sync (None: not rejoining)
     pending: PendingApply | None = None
+    poll_timeout_ts: int | None = None  # max.poll.interval.ms expired here; its LeaveGroup follows
 
 
 @dataclass
@@ -745,14 +748,32 @@ class GroupReplayer:
             )
 
     def _m_poll_timeout_expired(self, e: Event, view: MemberView) -> None:
+        """max.poll.interval.ms passed without a poll() (AbstractCoordinator.HeartbeatThread): the heartbeat
+        thread logs it and calls maybeLeaveGroup("consumer poll timeout has expired.") at once, which sends
+        the LeaveGroup (dynamic members only, AbstractCoordinator.maybeLeaveGroup) and resets the generation.
+        The application thread learns it at its next poll(), possibly much later, and only then calls
+        onPartitionsLost ("Lost previously assigned partitions"): the partitions are out of the group, and
+        unavailable, from here. The LeaveGroup's rebalance is one episode whose reason is the poll timeout."""
+        view.poll_timeout_ts = e.ts
         self._stop_member(view.member_id, e.ts, "member_left")
+        if not view.instance:  # the LeaveGroup follows at once (DEBUG before 2.1: maybe not logged)
+            self._left_group(view, e.ts, POLL_TIMEOUT_REASON)
 
     def _m_leave_sent(self, e: Event, view: MemberView) -> None:
         """The member leaves: a later process with the same client starts with a new member id."""
+        reason = POLL_TIMEOUT_REASON if view.poll_timeout_ts is not None else e.reason
         self._stop_member(view.member_id, e.ts, "member_left")
+        self._left_group(view, e.ts, reason)
         del self.views[view.member_id]
         self.member_timed.discard(view.member_id)
         self.aliases = {k: v for k, v in self.aliases.items() if v != view.member_id}
+
+    def _left_group(self, view: MemberView, ts: int, reason: str | None) -> None:
+        """Member-side logs only: a dynamic member's LeaveGroup makes the coordinator rebalance at once
+        (GroupCoordinator.removeMemberAndUpdateGroup -> maybePrepareRebalance; ClassicGroup in 4.0): the
+        episode starts at the leave. With the broker's log, its Preparing line gives the start."""
+        if not self.has_coordinator and not view.instance:
+            self._member_round_signal(ts, reason)
 
     # ================================================================================== rounds
     def _member_round_signal(self, ts: int, reason: str | None) -> None:

@@ -244,3 +244,88 @@ def test_a_static_members_join_is_member_timed_through_its_instance():
     # eager: c1 (no log of its own) stops at the Preparing; i2-B starts at its own callback
     assert moves == {0: ("c1", "c1", 100, 103), 1: ("c1", "i2-B", 100, 160)}
     assert not out["anomalies"]
+
+
+POLL_TIMEOUT = "consumer poll timeout has expired."
+
+
+def poll_timeout_then_rejoin():
+    """One eager consumer's log (client a): max.poll.interval.ms expires at 10000; the heartbeat thread
+    logs it and sends the LeaveGroup at once (AbstractCoordinator.maybeLeaveGroup); the application thread
+    returns to poll() at 30000, calls onPartitionsLost, and rejoins without a member id."""
+    return [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range", client_id="a"),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0", client_id="a"),
+        ev(3, "partitions_assigned", member_id="c1", partitions="t-0", client_id="a"),
+        ev(10000, "poll_timeout_expired", client_id="a"),
+        ev(10000, "leave_sent", member_id="c1", reason=POLL_TIMEOUT, client_id="a"),
+        ev(30000, "partitions_lost", member_id="c1", partitions="t-0", client_id="a"),
+        ev(
+            30001, "join_requested", client_id="a", reason="rebalance failed due to MemberIdRequiredException"
+        ),
+        ev(30001, "join_sent", client_id="a"),
+        ev(30005, "join_response", generation_id=3, member_id="c1b", protocol_name="range", client_id="a"),
+        ev(30007, "sync_response", generation_id=3, member_id="c1b", partitions="t-0", client_id="a"),
+        ev(30008, "partitions_assigned", member_id="c1b", partitions="t-0", client_id="a"),
+    ]
+
+
+def test_poll_timeout_leave_and_lost_partitions_are_one_episode_of_the_poll_timeout():
+    out = run(poll_timeout_then_rejoin())
+    *_, episode = out["rebalance_episodes"]
+    assert len(out["rebalance_episodes"]) == 2  # generation 1's, then the poll timeout's
+    assert (episode["reason"], episode["rounds"]) == (POLL_TIMEOUT, 1)
+    assert rel(episode, "started_at", "stabilized_at") == (10000, 30007)
+    (move,) = out["partition_movements"]
+    # unavailable from the LeaveGroup, not from the onPartitionsLost callback the application ran at 30000
+    assert rel(move, "stop_cause", "revoked_at", "assigned_at", "unavailable_ms") == (
+        "member_left",
+        10000,
+        30008,
+        20008,
+    )
+    assert not out["anomalies"]
+
+
+def test_poll_timeout_the_other_members_rebalance_starts_at_the_leave_group():
+    """Both members' logs: c2 learns of the rebalance at its next heartbeat (10500); the rebalance began
+    with c1's LeaveGroup (GroupCoordinator.removeMemberAndUpdateGroup prepares it at once)."""
+    both = [
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name="range", client_id="b"),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1", client_id="b"),
+        ev(3, "partitions_assigned", member_id="c2", partitions="t-1", client_id="b"),
+        ev(10500, "join_requested", member_id="c2", reason="group is already rebalancing", client_id="b"),
+        ev(10501, "partitions_revoked", member_id="c2", partitions="t-1", client_id="b"),
+        ev(10502, "join_sent", member_id="c2", client_id="b"),
+        ev(10510, "join_response", generation_id=2, member_id="c2", protocol_name="range", client_id="b"),
+        ev(10511, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0 t-1"}),
+        ev(10512, "sync_response", generation_id=2, member_id="c2", partitions="t-0 t-1", client_id="b"),
+        ev(10520, "partitions_assigned", member_id="c2", partitions="t-0 t-1", client_id="b"),
+    ] + [e for e in poll_timeout_then_rejoin() if e.ts - T0 <= 10000]
+    out = run(both)
+    episode = next(ep for ep in out["rebalance_episodes"] if ep["last_generation_id"] == 2)
+    assert (rel(episode, "started_at")[0], episode["reason"]) == (10000, POLL_TIMEOUT)
+    t0 = next(m for m in out["partition_movements"] if m["partition"] == 0)
+    assert rel(t0, "from_member_id", "to_member_id", "revoked_at", "unavailable_ms") == (
+        "c1",
+        "c2",
+        10000,
+        520,
+    )
+
+
+def test_a_static_members_poll_timeout_sends_no_leave_group_and_starts_no_rebalance():
+    """AbstractCoordinator.maybeLeaveGroup sends LeaveGroup for dynamic members only (KIP-345): the static
+    member stays in the group until its session expires; it stopped consuming at the poll timeout."""
+    events = [
+        ev(
+            0, "join_response", generation_id=1, member_id="c1", group_instance_id="i1", protocol_name="range"
+        ),
+        ev(2, "sync_response", generation_id=1, member_id="c1", group_instance_id="i1", partitions="t-0"),
+        ev(3, "partitions_assigned", member_id="c1", group_instance_id="i1", partitions="t-0"),
+        ev(10000, "poll_timeout_expired", member_id="c1", group_instance_id="i1"),
+    ]
+    out = run(events)
+    assert [rel(ep, "started_at")[0] for ep in out["rebalance_episodes"]] == [0]
+    (move,) = out["partition_movements"]
+    assert rel(move, "revoked_at", "assigned_at") == (10000, None)
