@@ -98,7 +98,17 @@ REBALANCE_EPISODES = KEY_COLUMNS + (
 )
 
 GROUP_DAILY_SUMMARY = KEY_COLUMNS + (
-    Column("rebalances", INT, True, "Episodes that ended this day"),
+    Column("rebalances", INT, True, "Completed episodes (start and end in the input) that ended this day"),
+    Column("rebalances_open", INT, True, "Episodes that began in the input and were not seen to complete"),
+    Column("rebalances_started_before_input", INT, True, "Episodes whose start is before the input"),
+    Column(
+        "member_rejoins",
+        INT,
+        True,
+        "A member rejoined the Stable group with unchanged metadata and got the same generation back "
+        "(no group-wide rebalance)",
+    ),
+    Column("member_rejoin_ms", LONG, True, "Total duration of those rejoins, each member's signal -> sync"),
     Column("generations", INT, True),
     Column("stw_ms", LONG, True),
     Column("partition_unavailable_ms", LONG, True),
