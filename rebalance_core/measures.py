@@ -12,6 +12,8 @@ API (stable; a change is announced here):
     tl.begin_episode(episode_id, ts, reason=None, rebalance_protocol=None, timing_source=None,
                      source="observed", seen_at=None)  # ends the open episode first; round 1
     tl.next_round()                            # a further round of the open episode (KIP-429/KIP-415)
+    tl.discard_episode()                       # the open episode was no rebalance (same-generation rejoin)
+    tl.member_rejoined(ts, duration_ms)        # a member-only rejoin (day counters)
     tl.round_completed(generation_id, ts)      # a round ended: Stable (or Empty) at ts
     tl.end_episode(ts=None)                    # close the open episode -> rebalance_episodes row
     tl.episode                                 # the open EpisodeRecord (descriptive fields may be set)
@@ -126,7 +128,11 @@ class DayTotals:
     """Counters of one UTC day (GROUP_DAILY_SUMMARY measure columns). The timeline fills the
     partition measures and `rebalances`; the replayer adds generations, events, anomalies, reasons."""
 
-    rebalances: int = 0
+    rebalances: int = 0  # completed: start and end in the input
+    rebalances_open: int = 0  # began in the input, not seen to complete
+    rebalances_started_before_input: int = 0
+    member_rejoins: int = 0  # same-generation rejoins of one member (no group-wide rebalance)
+    member_rejoin_ms: int = 0
     generations: int = 0
     stw_ms: int = 0
     partition_unavailable_ms: int = 0
@@ -220,6 +226,17 @@ class OwnershipTimeline:
         )
         return self.episode
 
+    def discard_episode(self) -> None:
+        """The open episode was no rebalance after all (a member's rejoin the coordinator answered with
+        the same generation): forget it. Called before any movement or stop-the-world was attributed to it."""
+        self.episode = None
+
+    def member_rejoined(self, ts: int, duration_ms: int | None) -> None:
+        """One member rejoined and got its generation back at `ts` (no group-wide rebalance)."""
+        day = self.day(utc_date(ts))
+        day.member_rejoins += 1
+        day.member_rejoin_ms += duration_ms or 0
+
     def next_round(self) -> None:
         if self.episode is not None:
             self.episode.rounds += 1
@@ -278,7 +295,14 @@ class OwnershipTimeline:
         self._out["rebalance_episodes"].append(row)
         if closed_at is not None:
             day = self.day(row["event_date"])
-            day.rebalances += 1
+            # an episode the input shows whole is a rebalance; one whose start is before the input, or
+            # that it never shows complete, is counted apart (issue 13: real logs start and end mid-way)
+            if ep.started_at is None:
+                day.rebalances_started_before_input += 1
+            elif ep.stabilized_at is None:
+                day.rebalances_open += 1
+            else:
+                day.rebalances += 1
             day.stw_ms += ep.stw_ms
             day.partition_unavailable_ms += ep.partition_unavailable_ms
             day.max_partition_unavailable_ms = max(
@@ -438,6 +462,10 @@ class OwnershipTimeline:
                     **self.key,
                     "event_date": date,
                     "rebalances": d.rebalances,
+                    "rebalances_open": d.rebalances_open,
+                    "rebalances_started_before_input": d.rebalances_started_before_input,
+                    "member_rejoins": d.member_rejoins,
+                    "member_rejoin_ms": d.member_rejoin_ms,
                     "generations": d.generations,
                     "stw_ms": d.stw_ms,
                     "partition_unavailable_ms": d.partition_unavailable_ms,

@@ -155,6 +155,8 @@ class MemberView:
     signal_ts: int | None = None  # first rebalance signal since its last sync (None: not rejoining)
     pending: PendingApply | None = None
     poll_timeout_ts: int | None = None  # max.poll.interval.ms expired here; its LeaveGroup follows
+    synced_generation: int | None = None  # the generation of its last sync
+    rejoin_since: int | None = None  # rejoining and given its generation back (no rebalance) since then
 
 
 @dataclass
@@ -599,6 +601,9 @@ class GroupReplayer:
             # (INCONSISTENT_GROUP_PROTOCOL), so a member that joined has the group's
             self.group.protocol_type = e.protocol_type
         gen = e.generation_id
+        if gen is not None and gen == view.synced_generation:
+            self._same_generation_rejoin(view, e)
+            return
         if (
             self.protocol != "cooperative"
             and view.generation_id != gen
@@ -624,6 +629,29 @@ class GroupReplayer:
             if view.member_id not in rnd.members:
                 rnd.members.append(view.member_id)
                 rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
+
+    def _same_generation_rejoin(self, view: MemberView, e: Event) -> None:
+        """A follower rejoined the Stable group with unchanged metadata and got its generation back: the
+        coordinator answers it without a rebalance (GroupCoordinator.doCurrentMemberJoinGroup, Stable: "for
+        followers with no actual change to their metadata, just return group information for the current
+        generation"; GroupMetadataManager.classicGroupJoinExistingMember in 4.0). No new generation, no
+        group-wide episode: a member-only rejoin, from its first signal to its sync. An eager member still
+        revoked everything in onJoinPrepare (its partitions wait until the sync gives them back)."""
+        view.rejoin_since = view.signal_ts if view.signal_ts is not None else e.ts
+        rnd, episode = self.round, self.timeline.episode
+        opened_by_it = (
+            not self.has_coordinator
+            and rnd is not None
+            and rnd.generation_id is None
+            and rnd.timing_source == "member"
+            and rnd.episode_round == 1
+            and episode is not None
+            and episode.episode_id == rnd.episode_id
+        )
+        if opened_by_it:  # member-side logs only: its signal looked like the start of a rebalance
+            self.round = None
+            self.timeline.discard_episode()
+            self.last_episode_id = self.previous_episode_id
 
     def _m_assignment_computed(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
@@ -657,7 +685,18 @@ class GroupReplayer:
         view.generation_id = gen
         view.signal_ts = None
         member = view.member_id
-        rnd = self._member_round(gen, None, e.ts) if not self.has_coordinator else None
+        rejoined = view.rejoin_since is not None and gen == view.synced_generation
+        if rejoined:
+            self.timeline.member_rejoined(e.ts, e.ts - view.rejoin_since)
+        view.rejoin_since = None
+        view.synced_generation = gen
+        rnd = self._member_round(gen, None, e.ts) if not (self.has_coordinator or rejoined) else None
+        if e.leader_id:
+            # Connect's assignment line names the leader (DistributedHerder "Joined group at generation N
+            # ... Assignment{leader='...'}", ConnectProtocol.Assignment): it fills the generation's leader
+            named = rnd if rnd is not None else self.round
+            if named is not None and named.generation_id in (None, gen) and named.leader_id is None:
+                named.leader_id = e.leader_id
         if rnd is not None:
             if rnd.members is None:
                 rnd.members = [member]

@@ -233,6 +233,8 @@ def test_reaching_stable_ends_a_members_reconciliation_not_the_epochs_start():
     reconciled = {r["member_id"]: r["reconciled_at"] for r in out["member_reconciliations"]}
     assert reconciled == {M1: ms("2025-03-10 14:00:04,000"), M2: ms("2025-03-10 14:00:06,000")}
     assert {a["source"] for a in out["assignments"]} == {"observed"}
+    (day,) = out["group_daily_summary"]
+    assert (day["rebalances"], day["rebalances_started_before_input"]) == (0, 1)
 
 
 TKQV = "tKQVSQuHR9aBocp13XT9nw"

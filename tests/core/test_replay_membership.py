@@ -329,3 +329,100 @@ def test_a_static_members_poll_timeout_sends_no_leave_group_and_starts_no_rebala
     assert [rel(ep, "started_at")[0] for ep in out["rebalance_episodes"]] == [0]
     (move,) = out["partition_movements"]
     assert rel(move, "revoked_at", "assigned_at") == (10000, None)
+
+
+def follower_rejoins_with_the_same_generation():
+    """Two eager consumers' logs at generation 3 (c1 leader {t-0}, c2 {t-1}). At 5000 c2 rejoins
+    (unchanged metadata): the Stable group's coordinator answers with generation 3 again, no rebalance
+    (GroupCoordinator.doCurrentMemberJoinGroup). Eager: c2 revoked t-1 in onJoinPrepare, gets it back."""
+    a3 = {"c1": "t-0", "c2": "t-1"}
+    return [
+        ev(0, "join_response", generation_id=3, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(0, "join_response", generation_id=3, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(1, "assignment_computed", generation_id=3, member_id="c1", assignment=a3),
+        ev(2, "sync_response", generation_id=3, member_id="c1", partitions="t-0"),
+        ev(2, "sync_response", generation_id=3, member_id="c2", partitions="t-1"),
+        ev(3, "partitions_assigned", member_id="c1", partitions="t-0"),
+        ev(3, "partitions_assigned", member_id="c2", partitions="t-1"),
+        ev(5000, "join_requested", member_id="c2", reason="cached metadata has changed"),
+        ev(5001, "partitions_revoked", member_id="c2", partitions="t-1"),
+        ev(5002, "join_sent", member_id="c2"),
+        ev(5010, "join_response", generation_id=3, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(5020, "sync_response", generation_id=3, member_id="c2", partitions="t-1"),
+        ev(5021, "partitions_assigned", member_id="c2", partitions="t-1"),
+    ]
+
+
+def test_a_follower_given_its_generation_back_is_a_member_only_rejoin():
+    out = run(follower_rejoins_with_the_same_generation())
+    assert [g["generation_id"] for g in out["generations"]] == [3]  # no new generation row
+    assert [rel(ep, "started_at")[0] for ep in out["rebalance_episodes"]] == [0]  # no group-wide rebalance
+    (day,) = out["group_daily_summary"]
+    assert (day["member_rejoins"], day["member_rejoin_ms"]) == (1, 20)  # c2: signal 5000 -> sync 5020
+    (move,) = out["partition_movements"]
+    assert rel(move, "from_member_id", "to_member_id", "revoked_at", "assigned_at") == (
+        "c2",
+        "c2",
+        5000,
+        5021,
+    )
+    assert move["wasted_revocation"] and move["episode_id"] is None  # counted in the day, outside episodes
+    assert day["partition_unavailable_ms"] == 21 and not out["anomalies"]
+
+
+def test_a_same_generation_rejoin_seen_with_the_brokers_log_is_no_rebalance_either():
+    broker = [
+        ev(-10, "rebalance_prepared", generation_id=2, reason="Adding new member c2"),
+        ev(-1, "join_completed", generation_id=3, leader_id="c1", members="c1 c2", protocol_name="range"),
+        ev(1, "assignment_received", generation_id=3, leader_id="c1", member_count=2),
+    ]
+    out = run(broker + follower_rejoins_with_the_same_generation())
+    assert [g["generation_id"] for g in out["generations"]] == [3]
+    assert len(out["rebalance_episodes"]) == 1
+    (day,) = out["group_daily_summary"]
+    assert (day["member_rejoins"], day["member_rejoin_ms"]) == (1, 20)
+
+
+def test_connects_assignment_line_names_the_leader_and_a_worker_rejoin_keeps_the_generation():
+    """DistributedHerder "Joined group at generation N ... Assignment{leader='w1', ...}": w2's own log
+    only. Its second join in generation 7 got generation 7 back (WorkerCoordinator follower, unchanged
+    metadata): no new generation."""
+    events = [
+        ev(0, "join_requested", member_id="w2", reason="rebalance started"),
+        ev(0, "join_sent", member_id="w2"),
+        ev(5, "join_response", generation_id=7, member_id="w2", protocol_name="sessioned"),
+        ev(9, "sync_response", generation_id=7, member_id="w2", leader_id="w1", attributes={"delay_ms": "0"}),
+        ev(4000, "join_requested", member_id="w2", reason="rebalance started"),
+        ev(4000, "join_sent", member_id="w2"),
+        ev(4005, "join_response", generation_id=7, member_id="w2", protocol_name="sessioned"),
+        ev(
+            4009,
+            "sync_response",
+            generation_id=7,
+            member_id="w2",
+            leader_id="w1",
+            attributes={"delay_ms": "0"},
+        ),
+    ]
+    out = run(events)
+    (gen,) = out["generations"]
+    assert (gen["generation_id"], gen["leader_member_id"]) == (7, "w1")
+    assert len(out["rebalance_episodes"]) == 1
+    (day,) = out["group_daily_summary"]
+    assert (day["rebalances"], day["member_rejoins"], day["member_rejoin_ms"]) == (1, 1, 9)
+
+
+def test_episodes_started_before_the_input_or_still_open_are_counted_apart_from_rebalances():
+    """Real logs start and end mid-way: `rebalances` counts the episodes the input shows whole."""
+    still_open = [
+        ev(9000, "join_received", member_id="z", attributes={"state": "Stable"}),
+        ev(9001, "rebalance_prepared", generation_id=8, reason="Adding new member z"),
+    ]
+    out = run(sc.starts_mid_rebalance() + still_open)
+    assert [rel(ep, "started_at", "stabilized_at") for ep in out["rebalance_episodes"]] == [
+        (None, 2),
+        (5001, 5101),
+        (9001, None),
+    ]
+    (day,) = out["group_daily_summary"]
+    assert (day["rebalances"], day["rebalances_open"], day["rebalances_started_before_input"]) == (1, 1, 1)
