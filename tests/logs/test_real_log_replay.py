@@ -169,3 +169,8 @@ def test_12_connect_two_rounds_and_a_closing_task_consumer():
     assert (
         completed(of_group(t["rebalance_episodes"], "connect-http-sink")) == []
     )  # no rebalance of it completes
+    # the worker is its own leader: Connect's assignment line says leader='connect-1-...'
+    assert {g["leader_member_id"] for g in gens} == {"connect-1-3b5b3704-b325-47a7-9528-d1daa049e5e6"}
+    # the sink consumer's LeaveGroup starts a rebalance the file does not show complete: open, not counted
+    (sink_day,) = of_group(t["group_daily_summary"], "connect-http-sink")
+    assert (sink_day["rebalances"], sink_day["rebalances_open"]) == (0, 1)
