@@ -185,8 +185,9 @@ class EpochTracker:
         )
 
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
-        """A coordinator line stated `member`'s assignment at the current epoch (its latest one counts)."""
-        if self.current is not None:
+        """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
+        assignment state, or the member's own "Reconciling assignment" block."""
+        if self.current is not None and not self.current.closed:
             self.current.stated[member] = tuple(sorted(assigned))
 
     def converged(self, ts: int, provisional: bool = False) -> None:

@@ -403,6 +403,10 @@ class ConsumerGroupReplayer:
         owned = [item.strip() for item in (e.attributes or {}).get("owned", "").split(",") if item.strip()]
         for tp in self._names(parse_partitions(owned) or ()):
             self._adopt(tp, view, e.ts)
+        if e.partitions is not None:
+            # "Assigned partitions:" is the member's whole target assignment (AbstractMembershipManager
+            # .maybeReconcile; MembershipManagerImpl in 3.8): observed assignment rows for the epoch
+            self.tracker.member_stated(view.member_id, self._names(e.partitions))
 
     def _m_partitions_assigned(self, e: Event) -> None:
         view = self._view(e.member_id, e.group_instance_id)

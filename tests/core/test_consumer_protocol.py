@@ -319,6 +319,19 @@ def test_10_one_incremental_rebalance(reconciling_lines):
     assert day["events"] == len(log_10(reconciling_lines).events) and day["anomalies"] == 0
 
 
+def test_a_members_reconciling_block_gives_observed_assignment_rows():
+    """The KIP-848 client's "Reconciling assignment ... Assigned partitions: [...]" states the member's whole
+    assignment for the epoch it reconciles to (AbstractMembershipManager): observed, not inferred."""
+    rows = {
+        (a["member_id"], a["topic"], a["partition"], a["source"])
+        for a in log_10(reconciling_lines=True).replay()["assignments"]
+    }
+    assert {(m, p, src) for m, _, p, src in rows if m == TKQV} == {
+        (TKQV, 0, "observed"),
+        (TKQV, 1, "observed"),
+    }
+
+
 @pytest.mark.parametrize(
     "name, group, expected",
     [
