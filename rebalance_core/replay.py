@@ -233,6 +233,7 @@ class GroupReplayer:
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
+        self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -317,14 +318,19 @@ class GroupReplayer:
 
     def _c_rebalance_prepared(self, e: Event) -> None:
         self.group.apply(e)
+        reason = e.reason
+        leaving = _LEAVE_REASON.search(reason or "")
+        if leaving and self.poll_timed_out.pop(leaving.group(1), None) is not None and "poll" not in reason:
+            # the member's own log shows why it left; a 3.2+ broker would print it itself
+            # (GroupCoordinator "...; client reason: consumer poll timeout has expired.")
+            reason = f"{reason}; client reason: {POLL_TIMEOUT_REASON}"
         rnd = self.round
         if rnd is not None and rnd.generation_id is None and not rnd.stable:
             if rnd.timing_source != "member":
                 return  # still the same join phase (the model noted the repeated Preparing)
-            self._adopt_coordinator_start(rnd, e)
+            self._adopt_coordinator_start(rnd, e.ts, reason)
         else:
-            self._begin_round(e.ts, e.reason, "coordinator")
-        leaving = _LEAVE_REASON.search(e.reason or "")
+            self._begin_round(e.ts, reason, "coordinator")
         if leaving:
             self._stop_member(leaving.group(1), e.ts, "member_left")
         if self.protocol != "cooperative":  # eager, or unknown: the classic default (range) is eager
@@ -471,6 +477,7 @@ class GroupReplayer:
         self.aliases.clear()
         self.joining_clients.clear()
         self.unnamed_replacements.clear()
+        self.poll_timed_out.clear()
         self.follow_up_due = False
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
@@ -794,6 +801,7 @@ class GroupReplayer:
         onPartitionsLost ("Lost previously assigned partitions"): the partitions are out of the group, and
         unavailable, from here. The LeaveGroup's rebalance is one episode whose reason is the poll timeout."""
         view.poll_timeout_ts = e.ts
+        self.poll_timed_out[view.member_id] = e.ts
         self._stop_member(view.member_id, e.ts, "member_left")
         if not view.instance:  # the LeaveGroup follows at once (DEBUG before 2.1: maybe not logged)
             self._left_group(view, e.ts, POLL_TIMEOUT_REASON)
@@ -885,16 +893,16 @@ class GroupReplayer:
             return f"{base}#{int(previous.rpartition('#')[2]) + 1}"
         return base
 
-    def _adopt_coordinator_start(self, rnd: Round, e: Event) -> None:
+    def _adopt_coordinator_start(self, rnd: Round, ts: int, reason: str | None) -> None:
         """A round opened by member signals before the broker's log began: the broker's Preparing
         gives its start instant and reason (coordinator timing wins once present)."""
-        rnd.started_at, rnd.reason, rnd.timing_source = e.ts, e.reason, "coordinator"
+        rnd.started_at, rnd.reason, rnd.timing_source = ts, reason, "coordinator"
         episode = self.timeline.episode
         if episode is None or rnd.episode_round != 1:
             return
-        episode_id = self._episode_id(e.ts, self.previous_episode_id)
+        episode_id = self._episode_id(ts, self.previous_episode_id)
         episode.episode_id = rnd.episode_id = self.last_episode_id = episode_id
-        episode.started_at, episode.reason, episode.timing_source = e.ts, e.reason, "coordinator"
+        episode.started_at, episode.reason, episode.timing_source = ts, reason, "coordinator"
 
     def _stabilize(self, ts: int, source: str) -> None:
         """The round's group turned Stable at `ts`: its assignment is known (observed/inferred) and
@@ -1271,8 +1279,12 @@ _PLAIN_STATE = (
     "aliases",
     "joining_clients",
     "unnamed_replacements",
+    "poll_timed_out",
 )
-_STATE_DEFAULTS = {"unnamed_replacements": dict}  # fields added after STATE_VERSION 1 states were written
+_STATE_DEFAULTS = {
+    "unnamed_replacements": dict,
+    "poll_timed_out": dict,
+}  # fields added after STATE_VERSION 1 states were written
 
 
 def _len(items) -> int | None:

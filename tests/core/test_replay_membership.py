@@ -426,3 +426,21 @@ def test_episodes_started_before_the_input_or_still_open_are_counted_apart_from_
     ]
     (day,) = out["group_daily_summary"]
     assert (day["rebalances"], day["rebalances_open"], day["rebalances_started_before_input"]) == (1, 1, 1)
+
+
+def test_a_brokers_leave_reason_gets_the_poll_timeout_its_member_logged():
+    """Broker 2.4-3.1 prints "removing member c1 on LeaveGroup" without the client's reason (3.2+ adds
+    "; client reason: consumer poll timeout has expired."): the member's own log gives it."""
+    broker = [
+        ev(-5, "join_completed", generation_id=1, leader_id="c1", members="c1", protocol_name="range"),
+        ev(-4, "assignment_received", generation_id=1, leader_id="c1", member_count=1),
+        ev(10001, "rebalance_prepared", generation_id=1, reason="removing member c1 on LeaveGroup"),
+        ev(10002, "member_removed", member_id="c1", reason="leave_group"),
+        ev(10003, "group_empty", generation_id=2),
+    ]
+    client = [e for e in poll_timeout_then_rejoin() if e.ts - T0 <= 10000]
+    out = run(broker + client)
+    episode = next(ep for ep in out["rebalance_episodes"] if rel(ep, "started_at")[0] == 10001)
+    assert episode["reason"] == f"removing member c1 on LeaveGroup; client reason: {POLL_TIMEOUT}"
+    (move,) = out["partition_movements"]
+    assert rel(move, "stop_cause", "revoked_at") == ("member_left", 10000)
