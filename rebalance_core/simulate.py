@@ -20,7 +20,8 @@ What is modelled, and where it comes from (Kafka):
   next heartbeat; onJoinPrepare revokes everything (eager) or only unsubscribed topics (cooperative,
   KIP-429); onJoinComplete assigns everything (eager) or revokes owned-minus-assigned, assigns
   assigned-minus-owned and rejoins when it revoked anything (cooperative); a reset generation makes the
-  partitions lost; close() revokes and sends LeaveGroup (a static member sends none); a poll loop stuck
+  partitions lost; close() revokes and sends LeaveGroup (a static member sends none and stays until its
+  session times out); a poll loop stuck
   past max.poll.interval.ms makes the heartbeat thread leave the group; the leader rejoins when the
   topic metadata its assignment used has changed.
 - KIP-415 (scheduled.rebalance.max.delay.ms), see `rebalance_core.lost_partition_delay`.
@@ -520,12 +521,12 @@ class _Simulation:
             return
         p = self.processes[action.member]
         if isinstance(action, Leave):
-            self._on_member(p, self._close, "the consumer is being closed", True, poll_loop=False)
+            self._on_member(p, self._close, poll_loop=False)
         elif isinstance(action, Crash):
             self._on_member(p, self._die, poll_loop=False)
         elif isinstance(action, Restart):
             if action.graceful:
-                self._on_member(p, self._close, "the consumer is being closed", False, poll_loop=False)
+                self._on_member(p, self._close, poll_loop=False)
             else:
                 self._on_member(p, self._die, poll_loop=False)
             self._later(action.down_ms, self._start_process, p.name, p.instance_id, p.subscription)
@@ -582,14 +583,21 @@ class _Simulation:
         self.processes[name] = p
         self._send_join(p, None)
 
-    def _close(self, p: _Process, reason: str, leave: bool) -> None:
-        """KafkaConsumer.close(): onLeavePrepare revokes everything; a dynamic member (or a leave for
-        good) sends LeaveGroup; a static member restarting does not (KIP-345)."""
-        send_leave = p.member_id is not None and (leave or p.instance_id is None)
+    def _close(self, p: _Process) -> None:
+        """KafkaConsumer.close() (AbstractCoordinator.close): onLeavePrepare revokes everything, then
+        maybeLeaveGroup sends LeaveGroup for a dynamic member only. A static member never sends one
+        (KIP-345, "Starting from 2.3, only dynamic members will send LeaveGroupRequest"): it stays in
+        the group until its session times out, however the close was meant (a scale-down or a restart).
+        Checked in Kafka's source: every release with group.instance.id (2.3.0 ... 3.9 trunk) has
+        `isDynamicMember() && ...` in maybeLeaveGroup; `internal.leave.group.on.close` (Streams) only
+        skips the whole step; a static member leaving for good needs KIP-1092's
+        `close(CloseOptions.groupMembershipOperation(LEAVE_GROUP))` (4.1, opt-in; DEFAULT keeps a static
+        member in the group) or an admin removeMembersFromConsumerGroup, neither modelled here."""
+        reason = "the consumer is being closed"
         if p.owned:
             self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(p.owned))
             self._truth_stop(p, p.owned, "revoked")
-        if send_leave:
+        if p.member_id is not None and p.instance_id is None:
             self._member_event(p, EventType.LEAVE_SENT, reason=reason)
             self.queue.push(
                 self.now + self._latency(self.s.join_round_trip_ms, 0), self._on_leave, p.member_id, reason

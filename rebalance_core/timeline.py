@@ -6,7 +6,10 @@ A timeline is plain data: the initial topics and a list of actions at instants (
 Actions (each names the member it happens to, except partition count changes):
 
     join       a consumer process starts and joins (optionally with its own group.instance.id and topics)
-    leave      graceful leave: close() revokes everything and sends LeaveGroup (the member is gone)
+    leave      close() for good: onLeavePrepare revokes everything; a dynamic member sends LeaveGroup (the
+               coordinator rebalances at once), a static one (group.instance.id) sends none and stays in the
+               group until session.timeout.ms expires, then the coordinator removes it and rebalances
+               (AbstractCoordinator.maybeLeaveGroup, KIP-345)
     crash      the process dies right after a heartbeat, without LeaveGroup; the coordinator notices
                session.timeout.ms later (AbstractCoordinator heartbeats, GroupCoordinator session expiry)
     restart    the process goes down for `down` and comes back with the same client id (and the same

@@ -71,6 +71,27 @@ def test_graceful_leave_revokes_then_sends_leave_group():
     assert c2[-1].reason == RemovalReason.LEAVE_GROUP.value
 
 
+def test_static_member_leaving_for_good_sends_no_leave_group_and_is_removed_at_session_expiry():
+    """AbstractCoordinator.maybeLeaveGroup sends LeaveGroup only `if (isDynamicMember() && ...)`: a
+    static consumer's close() revokes (onLeavePrepare) and stays in the group until its session
+    expires; only then does the coordinator rebalance, so its partitions wait a whole session."""
+    result = sim(Join(0, "c1"), Join(0, "c2"), Leave(30 * S, "c2"), static_membership=True)
+    names = member_names(result.events)
+    assert not events_of(result.events, EventType.LEAVE_SENT)
+    revoked = events_of(result.events, EventType.PARTITIONS_REVOKED)[0]
+    assert names[revoked.member_id] == "c2" and revoked.ts == at(result, 30 * S)
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert removed.reason == RemovalReason.SESSION_TIMEOUT.value and removed.member_id == revoked.member_id
+    assert removed.ts == at(result, 30 * S + 45 * S)  # the default session.timeout.ms, 45 s
+    (prepared,) = [e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > revoked.ts]
+    assert prepared.ts == removed.ts and "on heartbeat expiration" in prepared.reason
+    handed_over = [m for m in result.truth["partition_movements"] if m["revoked_at"] == revoked.ts]
+    assert handed_over and {m["stop_cause"] for m in handed_over} == {"revoked"}
+    assert all(m["unavailable_ms"] > 45 * S for m in handed_over)
+    dynamic = sim(Join(0, "c1"), Join(0, "c2"), Leave(30 * S, "c2"))
+    assert [e.reason for e in events_of(dynamic.events, EventType.MEMBER_REMOVED)] == ["leave_group"]
+
+
 def test_static_member_closing_sends_no_leave_group_and_expires_after_its_session():
     result = sim(Join(0, "c1"), Join(0, "c2"), Restart(30 * S, "c2", 60 * S), static_membership=True)
     assert not events_of(result.events, EventType.LEAVE_SENT)
