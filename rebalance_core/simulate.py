@@ -1257,13 +1257,19 @@ class _Simulation:
         self._prepare_rebalance(f"Removing {[m.member_id for m in late]} on pending sync request expiration")
 
     def _on_heartbeat(self, member_id: str, generation: int) -> str | None:
+        """GroupCoordinator.handleHeartbeat (3.x Scala) / GroupMetadataManager.classicGroupHeartbeat (4.x):
+        the member and its generation are validated first (validateHeartbeat: UNKNOWN_MEMBER_ID, then
+        ILLEGAL_GENERATION, without resetting the session timer); only a valid heartbeat sees the state
+        (Empty: UNKNOWN_MEMBER_ID, PreparingRebalance: REBALANCE_IN_PROGRESS) and keeps the member alive."""
         member = self.members.get(member_id)
-        if member is None or self.state == EMPTY:
+        if member is None:
+            return UNKNOWN_MEMBER_ID
+        if generation != self.generation:
+            return ILLEGAL_GENERATION
+        if self.state == EMPTY:
             return UNKNOWN_MEMBER_ID
         member.last_seen = self.now
-        if self.state == PREPARING:
-            return REBALANCE_IN_PROGRESS
-        return ILLEGAL_GENERATION if generation != self.generation else None
+        return REBALANCE_IN_PROGRESS if self.state == PREPARING else None
 
     def _on_leave(self, member_id: str, reason: str) -> None:
         member = self.members.get(member_id)

@@ -104,6 +104,32 @@ def test_static_member_closing_sends_no_leave_group_and_expires_after_its_sessio
     assert back.group_instance_id == "c2" and back.attributes["state"] == "Stable"
 
 
+@pytest.mark.parametrize(
+    ("state", "generation", "error"),
+    [
+        ("Stable", 5, None),
+        ("CompletingRebalance", 5, None),
+        ("PreparingRebalance", 5, "REBALANCE_IN_PROGRESS"),
+        ("PreparingRebalance", 4, "ILLEGAL_GENERATION"),  # the generation is validated first
+        ("Stable", 4, "ILLEGAL_GENERATION"),
+        ("Empty", 4, "ILLEGAL_GENERATION"),
+    ],
+)
+def test_heartbeat_validates_member_and_generation_before_the_group_state(state, generation, error):
+    """Scala GroupCoordinator.handleHeartbeat (validateHeartbeat, then `group.currentState match`) and
+    GroupMetadataManager.classicGroupHeartbeatToClassicGroup (validateClassicGroupHeartbeat first): a
+    stale generation gets ILLEGAL_GENERATION whatever the state, and does not reset the session timer."""
+    from rebalance_core.simulate import _GroupMember, _Process, _Simulation
+
+    model = _Simulation(Timeline(topics={"t": 1}, actions=(Join(0, "c1"),)), SimulationSettings())
+    member = _GroupMember("c1-1", None, "c1", _Process("c1", None, ("t",)), ("t",), (), None, last_seen=7)
+    model.members[member.member_id] = member
+    model.state, model.generation, model.now = state, 5, 1_000
+    assert model._on_heartbeat("c1-1", generation) == error
+    assert member.last_seen == (1_000 if error in (None, "REBALANCE_IN_PROGRESS") else 7)
+    assert model._on_heartbeat("unknown", 5) == "UNKNOWN_MEMBER_ID"
+
+
 def test_gc_pause_beyond_the_session_timeout_loses_the_partitions_and_rejoins_as_a_new_member():
     result = sim(Join(0, "c1"), Join(0, "c2"), Pause(30 * S, "c2", 20 * S, "gc"), session_timeout_ms=10 * S)
     names = member_names(result.events)
