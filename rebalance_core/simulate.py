@@ -584,7 +584,7 @@ class _Simulation:
         self._send_join(p, None)
 
     def _close(self, p: _Process) -> None:
-        """KafkaConsumer.close() (AbstractCoordinator.close): onLeavePrepare revokes everything, then
+        """KafkaConsumer.close() (AbstractCoordinator.close): onLeavePrepare gives up everything, then
         maybeLeaveGroup sends LeaveGroup for a dynamic member only. A static member never sends one
         (KIP-345, "Starting from 2.3, only dynamic members will send LeaveGroupRequest"): it stays in
         the group until its session times out, however the close was meant (a scale-down or a restart).
@@ -595,9 +595,16 @@ class _Simulation:
         member in the group) or an admin removeMembersFromConsumerGroup, neither modelled here."""
         reason = "the consumer is being closed"
         if p.owned:
-            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(p.owned))
-            self._truth_stop(p, p.owned, "revoked")
-        if p.member_id is not None and p.instance_id is None:
+            # ConsumerCoordinator.onLeavePrepare (2.6+): without a generation, or in the middle of a
+            # rebalance (rebalanceInProgress: JoinGroup or SyncGroup in flight), the partitions may already
+            # be someone else's: onPartitionsLost, not onPartitionsRevoked
+            lost = p.generation < 0 or p.member_id is None or p.state in (JOINING, SYNCING)
+            kind, cause = (
+                (EventType.PARTITIONS_LOST, "lost") if lost else (EventType.PARTITIONS_REVOKED, "revoked")
+            )
+            self._member_event(p, kind, partitions=_sorted(p.owned))
+            self._truth_stop(p, p.owned, cause)
+        if p.member_id is not None and p.state != UNJOINED and p.instance_id is None:
             self._member_event(p, EventType.LEAVE_SENT, reason=reason)
             self.queue.push(
                 self.now + self._latency(self.s.join_round_trip_ms, 0), self._on_leave, p.member_id, reason

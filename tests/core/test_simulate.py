@@ -92,6 +92,32 @@ def test_static_member_leaving_for_good_sends_no_leave_group_and_is_removed_at_s
     assert [e.reason for e in events_of(dynamic.events, EventType.MEMBER_REMOVED)] == ["leave_group"]
 
 
+def test_close_during_a_rebalance_loses_the_partitions_instead_of_revoking_them():
+    """ConsumerCoordinator.onLeavePrepare (2.6+): `generation == NO_GENERATION || rebalanceInProgress()`
+    -> invokePartitionsLost. c1 (cooperative, still owning its partitions) waits in the join phase for
+    c2's slow poll when it is closed: onPartitionsLost, then its LeaveGroup."""
+    result = sim(
+        Join(0, "c1"),
+        Join(0, "c2"),
+        Pause(30 * S, "c2", 20 * S, "poll"),
+        Join(35 * S, "c3"),
+        Leave(45 * S, "c1"),
+        assignor="cooperative-sticky",
+    )
+    names = member_names(result.events)
+    c1 = [e for e in result.events if e.ts == at(result, 45 * S) and names.get(e.member_id) == "c1"]
+    assert [e.event_type for e in c1] == ["partitions_lost", "leave_sent"]
+    assert not [
+        e for e in events_of(result.events, EventType.PARTITIONS_REVOKED) if names[e.member_id] == "c1"
+    ]
+    stopped = [m for m in result.truth["partition_movements"] if m["revoked_at"] == at(result, 45 * S)]
+    assert stopped and {m["stop_cause"] for m in stopped} == {"lost"}
+    calm = sim(Join(0, "c1"), Join(0, "c2"), Leave(45 * S, "c1"), assignor="cooperative-sticky")
+    assert events_of(calm.events, EventType.PARTITIONS_REVOKED) and not events_of(
+        calm.events, EventType.PARTITIONS_LOST
+    )
+
+
 def test_static_member_closing_sends_no_leave_group_and_expires_after_its_session():
     result = sim(Join(0, "c1"), Join(0, "c2"), Restart(30 * S, "c2", 60 * S), static_membership=True)
     assert not events_of(result.events, EventType.LEAVE_SENT)
