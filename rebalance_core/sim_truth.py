@@ -45,6 +45,9 @@ class GroundTruth:
         self.group_id = group_id
         self.key = {"cluster": cluster, "group_id": group_id, "scenario": "actual"}
         self.protocol_name = protocol_name
+        # the protocol the coordinator last selected (join_completed): an Empty generation selects none,
+        # so a group that never completed a join phase has none (ClassicGroup.initNextGeneration)
+        self.selected_protocol: str | None = None
         self.rebalance_protocol = rebalance_protocol
         self.timeline = OwnershipTimeline(cluster, group_id)
         self.generations: list[dict] = []
@@ -122,7 +125,7 @@ class GroundTruth:
             "generation_id": old_generation + 1,
             "group_protocol": "classic",
             "protocol_type": PROTOCOL_TYPE,
-            "protocol_name": self.protocol_name,
+            "protocol_name": self.selected_protocol,
             "rebalance_protocol": self.rebalance_protocol,
             "leader_member_id": None,
             "member_count": None,
@@ -149,7 +152,9 @@ class GroundTruth:
         return episode_id
 
     def join_completed(self, ts: int, generation: int, leader: str, member_ids: list[str]) -> None:
+        self.selected_protocol = self.protocol_name
         self.round.update(
+            protocol_name=self.protocol_name,
             generation_id=generation,
             join_completed_at=ts,
             leader_member_id=leader,

@@ -12,7 +12,9 @@ What is modelled, and where it comes from (Kafka):
   is kept while it rejoins; the join phase completes when every member has rejoined or at the rebalance
   timeout (max.poll.interval.ms), dropping dynamic members that did not rejoin; an Empty group waits
   group.initial.rebalance.delay.ms (InitialDelayedJoin, extended while new members keep arriving, up to
-  the rebalance timeout); session expiry at last heartbeat + session.timeout.ms, except for members
+  the rebalance timeout); a dynamic member's first JoinGroup only reserves its member id (KIP-394:
+  MEMBER_ID_REQUIRED, a pending member that the join phase waits for and that expires after its
+  session timeout if it never joins again); session expiry at last heartbeat + session.timeout.ms, except for members
   parked in the join or sync phase; pending-sync expiry; static membership (KIP-345): a known
   group.instance.id rejoining with an unknown member id replaces the old id, without a rebalance when
   the group is Stable.
@@ -422,6 +424,7 @@ class _Simulation:
         self.assignment: dict[str, tuple[TopicPartition, ...]] = {}
         self.assignment_delay_ms = 0
         self.pending_sync: set[str] = set()
+        self.pending_members: dict[str, int] = {}  # KIP-394 member id -> its expiry timer
         self.join_timer: int | None = None
         self.sync_timer: int | None = None
         self.initial_delay_active = False
@@ -831,6 +834,16 @@ class _Simulation:
         else:
             self._send_sync(p, None)
 
+    def _on_member_id_required(self, p: _Process, request: int, member_id: str) -> None:
+        """AbstractCoordinator.JoinGroupResponseHandler, MEMBER_ID_REQUIRED: keep the given member id and
+        rejoin at once with it (requestRejoin: "need to re-join with the given member-id: X")."""
+        if p.state != JOINING or request != p.request:
+            return
+        p.member_id = member_id
+        reason = f"need to re-join with the given member-id: {member_id}"
+        self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
+        self._send_join(p, reason)
+
     def _on_join_error(self, p: _Process, request: int, error: str) -> None:
         if p.state == JOINING and request == p.request:
             p.state = UNJOINED
@@ -956,13 +969,19 @@ class _Simulation:
         if member_id is None and p.instance_id is not None and p.instance_id in self.static_ids:
             self._replace_static_member(p, request, subscription, owned, owned_generation, reason)
             return
-        if member_id is not None and member_id not in self.members:
+        if member_id is None and p.instance_id is None:
+            self._add_pending_member(p, request, subscription, reason)
+            return
+        new = member_id is None or member_id in self.pending_members
+        if not new and member_id not in self.members:
             back = self._latency(self.s.join_round_trip_ms, 1)
             self._deliver(p, back, self._on_join_error, request, UNKNOWN_MEMBER_ID)
             return
-        new = member_id is None
         if new:
-            member_id = self._new_member_id(p.name)
+            if member_id is None:  # a static member (KIP-394 asks dynamic members only for a second join)
+                member_id = self._new_member_id(p.name)
+            else:  # "Pending dynamic member with id X joins group ... Adding to the group now."
+                self.queue.cancel(self.pending_members.pop(member_id))
             member = _GroupMember(member_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
             self.members[member_id] = member
             if p.instance_id is not None:
@@ -1005,6 +1024,50 @@ class _Simulation:
             self._prepare_rebalance(
                 f"Updating metadata for member {member_id} during {state_before}{_client_reason(reason)}"
             )
+
+    def _add_pending_member(self, p: _Process, request: int, subscription, reason) -> None:
+        """KIP-394 (GroupCoordinator.doDynamicNewMemberJoinGroup with requireKnownMemberId, JoinGroup v4+):
+        a dynamic member's first JoinGroup only reserves a member id ("Dynamic member with unknown member id
+        joins group ... Created a new member id X and request the member to rejoin with this id") and is
+        answered MEMBER_ID_REQUIRED. The pending member is no member: it triggers no rebalance and is not
+        counted, but a join phase waits for it (hasAllMembersJoined); it expires after its session
+        timeout if it never comes back."""
+        member_id = self._new_member_id(p.name)
+        self.pending_members[member_id] = self._later(
+            self.s.session_timeout_ms, self._pending_member_expired, member_id
+        )
+        self._coordinator_event(
+            EventType.JOIN_RECEIVED,
+            member_id=member_id,
+            client_id=p.name,
+            subscription=subscription,
+            protocol_name=self.s.assignor,
+            protocol_type=PROTOCOL_TYPE,
+            reason=reason,
+            attributes={
+                "state": self.state,
+                "pending": "true",
+                "session_timeout_ms": self.s.session_timeout_ms,
+                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
+            },
+        )
+        back = self._latency(self.s.join_round_trip_ms, 1)
+        self._deliver(p, back, self._on_member_id_required, request, member_id)
+
+    def _pending_member_expired(self, member_id: str) -> None:
+        """ "Pending member X in group G has been removed after session timeout expiration."""
+        del self.pending_members[member_id]
+        self._remove_pending(member_id, RemovalReason.SESSION_TIMEOUT)
+
+    def _remove_pending(self, member_id: str, reason: RemovalReason) -> None:
+        """removePendingMemberAndUpdateGroup: no rebalance; a join phase may now be complete."""
+        self._coordinator_event(
+            EventType.MEMBER_REMOVED,
+            member_id=member_id,
+            reason=reason.value,
+            attributes={"pending": "true", "session_timeout_ms": self.s.session_timeout_ms},
+        )
+        self._try_complete_join()
 
     def _replace_static_member(self, p, request, subscription, owned, owned_generation, reason) -> None:
         """KIP-345 (GroupCoordinator.updateStaticMemberAndRebalance): the instance keeps its place and
@@ -1117,6 +1180,7 @@ class _Simulation:
         if (
             self.state == PREPARING
             and not self.initial_delay_active
+            and not self.pending_members  # hasAllMembersJoined waits for KIP-394 pending members too
             and all(m.awaiting_join for m in self.members.values())
         ):
             self._complete_join()
@@ -1279,6 +1343,10 @@ class _Simulation:
         return REBALANCE_IN_PROGRESS if self.state == PREPARING else None
 
     def _on_leave(self, member_id: str, reason: str) -> None:
+        if member_id in self.pending_members:  # "Pending member X is leaving group G."
+            self.queue.cancel(self.pending_members.pop(member_id))
+            self._remove_pending(member_id, RemovalReason.LEAVE_GROUP)
+            return
         member = self.members.get(member_id)
         if member is not None:
             self._remove_member(

@@ -50,6 +50,69 @@ def test_same_seed_same_events_other_seed_other_member_ids():
     assert set(member_names(first.events)).isdisjoint(member_names(other.events))
 
 
+def test_new_dynamic_member_joins_twice_first_for_its_member_id():
+    """KIP-394 (GroupCoordinator.doDynamicNewMemberJoinGroup, requireKnownMemberId): a JoinGroup without
+    member id only creates a pending member and is answered MEMBER_ID_REQUIRED, which triggers nothing;
+    the client (AbstractCoordinator.JoinGroupResponseHandler) logs "Request joining group due to: need
+    to re-join with the given member-id: X" and joins again with X, which adds it and rebalances."""
+    result = sim(Join(0, "c1"), Join(30 * S, "c2"))
+    c2 = [e for e in result.events if e.ts >= at(result, 30 * S) and e.client_id == "c2"][:5]
+    assert [(e.side, e.event_type) for e in c2] == [
+        ("member", "join_sent"),
+        ("coordinator", "join_received"),
+        ("member", "join_requested"),
+        ("member", "join_sent"),
+        ("coordinator", "join_received"),
+    ]
+    first_join, pending, request, second_join, joined = c2
+    member_id = pending.member_id
+    assert first_join.member_id is None and member_id.startswith("c2-")
+    assert pending.attributes == {
+        "state": "Stable",
+        "pending": "true",
+        "session_timeout_ms": "45000",
+        "rebalance_timeout_ms": "300000",
+    }
+    assert request.member_id == member_id
+    assert request.reason == f"need to re-join with the given member-id: {member_id}"
+    assert second_join.member_id == joined.member_id == member_id and "pending" not in joined.attributes
+    (prepared,) = [e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > pending.ts]
+    assert prepared.ts == joined.ts and prepared.reason.startswith(f"Adding new member {member_id} ")
+    assert events_of(result.events, EventType.JOIN_COMPLETED)[-1].member_count == 2
+
+
+def test_pending_member_that_never_rejoins_expires_after_its_session_without_a_rebalance():
+    """The process is gone before its second JoinGroup: GroupCoordinator.onExpireHeartbeat (isPending)
+    "Pending member X in group G has been removed after session timeout expiration", no rebalance."""
+    result = sim(Join(0, "c1"), Join(30 * S, "c2"), Crash(30 * S, "c2"), session_timeout_ms=10 * S)
+    (pending,) = [e for e in events_of(result.events, EventType.JOIN_RECEIVED) if e.client_id == "c2"]
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert (removed.member_id, removed.reason, removed.attributes["pending"]) == (
+        pending.member_id,
+        RemovalReason.SESSION_TIMEOUT.value,
+        "true",
+    )
+    assert removed.ts == pending.ts + 10 * S
+    assert not [e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > pending.ts]
+
+
+def test_simulated_pending_join_reads_back_from_the_brokers_log_line_unchanged():
+    """The broker's "Dynamic member with unknown member id joins group ... Created a new member id X and
+    request the member to rejoin with this id" parses to the join_received the simulator emits."""
+    from rebalance_core.kafka_logs import parse_lines
+    from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter
+
+    result = sim(Join(0, "c1"), Join(30 * S, "c2"))
+    pending = [e for e in result.events if e.attributes.get("pending")]
+    lines = KafkaLogWriter(consumer_protocol=False).write_all(result.events)
+    text = [line.text for line in lines if line.stream == BROKER]
+    parsed = parse_lines(text, file="server.log", cluster="sim").events
+    read = [e for e in parsed if e.attributes.get("pending")]
+    assert [(e.ts, e.member_id, e.client_id, e.attributes["state"]) for e in read] == [
+        (e.ts, e.member_id, e.client_id, e.attributes["state"]) for e in pending
+    ]
+
+
 def test_crash_is_noticed_one_session_timeout_after_the_last_heartbeat():
     result = sim(Join(0, "c1"), Join(0, "c2"), Crash(30 * S, "c2"), session_timeout_ms=10 * S)
     names = member_names(result.events)
@@ -229,7 +292,7 @@ def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
     )
     (revoked,) = events_of(result.events, EventType.PARTITIONS_REVOKED)
     assert set(revoked.partitions) == partitions(0, 1, topic="u")
-    request = events_of(result.events, EventType.JOIN_REQUESTED)[0]
+    (request,) = [e for e in events_of(result.events, EventType.JOIN_REQUESTED) if e.ts >= at(result, 30 * S)]
     assert request.reason == "subscription changed" and request.ts == revoked.ts
     assert set(
         events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1].assignment.popitem()[1]
@@ -239,10 +302,11 @@ def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
 def test_initial_rebalance_delay_waits_and_is_extended_by_members_joining_during_it():
     alone = sim(Join(0, "c1"), group_initial_rebalance_delay_ms=3 * S, join_round_trip_ms=20)
     (completed,) = events_of(alone.events, EventType.JOIN_COMPLETED)
-    assert completed.ts == at(alone, 10 + 3 * S)  # JoinGroup arrives at +10, then the delay
+    # the JoinGroup with the member id (KIP-394's second) arrives at +30, then the delay
+    assert completed.ts == at(alone, 30 + 3 * S)
     two = sim(Join(0, "c1"), Join(2 * S, "c2"), group_initial_rebalance_delay_ms=3 * S, join_round_trip_ms=20)
     (completed,) = events_of(two.events, EventType.JOIN_COMPLETED)
-    assert completed.ts == at(two, 10 + 6 * S) and completed.member_count == 2
+    assert completed.ts == at(two, 30 + 6 * S) and completed.member_count == 2
 
 
 def test_last_member_leaving_empties_the_group():
