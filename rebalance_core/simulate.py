@@ -113,7 +113,11 @@ class SimulationSettings:
     assignor: str = "range"  # partition.assignment.strategy (one assignor)
     protocol: str | None = None  # eager | cooperative; None: the assignor's preferred (KIP-429)
     static_membership: bool = False  # every member gets group.instance.id = its name (KIP-345)
-    session_timeout_ms: int = 45_000  # session.timeout.ms
+    session_timeout_ms: int = 45_000  # session.timeout.ms (classic protocol; the client's)
+    # KIP-848 (group.protocol=consumer): the broker decides, the client's session.timeout.ms and
+    # heartbeat.interval.ms do not apply (GroupCoordinatorConfig defaults)
+    group_consumer_session_timeout_ms: int = 45_000  # broker group.consumer.session.timeout.ms
+    group_consumer_heartbeat_interval_ms: int = 5_000  # broker group.consumer.heartbeat.interval.ms
     max_poll_interval_ms: int = 300_000  # max.poll.interval.ms, also the rebalance timeout
     heartbeat_interval_ms: int = 3_000  # heartbeat.interval.ms
     group_initial_rebalance_delay_ms: int = 3_000  # broker group.initial.rebalance.delay.ms
@@ -138,6 +142,10 @@ class SimulationSettings:
             raise SimulationError("session_timeout_ms and max_poll_interval_ms must be > 0")
         if not 0 < self.heartbeat_interval_ms < self.session_timeout_ms:
             raise SimulationError("heartbeat_interval_ms must be > 0 and below session_timeout_ms")
+        if not 0 < self.group_consumer_heartbeat_interval_ms < self.group_consumer_session_timeout_ms:
+            raise SimulationError(  # GroupCoordinatorConfig requires the same of the broker settings
+                "group_consumer_heartbeat_interval_ms must be > 0 and below group_consumer_session_timeout_ms"
+            )
         try:
             assignor = get_assignor(self.assignor)
         except AssignmentError as exc:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_core.simulate import SimulationError, SimulationSettings
+from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
+from rebalance_core.timeline import Crash, Join, Timeline
 from tests.core.sim_helpers import SCENARIOS, replay_events, run_scenario, table_differences
 
 SEED_SCENARIOS = sorted(p.name for p in SCENARIOS.glob("0[1245]_*.yaml"))
@@ -26,3 +27,21 @@ def test_consumer_protocol_needs_a_broker_side_assignor() -> None:
     with pytest.raises(SimulationError, match="broker-side assignor"):
         SimulationSettings(assignor="range", protocol="consumer")
     assert SimulationSettings(assignor="uniform").rebalance_protocol == "consumer"
+
+
+@pytest.mark.parametrize(("broker_session_ms", "expected_ms"), [(None, 45_000), (20_000, 20_000)])
+def test_consumer_protocol_session_timeout_is_the_brokers_not_the_clients(broker_session_ms, expected_ms):
+    """KIP-848: the coordinator expires a member after group.consumer.session.timeout.ms (broker config,
+    GroupCoordinatorConfig default 45 s); the client's session.timeout.ms is a classic-protocol setting."""
+    broker = {"group_consumer_session_timeout_ms": broker_session_ms} if broker_session_ms else {}
+    settings = SimulationSettings(
+        assignor="uniform", session_timeout_ms=6_000, heartbeat_interval_ms=2_000, **broker
+    )
+    timeline = Timeline(topics={"t": 2}, actions=(Join(0, "c1"), Join(0, "c2"), Crash(60_000, "c2")))
+    result = simulate(timeline, settings)
+    (removed,) = [e for e in result.events if e.event_type == "member_removed"]
+    assert removed.reason == "session_timeout" and removed.attributes["session_timeout_ms"] == str(
+        expected_ms
+    )
+    # the crashing process's last heartbeat reaches the coordinator 1 ms after the crash instant
+    assert removed.ts == timeline.start_ms + 60_001 + expected_ms
