@@ -45,3 +45,28 @@ def test_consumer_protocol_session_timeout_is_the_brokers_not_the_clients(broker
     )
     # the crashing process's last heartbeat reaches the coordinator 1 ms after the crash instant
     assert removed.ts == timeline.start_ms + 60_001 + expected_ms
+
+
+def test_member_that_revoked_and_must_revoke_again_moves_to_its_epoch_plus_one():
+    """CurrentAssignmentBuilder.build, UNREVOKED_PARTITIONS (KAFKA-16249, 3.8+): once the member no
+    longer reports the partitions pending revocation, the next assignment is computed from
+    `member.memberEpoch() + 1`: a newer target that takes another partition away keeps it revoking, at
+    epoch + 1 (3.7 kept the old epoch); with nothing more to revoke it goes to the target epoch."""
+    from rebalance_core.consumer_protocol.reconcile import MemberAssignment, reconcile_member
+    from rebalance_core.consumer_protocol.states import MemberState
+    from rebalance_core.events import TopicPartition
+
+    p0, p1, p2 = (TopicPartition("t", n) for n in range(3))
+    revoking = MemberAssignment(
+        member_epoch=5,
+        previous_epoch=4,
+        state=MemberState.UNREVOKED_PARTITIONS,
+        assigned=frozenset({p0, p1}),
+        pending_revocation=frozenset({p2}),
+    )
+    free = lambda tp: False  # noqa: E731
+    again = reconcile_member(revoking, 7, frozenset({p0}), frozenset({p0, p1}), free)
+    assert (again.state, again.member_epoch, again.previous_epoch) == (MemberState.UNREVOKED_PARTITIONS, 6, 5)
+    assert (again.assigned, again.pending_revocation) == (frozenset({p0}), frozenset({p1}))
+    done = reconcile_member(again, 7, frozenset({p0}), frozenset({p0}), free)
+    assert (done.state, done.member_epoch, done.previous_epoch) == (MemberState.STABLE, 7, 6)
