@@ -22,10 +22,11 @@ What is modelled, and where it comes from (Kafka):
   next heartbeat; onJoinPrepare revokes everything (eager) or only unsubscribed topics (cooperative,
   KIP-429); onJoinComplete assigns everything (eager) or revokes owned-minus-assigned, assigns
   assigned-minus-owned and rejoins when it revoked anything (cooperative); a reset generation makes the
-  partitions lost; close() revokes and sends LeaveGroup (a static member sends none and stays until its
-  session times out); a poll loop stuck
-  past max.poll.interval.ms makes the heartbeat thread leave the group; the leader rejoins when the
-  topic metadata its assignment used has changed.
+  partitions lost (so does close() during a rebalance); close() revokes and sends LeaveGroup (a static
+  member sends none and stays until its session times out); a poll loop stuck past max.poll.interval.ms
+  makes the heartbeat thread leave the group; the leader rejoins when the topic metadata its assignment
+  used has changed (a static leader back without a rebalance, KIP-814 skipAssignment, from the metadata
+  it sees on its return).
 - KIP-415 (scheduled.rebalance.max.delay.ms), see `rebalance_core.lost_partition_delay`.
 
 Time is simulated (epoch ms from the timeline's start); nothing reads the wall clock. The same timeline,
@@ -822,7 +823,14 @@ class _Simulation:
         )
 
     def _on_join_response(
-        self, p: _Process, request: int, generation: int, member_id: str, leader: str, members: list | None
+        self,
+        p: _Process,
+        request: int,
+        generation: int,
+        member_id: str,
+        leader: str,
+        members: list | None,
+        skip_assignment: bool = False,
     ) -> None:
         if p.state != JOINING or request != p.request:
             return
@@ -837,10 +845,23 @@ class _Simulation:
             leader_id=leader,
         )
         self._start_heartbeats(p)
-        if members is not None:  # the leader computes the assignment (skipped by a static leader rejoining)
+        if members is not None and skip_assignment:
+            self._skip_assignment(p, members)
+            self._send_sync(p, None)
+        elif members is not None:  # the leader computes the assignment
             self._member_later(self.s.assignment_ms, p, self._lead, generation, members)
         else:
             self._send_sync(p, None)
+
+    def _skip_assignment(self, p: _Process, members: list[_GroupMember]) -> None:
+        """KIP-814, a static leader back in a Stable group (JoinGroup v9 skipAssignment): the coordinator
+        keeps the group's assignment; ConsumerCoordinator.onLeaderElected runs no assignor but, after
+        updateGroupSubscription (which refreshes the metadata), sets assignmentSnapshot = metadataSnapshot,
+        so rejoinNeededOrPending notices partition changes from now on. Changes made while the leader was
+        down are in that snapshot already: nobody notices them ("Note that any metadata changes happening
+        while the static leader is down won't be noticed", GroupCoordinator.updateStaticMemberAndRebalance)."""
+        subscribed = sorted({topic for m in members for topic in m.subscription})
+        p.metadata_snapshot = {topic: self.topics.get(topic, 0) for topic in subscribed}
 
     def _on_member_id_required(self, p: _Process, request: int, member_id: str) -> None:
         """AbstractCoordinator.JoinGroupResponseHandler, MEMBER_ID_REQUIRED: keep the given member id and
@@ -1118,9 +1139,19 @@ class _Simulation:
             self.truth.assignment_rows(
                 self.generation, new_id, p.instance_id, self.assignment.get(new_id, ()), self.now
             )
+            # KIP-814: the returning leader gets the members' metadata and skipAssignment
+            leader = new_id == self.leader
             back = self._latency(self.s.join_round_trip_ms, 1)
             self._deliver(
-                p, back, self._on_join_response, request, self.generation, new_id, self.leader, None
+                p,
+                back,
+                self._on_join_response,
+                request,
+                self.generation,
+                new_id,
+                self.leader,
+                list(self.members.values()) if leader else None,
+                leader,
             )
             self._arm_session_check(member)  # completeAndScheduleNextHeartbeatExpiration
         elif self.state == COMPLETING:

@@ -283,6 +283,46 @@ def test_partition_count_change_makes_the_leader_rejoin_and_assign_the_new_parti
     assert set().union(*last.assignment.values()) == partitions(*range(8))
 
 
+def test_restarted_static_leader_notices_partitions_added_after_its_return():
+    """KIP-814: the static leader back in a Stable group gets skipAssignment; ConsumerCoordinator
+    .onLeaderElected sets assignmentSnapshot = metadataSnapshot, so a later partition count change makes
+    rejoinNeededOrPending rejoin ("cached metadata has changed") and the new partitions are assigned."""
+    result = sim(
+        Join(0, "c1"),
+        Join(5 * S, "c2"),
+        Restart(60 * S, "c1", 10 * S),
+        PartitionCount(120 * S, "t", 8),
+        static_membership=True,
+    )
+    (replaced,) = events_of(result.events, EventType.STATIC_MEMBER_REPLACED)
+    assert replaced.member_id == events_of(result.events, EventType.JOIN_COMPLETED)[-1].leader_id
+    request = next(
+        e for e in events_of(result.events, EventType.JOIN_REQUESTED) if e.ts > at(result, 120 * S)
+    )
+    assert request.member_id == replaced.member_id and request.reason == "cached metadata has changed"
+    last = events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1]
+    assert set().union(*last.assignment.values()) == partitions(*range(8))
+
+
+def test_restarted_static_leader_does_not_notice_partitions_added_while_it_was_down():
+    """GroupCoordinator.updateStaticMemberAndRebalance (KIP-814): "any metadata changes happening while the
+    static leader is down won't be noticed": its snapshot is taken on its return, with the new count, and
+    no follower watches the metadata (ConsumerCoordinator.onJoinComplete: assignmentSnapshot = null)."""
+    result = sim(
+        Join(0, "c1"),
+        Join(5 * S, "c2"),
+        Restart(60 * S, "c1", 10 * S),
+        PartitionCount(65 * S, "t", 8),
+        static_membership=True,
+    )
+    assert events_of(result.events, EventType.STATIC_MEMBER_REPLACED)
+    assert not [
+        e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > at(result, 60 * S)
+    ]
+    last = events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1]
+    assert set().union(*last.assignment.values()) == partitions(*range(6))  # t-6, t-7 stay unassigned
+
+
 def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
     result = sim(
         Join(0, "c1", ("t", "u")),
