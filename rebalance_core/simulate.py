@@ -422,7 +422,10 @@ class _Simulation:
         self.logged_members: set[str] = set()  # member ids that appear in member-side events
         self.unobservable: list[str] = []
         self.unobservable_from_coordinator: list[str] = []
-        self.implied_follow_up = False  # the last assignment makes a member revoke (its JoinGroup's view)
+        # The broker's view of KIP-429 follow-ups: what each member held by the last assignment (moved on a
+        # static replacement, dropped on removal), and whether the latest assignment takes some of it away
+        self.held: dict[str, tuple[TopicPartition, ...]] = {}
+        self.implied_follow_up = False
         self.truth = GroundTruth(timeline.cluster, timeline.group_id, settings.assignor, self.protocol)
         # coordinator state
         self.state = EMPTY
@@ -1114,6 +1117,8 @@ class _Simulation:
             self.leader = new_id
         if old_id in self.assignment:
             self.assignment[new_id] = self.assignment.pop(old_id)
+        if old_id in self.held:
+            self.held[new_id] = self.held.pop(old_id)
         if old_id in self.pending_sync:
             self.pending_sync.discard(old_id)
             self.pending_sync.add(new_id)
@@ -1329,9 +1334,14 @@ class _Simulation:
                 )
         instances = {m.member_id: m.instance_id for m in members}
         self.truth.stabilized(self.now, self.generation, self.assignment, instances, delay_ms > 0)
+        # what a replay of the broker's log alone concludes: a member assigned less than it held (in a
+        # topic it still subscribes to) revokes and rejoins (KIP-429)
         self.implied_follow_up = self.cooperative and any(
-            set(m.owned) - set(self.assignment[m.member_id]) for m in members
+            tp.topic in m.subscription
+            for m in members
+            for tp in set(self.held.get(m.member_id, ())) - set(self.assignment[m.member_id])
         )
+        self.held = dict(self.assignment)
         back = self._latency(self.s.sync_round_trip_ms, 1)
         for member in members:
             if member.awaiting_sync:
@@ -1433,6 +1443,7 @@ class _Simulation:
             back = self._latency(self.s.join_round_trip_ms, 1)
             self._deliver(member.process, back, self._on_join_error, member.request, UNKNOWN_MEMBER_ID)
         del self.members[member.member_id]
+        self.held.pop(member.member_id, None)
         if member.instance_id is not None and self.static_ids.get(member.instance_id) == member.member_id:
             del self.static_ids[member.instance_id]
         self.pending_sync.discard(member.member_id)
