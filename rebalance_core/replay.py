@@ -615,6 +615,10 @@ class GroupReplayer:
             if self.rebalance_protocol is None:
                 self.rebalance_protocol = "cooperative"
         view.pending = PendingApply(e.ts, gen, to_start, to_stop, source)
+        if not to_start and not to_stop and e.protocol_type == "connect":
+            # a Connect worker logs no callback for an assignment that starts and stops nothing: its
+            # "Joined group" line is all of it, applied now (DistributedHerder.onAssigned)
+            view.pending = None
 
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
