@@ -28,6 +28,25 @@ connector to its task count.
 Java collection orders decide which worker keeps an extra connector or task and which ones a worker
 gives up: they are reproduced (`java_hash_order`: HashMap / HashSet iteration order of String keys; the
 "serialized" order of a worker's metadata, ConnectProtocol.Assignment.asMap).
+
+API
+- `kip415_applies(protocol_type)`: whether scheduled.rebalance.max.delay.ms exists for a group (its
+  JoinGroup protocol type is `connect`). A consumer group has no such setting: a what-if or simulation
+  that asks for it on a consumer group is "not applicable" (`KIP415_NOT_APPLICABLE` says why), and
+  `simulate.SimulationSettings` refuses a non-zero delay with a consumer assignor (SimulationError).
+- Simulating a Connect group: `simulate.simulate(timeline, SimulationSettings(assignor="sessioned" or
+  "compatible", scheduled_rebalance_max_delay_ms=..., session_timeout_ms=10_000,
+  heartbeat_interval_ms=3_000, max_poll_interval_ms=60_000))`, the timeline's `topics` being connector ->
+  task count (a scenario file says `connectors:`); actions join, leave, crash, restart. The events are
+  what the parser reads from worker logs ("[Worker clientId=...]" lines: protocol_type `connect`, the
+  sync_response's attributes carry the Assignment and its delay); the truth measures tasks as partitions.
+  `scheduled_rebalance_max_delay_ms` None is Connect's default (5 min); 0 reassigns lost work at once.
+- The assignor alone: `IncrementalCooperativeAssignor(max_delay_ms).assign(now, connectors, members,
+  last_completed_generation, generation)` -> `ClusterAssignment` (per worker: `WorkerAssignment`
+  increments and delay; `running`: what each worker runs once it applied them). The instance is the
+  leader's memory (previous assignment, lost-work delay, candidates, revocation backoff): keep one per
+  leader process and call it once per generation it leads. `WorkerState` is a worker's side (its running
+  work, its JoinGroup metadata, `apply` of an assignment).
 """
 
 from __future__ import annotations
@@ -39,13 +58,25 @@ from dataclasses import dataclass, field
 from rebalance_core.events import TopicPartition
 
 CONNECT_PROTOCOL_TYPE = "connect"
+
 # Connect protocol name -> subprotocol version (ConnectProtocolCompatibility); the eager `default`
 # (EagerAssignor) is not modelled
 CONNECT_PROTOCOLS: dict[str, int] = {"compatible": 1, "sessioned": 2}
 DEFAULT_MAX_DELAY_MS = 300_000  # DistributedConfig.SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT
+KIP415_NOT_APPLICABLE = (
+    "scheduled.rebalance.max.delay.ms (KIP-415) is Kafka Connect's IncrementalCooperativeAssignor;"
+    " a consumer group has no such setting"
+)
 REBALANCE_STARTED = "rebalance started"  # WorkerCoordinator.onJoinPrepare's INFO line, as the parser reads it
 
 Task = TopicPartition
+
+
+def kip415_applies(protocol_type: str | None) -> bool:
+    """Whether a group with this JoinGroup protocol type can have a KIP-415 scheduled rebalance delay:
+    only Connect's workers (DistributedConfig scheduled.rebalance.max.delay.ms); consumers, KIP-848
+    members and Streams have none."""
+    return protocol_type == CONNECT_PROTOCOL_TYPE
 
 
 # ------------------------------------------------------------------------------------ Java orders

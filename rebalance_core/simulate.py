@@ -27,7 +27,10 @@ What is modelled, and where it comes from (Kafka):
   makes the heartbeat thread leave the group; the leader rejoins when the topic metadata its assignment
   used has changed (a static leader back without a rebalance, KIP-814 skipAssignment, from the metadata
   it sees on its return).
-- KIP-415 (scheduled.rebalance.max.delay.ms), see `rebalance_core.lost_partition_delay`.
+- Kafka Connect worker groups (settings.assignor `sessioned` / `compatible`): the same coordinator; the
+  workers (WorkerCoordinator / DistributedHerder) and the leader's IncrementalCooperativeAssignor with
+  KIP-415's scheduled.rebalance.max.delay.ms are `rebalance_core.connect`. No consumer group has that
+  delay: a consumer group's settings with it are a SimulationError.
 
 Time is simulated (epoch ms from the timeline's start); nothing reads the wall clock. The same timeline,
 settings and seed give the same events, ids and truth.
@@ -62,8 +65,15 @@ from rebalance_core.assignors import (
     RebalanceProtocol,
     get_assignor,
 )
+from rebalance_core.connect import (
+    CONNECT_PROTOCOL_TYPE,
+    CONNECT_PROTOCOLS,
+    DEFAULT_MAX_DELAY_MS,
+    REBALANCE_STARTED,
+    WorkerAssignment,
+    WorkerState,
+)
 from rebalance_core.events import Event, TopicPartition, format_ts
-from rebalance_core.lost_partition_delay import LostPartitionDelay
 from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
@@ -108,9 +118,14 @@ class SimulationError(ValueError):
 # ------------------------------------------------------------------------------------------ settings
 @dataclass(frozen=True)
 class SimulationSettings:
-    """Client, broker and network settings of one simulation (Kafka config names in comments)."""
+    """Client, broker and network settings of one simulation (Kafka config names in comments).
 
-    assignor: str = "range"  # partition.assignment.strategy (one assignor)
+    A Kafka Connect worker group (`rebalance_core.connect`) is one whose `assignor` is a Connect protocol,
+    `sessioned` or `compatible` (connect.protocol; IncrementalCooperativeAssignor): its members are
+    workers, the timeline's topics are connectors and their task counts, `max_poll_interval_ms` is the
+    worker's rebalance.timeout.ms (Connect default 60 s; session 10 s, heartbeat 3 s: set them)."""
+
+    assignor: str = "range"  # partition.assignment.strategy (one assignor), or a Connect protocol
     protocol: str | None = None  # eager | cooperative; None: the assignor's preferred (KIP-429)
     static_membership: bool = False  # every member gets group.instance.id = its name (KIP-345)
     session_timeout_ms: int = 45_000  # session.timeout.ms (classic protocol; the client's)
@@ -121,7 +136,8 @@ class SimulationSettings:
     max_poll_interval_ms: int = 300_000  # max.poll.interval.ms, also the rebalance timeout
     heartbeat_interval_ms: int = 3_000  # heartbeat.interval.ms
     group_initial_rebalance_delay_ms: int = 3_000  # broker group.initial.rebalance.delay.ms
-    scheduled_rebalance_max_delay_ms: int = 0  # KIP-415; 0: off (needs the cooperative protocol)
+    # Connect's scheduled.rebalance.max.delay.ms (KIP-415; None: its default, 5 min); no consumer has it
+    scheduled_rebalance_max_delay_ms: int | None = None
     join_round_trip_ms: int = 20  # JoinGroup / LeaveGroup request + response
     sync_round_trip_ms: int = 10  # SyncGroup request + response
     revoke_callback_ms: int = 5  # onPartitionsRevoked duration
@@ -137,6 +153,8 @@ class SimulationSettings:
             if f.name.endswith("_ms") and (
                 not isinstance(value, int) or isinstance(value, bool) or value < 0
             ):
+                if value is None and f.name == "scheduled_rebalance_max_delay_ms":
+                    continue
                 raise SimulationError(f"{f.name} must be an integer >= 0, got {value!r}")
         if self.session_timeout_ms <= 0 or self.max_poll_interval_ms <= 0:
             raise SimulationError("session_timeout_ms and max_poll_interval_ms must be > 0")
@@ -146,10 +164,32 @@ class SimulationSettings:
             raise SimulationError(  # GroupCoordinatorConfig requires the same of the broker settings
                 "group_consumer_heartbeat_interval_ms must be > 0 and below group_consumer_session_timeout_ms"
             )
+        if self.protocol_type == CONNECT_PROTOCOL_TYPE:
+            self._check_connect()
+        else:
+            self._check_consumer()
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise SimulationError(f"seed must be an integer, got {self.seed!r}")
+
+    def _check_connect(self) -> None:
+        if self.protocol not in (None, RebalanceProtocol.COOPERATIVE.value):
+            raise SimulationError(
+                f"a Connect worker group ({self.assignor}) rebalances incrementally (cooperative),"
+                f" not with protocol {self.protocol!r}"
+            )
+        if self.static_membership:
+            raise SimulationError("Kafka Connect workers have no static membership (group.instance.id)")
+
+    def _check_consumer(self) -> None:
+        if self.scheduled_rebalance_max_delay_ms:
+            raise SimulationError(
+                "scheduled_rebalance_max_delay_ms (KIP-415) is Kafka Connect's (IncrementalCooperativeAssignor),"
+                f" not a consumer group's: use a Connect group (assignor {' or '.join(CONNECT_PROTOCOLS)})"
+            )
         try:
             assignor = get_assignor(self.assignor)
         except AssignmentError as exc:
-            raise SimulationError(str(exc)) from None
+            raise SimulationError(f"{exc} (or a Connect protocol: {', '.join(CONNECT_PROTOCOLS)})") from None
         supported = [p.value for p in assignor.supported_protocols]
         if self.assignor in SERVER_ASSIGNORS:
             supported.append(CONSUMER_PROTOCOL)
@@ -162,20 +202,27 @@ class SimulationSettings:
             raise SimulationError(
                 f"assignor {self.assignor!r} supports {', '.join(supported)}, not protocol {self.protocol!r}"
             )
-        if (
-            self.scheduled_rebalance_max_delay_ms
-            and self.rebalance_protocol != RebalanceProtocol.COOPERATIVE.value
-        ):
-            raise SimulationError("scheduled_rebalance_max_delay_ms (KIP-415) needs the cooperative protocol")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise SimulationError(f"seed must be an integer, got {self.seed!r}")
+
+    @property
+    def protocol_type(self) -> str:
+        """The JoinGroup's protocol type: `connect` for a Connect worker group, else `consumer`."""
+        return CONNECT_PROTOCOL_TYPE if self.assignor in CONNECT_PROTOCOLS else PROTOCOL_TYPE
+
+    @property
+    def max_delay_ms(self) -> int:
+        """Connect's scheduled.rebalance.max.delay.ms in effect (its default when not set)."""
+        if self.scheduled_rebalance_max_delay_ms is None:
+            return DEFAULT_MAX_DELAY_MS
+        return self.scheduled_rebalance_max_delay_ms
 
     @property
     def rebalance_protocol(self) -> str:
         """ConsumerCoordinator picks the highest protocol all assignors support (COOPERATIVE > EAGER);
-        a broker-side assignor means the KIP-848 consumer protocol."""
+        a broker-side assignor means the KIP-848 consumer protocol; Connect's protocols are cooperative."""
         if self.protocol is not None:
             return self.protocol
+        if self.assignor in CONNECT_PROTOCOLS:
+            return RebalanceProtocol.COOPERATIVE.value
         if self.assignor in SERVER_ASSIGNORS:
             return CONSUMER_PROTOCOL
         supported = get_assignor(self.assignor).supported_protocols
@@ -216,7 +263,15 @@ def load_scenario(doc: Any, seed: int | None = None) -> tuple[Timeline, Simulati
     settings_doc = dict(doc.get("settings") or {})
     if seed is not None:
         settings_doc["seed"] = seed
-    return timeline, load_settings(settings_doc)
+    settings = load_settings(settings_doc)
+    connect = settings.protocol_type == CONNECT_PROTOCOL_TYPE
+    if connect != ("connectors" in doc):
+        raise SimulationError(
+            "a Connect worker group (assignor sessioned or compatible) names its work 'connectors:'"
+            if connect
+            else "'connectors:' is a Connect worker group's work: set assignor sessioned or compatible"
+        )
+    return timeline, settings
 
 
 @dataclass
@@ -268,6 +323,8 @@ class _Process:
     heartbeat_token: int | None = None
     failed_at: int | None = None  # when it stopped heartbeating without leaving (its last heartbeat)
     request: int = 0  # id of the JoinGroup / SyncGroup in flight: responses to older ones are stale
+    leader_id: str | None = None  # the leader its last JoinGroup response named
+    worker: WorkerState | None = None  # a Kafka Connect worker's state (None: a consumer)
 
     @property
     def heartbeating(self) -> bool:
@@ -277,6 +334,16 @@ class _Process:
             and self.member_id is not None
             and self.state in HEARTBEATING
         )
+
+
+@dataclass(eq=False)
+class _LeaderAssignment:
+    """The leader's SyncGroup: each member's assignment (all its partitions / the tasks it will run),
+    and for a Connect group the KIP-415 delay and each worker's increments."""
+
+    full: dict[str, tuple[TopicPartition, ...]]
+    delay_ms: int = 0
+    workers: dict[str, WorkerAssignment] | None = None
 
 
 @dataclass(eq=False)
@@ -303,13 +370,18 @@ class _Simulation:
         self.s = settings
         self.protocol = settings.rebalance_protocol
         self.cooperative = self.protocol == RebalanceProtocol.COOPERATIVE.value
-        self.assignor = get_assignor(settings.assignor)
+        self.protocol_type = settings.protocol_type
+        self.connect = self.protocol_type == CONNECT_PROTOCOL_TYPE
+        if self.connect:
+            _check_connect_timeline(timeline)
+        self.assignor = None if self.connect else get_assignor(settings.assignor)
         self.rng = random.Random(settings.seed)
         self.queue = EventQueue()
         self.now = timeline.start_ms
         self.events: list[Event] = []
         self.topics: dict[str, int] = dict(timeline.topics)
         self.processes: dict[str, _Process] = {}
+        self.restarting: set[str] = set()  # members whose restart has not started the new process yet
         self.requests = 0
         self.logged_members: set[str] = set()  # member ids that appear in member-side events
         self.unobservable: list[str] = []
@@ -318,7 +390,9 @@ class _Simulation:
         # static replacement, dropped on removal), and whether the latest assignment takes some of it away
         self.held: dict[str, tuple[TopicPartition, ...]] = {}
         self.implied_follow_up = False
-        self.truth = GroundTruth(timeline.cluster, timeline.group_id, settings.assignor, self.protocol)
+        self.truth = GroundTruth(
+            timeline.cluster, timeline.group_id, settings.assignor, self.protocol, self.protocol_type
+        )
         # coordinator state
         self.state = EMPTY
         self.generation = 0
@@ -327,6 +401,7 @@ class _Simulation:
         self.static_ids: dict[str, str] = {}  # group.instance.id -> member id
         self.assignment: dict[str, tuple[TopicPartition, ...]] = {}
         self.assignment_delay_ms = 0
+        self.worker_assignments: dict[str, WorkerAssignment] = {}  # Connect: each worker's increments
         self.pending_sync: set[str] = set()
         self.pending_members: dict[str, int] = {}  # KIP-394 member id -> its expiry timer
         self.join_timer: int | None = None
@@ -335,12 +410,6 @@ class _Simulation:
         self.initial_remaining_ms = 0
         self.initial_last_delay_ms = 0
         self.new_member_added = False
-        self.scheduled_rebalance: int | None = None
-        self.kip415 = (
-            LostPartitionDelay(settings.scheduled_rebalance_max_delay_ms)
-            if settings.scheduled_rebalance_max_delay_ms
-            else None
-        )
 
     # ------------------------------------------------------------------------------------- driver
     def run(self) -> SimulationResult:
@@ -405,6 +474,8 @@ class _Simulation:
 
     def _member_event(self, p: _Process, event_type: EventType, **values: Any) -> Event:
         values.setdefault("member_id", p.member_id)
+        if self.connect:  # as the parser tags a "[Worker clientId=…]" line
+            values.setdefault("protocol_type", CONNECT_PROTOCOL_TYPE)
         if values["member_id"]:
             self.logged_members.add(values["member_id"])
         return self._emit(
@@ -426,7 +497,12 @@ class _Simulation:
             topics = action.topics or tuple(self.timeline.topics)
             self._start_process(action.member, instance_id, topics)
             return
-        p = self.processes[action.member]
+        p = self.processes.get(action.member)
+        if p is None or action.member in self.restarting:
+            # its join or restart, due earlier, still waits for its millisecond (one step per ms): the
+            # member's actions keep the timeline's order
+            self._later(1, self._apply_action, action)
+            return
         if isinstance(action, Leave):
             self._on_member(p, self._close, poll_loop=False)
         elif isinstance(action, Crash):
@@ -436,7 +512,8 @@ class _Simulation:
                 self._on_member(p, self._close, poll_loop=False)
             else:
                 self._on_member(p, self._die, poll_loop=False)
-            self._later(action.down_ms, self._start_process, p.name, p.instance_id, p.subscription)
+            self.restarting.add(p.name)
+            self._later(action.down_ms, self._restart_process, p.name, p.instance_id, p.subscription)
         elif isinstance(action, Pause):
             if action.kind == "gc":
                 self._on_member(p, self._freeze, action.duration_ms)
@@ -485,9 +562,17 @@ class _Simulation:
         p.heartbeat_token = None
 
     # ----------------------------------------------------------------------- member: life cycle
+    def _restart_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
+        self.restarting.discard(name)
+        self._start_process(name, instance_id, topics)
+
     def _start_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
         p = _Process(name=name, instance_id=instance_id, subscription=tuple(topics))
         self.processes[name] = p
+        if self.connect:
+            p.worker = WorkerState(self.s.max_delay_ms)
+            # WorkerCoordinator.onJoinPrepare logs "Rebalance started" before the first JoinGroup too
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
         self._send_join(p, None)
 
     def _close(self, p: _Process) -> None:
@@ -501,7 +586,11 @@ class _Simulation:
         `close(CloseOptions.groupMembershipOperation(LEAVE_GROUP))` (4.1, opt-in; DEFAULT keeps a static
         member in the group) or an admin removeMembersFromConsumerGroup, neither modelled here."""
         reason = "the consumer is being closed"
-        if p.owned:
+        if self.connect:
+            # DistributedHerder.halt stops the worker's connectors and tasks, then WorkerGroupMember.stop
+            # closes the coordinator: no rebalance callback is logged, the LeaveGroup says it all
+            self._truth_stop(p, p.owned, "member_left")
+        elif p.owned:
             # ConsumerCoordinator.onLeavePrepare (2.6+): without a generation, or in the middle of a
             # rebalance (rebalanceInProgress: JoinGroup or SyncGroup in flight), the partitions may already
             # be someone else's: onPartitionsLost, not onPartitionsRevoked
@@ -647,7 +736,9 @@ class _Simulation:
         loop revokes everything before the JoinGroup); the poll loop then prepares and rejoins."""
         if p.state != STABLE_MEMBER:
             return
-        self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
+        # a Connect worker logs its reasons at DEBUG, and "Rebalance started" (onJoinPrepare) at INFO
+        shown = REBALANCE_STARTED if self.connect else reason
+        self._member_event(p, EventType.JOIN_REQUESTED, reason=shown)
         if signal and not self.cooperative:
             self._truth_stop(p, p.owned, "revoked")
         p.state = REJOINING
@@ -657,7 +748,9 @@ class _Simulation:
         """ConsumerCoordinator.onJoinPrepare, then the JoinGroup after the revocation callback."""
         if not p.alive or p.state != REJOINING:
             return
-        if self.cooperative:
+        if self.connect:  # WorkerCoordinator.onJoinPrepare keeps everything "until it's explicitly revoked"
+            revoked = set()
+        elif self.cooperative:
             revoked = {tp for tp in p.owned if tp.topic not in p.subscription}
         else:
             revoked = set(p.owned)
@@ -680,7 +773,14 @@ class _Simulation:
         if not p.alive or p.state == JOINING:
             return
         callback_ms = 0
-        if p.owned:
+        if self.connect:
+            if p.owned:  # WorkerCoordinator keeps running its work through a reset: not modelled
+                self.unobservable.append(
+                    f"{_ms(self.now)}: Connect worker {p.member_id} was dropped by the group while running "
+                    "tasks; it keeps running them (not modelled)"
+                )
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
+        elif p.owned:
             self._member_event(p, EventType.PARTITIONS_LOST, partitions=_sorted(p.owned))
             self._truth_stop(p, p.owned, "lost")
             p.owned = set()
@@ -700,8 +800,12 @@ class _Simulation:
         p.is_leader = False
         p.joined_subscription = p.subscription
         self._stop_heartbeats(p)
+        if self.connect:
+            reason = None  # WorkerCoordinator.requestRejoin does not set AbstractCoordinator's rejoinReason
         self._member_event(p, EventType.JOIN_SENT, reason=reason)
-        if self.cooperative:
+        if self.connect:  # the worker's running work, as the leader will read it (ExtendedWorkerState)
+            owned, owned_generation = p.worker.metadata(), None
+        elif self.cooperative:
             owned, owned_generation = _sorted(p.owned), (p.generation if p.generation >= 0 else None)
         else:  # eager StickyAssignor user data: the previous assignment and its generation
             owned, owned_generation = p.last_assignment, p.last_assignment_generation
@@ -730,13 +834,13 @@ class _Simulation:
         if p.state != JOINING or request != p.request:
             return
         p.member_id, p.generation, p.state = member_id, generation, SYNCING
-        p.is_leader = leader == member_id
+        p.is_leader, p.leader_id = leader == member_id, leader
         self._member_event(
             p,
             EventType.JOIN_RESPONSE,
             generation_id=generation,
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
             leader_id=leader,
         )
         self._start_heartbeats(p)
@@ -765,7 +869,8 @@ class _Simulation:
             return
         p.member_id = member_id
         reason = f"need to re-join with the given member-id: {member_id}"
-        self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
+        if not self.connect:  # WorkerCoordinator.requestRejoin logs it at DEBUG
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
         self._send_join(p, reason)
 
     def _on_join_error(self, p: _Process, request: int, error: str) -> None:
@@ -774,8 +879,11 @@ class _Simulation:
             self._reset_and_rejoin(p, f"encountered {error} from JOIN_GROUP response", error)
 
     def _lead(self, p: _Process, generation: int, members: list[_GroupMember]) -> None:
-        """ConsumerCoordinator.onLeaderElected / performAssignment."""
+        """ConsumerCoordinator.onLeaderElected / performAssignment (Connect: WorkerCoordinator's)."""
         if p.state != SYNCING or p.generation != generation:
+            return
+        if self.connect:
+            self._lead_workers(p, generation, members)
             return
         subscribed = sorted({topic for m in members for topic in m.subscription})
         p.metadata_snapshot = {topic: self.topics.get(topic, 0) for topic in subscribed}
@@ -792,15 +900,25 @@ class _Simulation:
                 for m in members
             ),
         )
-        if self.kip415 is not None:
-            assignment, delay_ms = self.kip415.assign(self.now, p.member_id, spec, self.assignor)
-        else:
-            assignment, delay_ms = self.assignor.assign(spec), 0
+        assignment = self.assignor.assign(spec)
         full = {m.member_id: tuple(sorted(assignment.get(m.member_id, ()))) for m in members}
         self._member_event(p, EventType.ASSIGNMENT_COMPUTED, generation_id=generation, assignment=full)
-        self._send_sync(p, (full, delay_ms))
+        self._send_sync(p, _LeaderAssignment(full))
 
-    def _send_sync(self, p: _Process, assignment: tuple[dict, int] | None) -> None:
+    def _lead_workers(self, p: _Process, generation: int, members: list[_GroupMember]) -> None:
+        """IncrementalCooperativeAssignor.performAssignment, run by this worker's own assignor (its memory
+        of the previous assignment and of the delay). Connect logs the result at DEBUG only: no
+        assignment_computed."""
+        result = p.worker.leader_assignor().assign(
+            self.now,
+            self.topics,
+            [(m.member_id, *m.owned) for m in members],
+            p.worker.last_completed_generation,
+            generation,
+        )
+        self._send_sync(p, _LeaderAssignment(result.running, result.delay_ms, result.workers))
+
+    def _send_sync(self, p: _Process, assignment: _LeaderAssignment | None) -> None:
         self._later(
             self._latency(self.s.sync_round_trip_ms, 0),
             self._on_sync,
@@ -824,16 +942,21 @@ class _Simulation:
             self._reset_and_rejoin(p, f"encountered {error} from SYNC_GROUP response", error)
 
     def _on_sync_response(
-        self, p: _Process, request: int, generation: int, partitions: tuple, delay_ms: int
+        self,
+        p: _Process,
+        request: int,
+        generation: int,
+        partitions: tuple,
+        worker_assignment: WorkerAssignment | None,
     ) -> None:
         """onJoinComplete: eager assigns everything; cooperative revokes owned - assigned first, then
         assigns assigned - owned, and rejoins if it revoked anything (KIP-429)."""
         if p.state != SYNCING or request != p.request or p.generation != generation:
             return
-        attributes = {"delay_ms": delay_ms} if delay_ms else None
-        self._member_event(
-            p, EventType.SYNC_RESPONSE, generation_id=generation, partitions=partitions, attributes=attributes
-        )
+        if self.connect:
+            self._worker_synced(p, generation, worker_assignment)
+            return
+        self._member_event(p, EventType.SYNC_RESPONSE, generation_id=generation, partitions=partitions)
         p.state = STABLE_MEMBER
         p.last_assignment, p.last_assignment_generation = partitions, generation
         assigned = set(partitions)
@@ -872,19 +995,67 @@ class _Simulation:
             duration, p.slow_poll_ms = p.slow_poll_ms, None
             self._slow_poll(p, duration)
 
-    def _scheduled_rebalance(self, generation: int) -> None:
-        """KIP-415: the delay sent with the assignment has expired: the members rejoin (leader first)."""
-        self.scheduled_rebalance = None
-        if self.state != STABLE or self.generation != generation:
-            return
-        ordered = sorted(self.members.values(), key=lambda m: m.member_id != self.leader)
-        for member in ordered:
-            p = member.process
-            if p.alive and p.state == STABLE_MEMBER and p.member_id == member.member_id:
-                self._member_later(0, p, self._rejoin_after_delay)
+    # ----------------------------------------------------------------- member: a Connect worker
+    def _worker_synced(self, p: _Process, generation: int, assignment: WorkerAssignment) -> None:
+        """WorkerCoordinator.onJoinComplete: the worker stops what is revoked (onRevoked, "Finished
+        stopping tasks in preparation for rebalance"), then DistributedHerder.onAssigned logs "Joined group
+        at generation N ... got assignment: Assignment{...} with rebalance delay: D" and starts the new
+        work. The events are the parser's reading of those lines: the sync_response carries the
+        Assignment (attributes), partitions_revoked / partitions_assigned the tasks stopped / started."""
+        self._member_event(
+            p,
+            EventType.SYNC_RESPONSE,
+            generation_id=generation,
+            leader_id=p.leader_id,
+            attributes={
+                "protocol_version": CONNECT_PROTOCOLS[self.s.assignor],
+                "delay_ms": assignment.delay_ms,
+                "assigned_connectors": ",".join(assignment.connectors),
+                "revoked_connectors": ",".join(assignment.revoked_connectors),
+                "added": ", ".join(str(t) for t in assignment.tasks),
+                "revoked": ", ".join(str(t) for t in assignment.revoked_tasks),
+            },
+        )
+        p.state = STABLE_MEMBER
+        if assignment.revokes:
+            self.truth.follow_up = True  # it rejoins once its work is started (same episode, KIP-415)
+            self._member_later(self.s.revoke_callback_ms, p, self._worker_joined, generation, assignment)
+        else:
+            self._worker_joined(p, generation, assignment)
 
-    def _rejoin_after_delay(self, p: _Process) -> None:
-        self._request_rejoin(p, "scheduled rebalance delay expired", signal=False)
+    def _worker_joined(self, p: _Process, generation: int, assignment: WorkerAssignment) -> None:
+        """The "Joined group" instant: revoked tasks are stopped, the new ones start; then
+        DistributedHerder.handleRebalanceCompleted rejoins at once after a revocation, and schedules a
+        rejoin when the delay expires (scheduledRebalance = now + delay, replaced by every assignment)."""
+        if p.generation != generation:
+            return
+        revoked = set(assignment.revoked_tasks) & p.owned
+        if revoked:
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(revoked))
+            self._truth_stop(p, revoked, "revoked")
+            p.owned -= revoked
+        added = set(assignment.tasks) - p.owned
+        if added:
+            self._member_event(p, EventType.PARTITIONS_ASSIGNED, partitions=_sorted(added))
+            p.owned |= added
+            self.truth.start(p.member_id, p.instance_id, added, self.now, generation)
+        p.worker.apply(assignment, generation)
+        self.queue.cancel(p.worker.scheduled_rejoin)
+        p.worker.scheduled_rejoin = None
+        if assignment.delay_ms:
+            p.worker.scheduled_rejoin = self._member_later(
+                assignment.delay_ms, p, self._worker_delay_expired, poll_loop=False
+            )
+        if assignment.revokes:
+            self._member_later(0, p, self._worker_rejoin_after_revocation)
+
+    def _worker_rejoin_after_revocation(self, p: _Process) -> None:
+        self._request_rejoin(p, "revoked connectors or tasks", signal=False)
+
+    def _worker_delay_expired(self, p: _Process) -> None:
+        """DistributedHerder: "Requesting rebalance because scheduled rebalance timeout has been reached"."""
+        p.worker.scheduled_rejoin = None
+        self._request_rejoin(p, "scheduled rebalance timeout has been reached", signal=False)
 
     # --------------------------------------------------------------------------- coordinator side
     def _on_join(self, p, request, member_id, subscription, owned, owned_generation, reason) -> None:
@@ -926,7 +1097,7 @@ class _Simulation:
             client_id=p.name,
             subscription=subscription,
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
             reason=reason,
             attributes={
                 "state": state_before,
@@ -966,7 +1137,7 @@ class _Simulation:
             client_id=p.name,
             subscription=subscription,
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
             reason=reason,
             attributes={
                 "state": self.state,
@@ -1022,7 +1193,7 @@ class _Simulation:
             client_id=p.name,
             subscription=subscription,
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
             reason=reason,
             attributes={
                 "old_member_id": old_id,
@@ -1153,7 +1324,7 @@ class _Simulation:
             members=tuple(m.member_id for m in members),
             member_count=len(members),
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
         )
         self.truth.join_completed(self.now, self.generation, self.leader, [m.member_id for m in members])
         for member in members:
@@ -1200,14 +1371,15 @@ class _Simulation:
         else:  # CompletingRebalance: park until the leader's assignment arrives
             member.awaiting_sync = True
             if member_id == self.leader and leader_assignment is not None:
-                self._stabilize(*leader_assignment)
+                self._stabilize(leader_assignment)
         if not self.pending_sync:
             self.queue.cancel(self.sync_timer)
             self.sync_timer = None
 
-    def _stabilize(self, assignment: dict[str, tuple], delay_ms: int) -> None:
-        self.assignment = {m: tuple(assignment.get(m, ())) for m in self.members}
-        self.assignment_delay_ms = delay_ms
+    def _stabilize(self, leader: _LeaderAssignment) -> None:
+        self.assignment = {m: tuple(leader.full.get(m, ())) for m in self.members}
+        self.assignment_delay_ms = delay_ms = leader.delay_ms
+        self.worker_assignments = dict(leader.workers or {})
         self.state = STABLE
         members = list(self.members.values())
         self._coordinator_event(
@@ -1242,10 +1414,6 @@ class _Simulation:
                 self._send_assignment(member, back)
                 if not member.process.heartbeating:
                     self._arm_session_check(member)
-        self.queue.cancel(self.scheduled_rebalance)
-        self.scheduled_rebalance = (
-            self._later(delay_ms, self._scheduled_rebalance, self.generation) if delay_ms else None
-        )
 
     def _send_assignment(self, member: _GroupMember, delay: int) -> None:
         partitions = self.assignment.get(member.member_id, ())
@@ -1256,7 +1424,7 @@ class _Simulation:
             member.request,
             self.generation,
             partitions,
-            self.assignment_delay_ms,
+            self.worker_assignments.get(member.member_id),
         )
 
     def _pending_sync_expired(self, generation: int) -> None:
@@ -1364,6 +1532,18 @@ class _Simulation:
             self.unobservable.append(
                 f"{_ms(self.now)}: member {member.member_id} {how}; it stopped consuming at {_ms(stopped_at)}"
             )
+
+
+def _check_connect_timeline(timeline: Timeline) -> None:
+    """A Connect worker group runs join, leave, crash and restart (SimulationError otherwise)."""
+    for action in timeline.actions:
+        what = f"{type(action).__name__.lower()} at {action.at} ms"
+        if isinstance(action, (Pause, Subscribe, PartitionCount)):
+            raise SimulationError(
+                f"{what}: a Connect worker group simulates join, leave, crash and restart only"
+            )
+        if isinstance(action, Join) and (action.topics is not None or action.instance_id is not None):
+            raise SimulationError(f"{what}: a Connect worker joins with neither topics nor an instance id")
 
 
 def _client_reason(reason: str | None) -> str:

@@ -432,7 +432,11 @@ def test_bad_timelines_say_what_is_wrong(doc, message):
     [
         ({"assignor": "magic"}, "unknown assignor"),
         ({"assignor": "range", "protocol": "cooperative"}, "supports eager, not protocol 'cooperative'"),
-        ({"scheduled_rebalance_max_delay_ms": "5m"}, "needs the cooperative protocol"),
+        # KIP-415 is Kafka Connect's (IncrementalCooperativeAssignor): no consumer group has it
+        ({"scheduled_rebalance_max_delay_ms": "5m"}, "is Kafka Connect's"),
+        ({"assignor": "cooperative-sticky", "scheduled_rebalance_max_delay_ms": "5m"}, "is Kafka Connect's"),
+        ({"assignor": "sessioned", "protocol": "eager"}, "rebalances incrementally"),
+        ({"assignor": "sessioned", "static_membership": True}, "no static membership"),
         ({"heartbeat_interval_ms": "60s"}, "heartbeat_interval_ms must be > 0 and below session_timeout_ms"),
         ({"session_timeout_ms": -1}, "session_timeout_ms must be an integer >= 0"),
         ({"retries": 3}, "unknown setting"),
