@@ -471,7 +471,12 @@ class GroupReplayer:
         fresh_join = e.event_type == EventType.JOIN_SENT.value
         if fresh_join:
             # a JoinGroup without a member id: a new process (or one whose member id was reset)
-            self.aliases.pop(alias, None)
+            previous = self.views.get(self.aliases.pop(alias, None) or "")
+            if previous is not None:
+                # the client's previous member id will not rejoin: nothing is awaited from it (a signal
+                # just resolved to it, such as Connect's "Rebalance started" before a new worker's first
+                # JoinGroup, was this new process's)
+                previous.signal_ts = None
             if e.client_id:
                 self.joining_clients.add(e.client_id)
             if e.group_instance_id:
