@@ -15,7 +15,9 @@ from rebalance_core.connect import (
     WorkerState,
     kip415_applies,
 )
-from rebalance_core.simulate import SimulationError, SimulationSettings
+from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
+from rebalance_core.timeline import Crash, Join, Leave, Timeline
+from tests.core.sim_helpers import replay_events, table_differences
 
 CONNECTORS = {"c": 6}
 MAX_DELAY = 60_000
@@ -193,3 +195,48 @@ def test_scheduled_rebalance_delay_applies_to_connect_groups_only():
         )
         with pytest.raises(SimulationError, match="Kafka Connect's"):
             SimulationSettings(assignor=assignor, scheduled_rebalance_max_delay_ms=60_000)
+
+
+# ------------------------------------------------------------------ simulated worker groups replay exactly
+CONNECT_SETTINGS = SimulationSettings(
+    assignor="sessioned",
+    session_timeout_ms=6_000,
+    heartbeat_interval_ms=2_000,
+    max_poll_interval_ms=6_000,
+    group_initial_rebalance_delay_ms=0,
+    scheduled_rebalance_max_delay_ms=0,
+    join_round_trip_ms=2,
+    sync_round_trip_ms=2,
+    revoke_callback_ms=0,
+    assignment_ms=2,
+)
+
+
+@pytest.mark.parametrize(
+    ("connectors", "actions"),
+    [
+        # workers whose assignment starts and stops nothing log only "Joined group": the episode ends there
+        (
+            {"t": 1},
+            (
+                Join(0, "c1"),
+                Join(0, "c2"),
+                Join(0, "c3"),
+                Join(0, "c4"),
+                Leave(500, "c1"),
+                Leave(2_500, "c2"),
+            ),
+        ),
+        # a restarted worker logs "Rebalance started" before its first JoinGroup, under the same client id
+        (
+            {"t": 1, "u": 1},
+            (Join(0, "c1"), Crash(0, "c1"), Join(0, "c2"), Join(7_000, "c1"), Leave(14_000, "c1")),
+        ),
+    ],
+    ids=["empty-assignments-end-the-episode-at-the-sync", "restarted-worker-rebalance-started-line"],
+)
+def test_simulated_connect_group_replays_to_its_truth(connectors, actions):
+    result = simulate(Timeline(topics=connectors, actions=actions), CONNECT_SETTINGS)
+    assert not result.unobservable
+    differences = table_differences(result.truth, replay_events(result.events, topics=connectors))
+    assert not differences, "\n".join(differences)
