@@ -516,7 +516,12 @@ class GroupReplayer:
         fresh_join = e.event_type == EventType.JOIN_SENT.value
         if fresh_join:
             # a JoinGroup without a member id: a new process (or one whose member id was reset)
-            self.aliases.pop(alias, None)
+            previous = self.views.get(self.aliases.pop(alias, None) or "")
+            if previous is not None:
+                # the client's previous member id will not rejoin: nothing is awaited from it (a signal
+                # just resolved to it, such as Connect's "Rebalance started" before a new worker's first
+                # JoinGroup, was this new process's)
+                previous.signal_ts = None
             if e.client_id:
                 self.joining_clients.add(e.client_id)
             if e.group_instance_id:
@@ -734,6 +739,10 @@ class GroupReplayer:
             if self.rebalance_protocol is None:
                 self.rebalance_protocol = "cooperative"
         view.pending = PendingApply(e.ts, gen, to_start, to_stop, source)
+        if not to_start and not to_stop and e.protocol_type == "connect":
+            # a Connect worker logs no callback for an assignment that starts and stops nothing: its
+            # "Joined group" line is all of it, applied now (DistributedHerder.onAssigned)
+            view.pending = None
 
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rebalance_core.connect import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import Event, TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
 from schemas.events import EventType
@@ -40,11 +41,34 @@ _BUSY_FROM = frozenset(
 _GONE = frozenset({EventType.LEAVE_SENT.value})
 
 
+def _applied_at_sync(event: Event) -> bool:
+    """A Connect worker's assignment that starts and stops no task: its "Joined group" line is all there
+    is to it (no callback events follow, as the parser reads it), so it is applied with the sync."""
+    attributes = event.attributes or {}
+    return (
+        event.event_type == EventType.SYNC_RESPONSE.value
+        and event.protocol_type == CONNECT_PROTOCOL_TYPE
+        and not attributes.get("added")
+        and not attributes.get("revoked")
+    )
+
+
 class GroundTruth:
-    def __init__(self, cluster: str, group_id: str, protocol_name: str, rebalance_protocol: str):
+    def __init__(
+        self,
+        cluster: str,
+        group_id: str,
+        protocol_name: str,
+        rebalance_protocol: str,
+        protocol_type: str = PROTOCOL_TYPE,
+    ):
         self.group_id = group_id
         self.key = {"cluster": cluster, "group_id": group_id, "scenario": "actual"}
         self.protocol_name = protocol_name
+        self.protocol_type = protocol_type
+        # the protocol the coordinator last selected (join_completed): an Empty generation selects none,
+        # so a group that never completed a join phase has none (ClassicGroup.initNextGeneration)
+        self.selected_protocol: str | None = None
         self.rebalance_protocol = rebalance_protocol
         self.timeline = OwnershipTimeline(cluster, group_id)
         self.generations: list[dict] = []
@@ -83,9 +107,9 @@ class GroundTruth:
         self.maybe_end_episode()
         kind, member = event.event_type, event.member_id
         if event.side == "member" and member:
-            if kind in _BUSY_FROM:
+            if kind in _BUSY_FROM and not _applied_at_sync(event):
                 self.busy.add(member)
-            elif kind == EventType.PARTITIONS_ASSIGNED.value or kind in _GONE:
+            elif kind == EventType.PARTITIONS_ASSIGNED.value or kind in _GONE or _applied_at_sync(event):
                 self.busy.discard(member)
         elif kind == EventType.MEMBER_REMOVED.value:
             self.busy.discard(member)
@@ -121,8 +145,8 @@ class GroundTruth:
             "event_date": None,
             "generation_id": old_generation + 1,
             "group_protocol": "classic",
-            "protocol_type": PROTOCOL_TYPE,
-            "protocol_name": self.protocol_name,
+            "protocol_type": self.protocol_type,
+            "protocol_name": self.selected_protocol,
             "rebalance_protocol": self.rebalance_protocol,
             "leader_member_id": None,
             "member_count": None,
@@ -149,7 +173,9 @@ class GroundTruth:
         return episode_id
 
     def join_completed(self, ts: int, generation: int, leader: str, member_ids: list[str]) -> None:
+        self.selected_protocol = self.protocol_name
         self.round.update(
+            protocol_name=self.protocol_name,
             generation_id=generation,
             join_completed_at=ts,
             leader_member_id=leader,

@@ -12,7 +12,9 @@ What is modelled, and where it comes from (Kafka):
   is kept while it rejoins; the join phase completes when every member has rejoined or at the rebalance
   timeout (max.poll.interval.ms), dropping dynamic members that did not rejoin; an Empty group waits
   group.initial.rebalance.delay.ms (InitialDelayedJoin, extended while new members keep arriving, up to
-  the rebalance timeout); session expiry at last heartbeat + session.timeout.ms, except for members
+  the rebalance timeout); a dynamic member's first JoinGroup only reserves its member id (KIP-394:
+  MEMBER_ID_REQUIRED, a pending member that the join phase waits for and that expires after its
+  session timeout if it never joins again); session expiry at last heartbeat + session.timeout.ms, except for members
   parked in the join or sync phase; pending-sync expiry; static membership (KIP-345): a known
   group.instance.id rejoining with an unknown member id replaces the old id, without a rebalance when
   the group is Stable.
@@ -20,10 +22,15 @@ What is modelled, and where it comes from (Kafka):
   next heartbeat; onJoinPrepare revokes everything (eager) or only unsubscribed topics (cooperative,
   KIP-429); onJoinComplete assigns everything (eager) or revokes owned-minus-assigned, assigns
   assigned-minus-owned and rejoins when it revoked anything (cooperative); a reset generation makes the
-  partitions lost; close() revokes and sends LeaveGroup (a static member sends none); a poll loop stuck
-  past max.poll.interval.ms makes the heartbeat thread leave the group; the leader rejoins when the
-  topic metadata its assignment used has changed.
-- KIP-415 (scheduled.rebalance.max.delay.ms), see `rebalance_core.lost_partition_delay`.
+  partitions lost (so does close() during a rebalance); close() revokes and sends LeaveGroup (a static
+  member sends none and stays until its session times out); a poll loop stuck past max.poll.interval.ms
+  makes the heartbeat thread leave the group; the leader rejoins when the topic metadata its assignment
+  used has changed (a static leader back without a rebalance, KIP-814 skipAssignment, from the metadata
+  it sees on its return).
+- Kafka Connect worker groups (settings.assignor `sessioned` / `compatible`): the same coordinator; the
+  workers (WorkerCoordinator / DistributedHerder) and the leader's IncrementalCooperativeAssignor with
+  KIP-415's scheduled.rebalance.max.delay.ms are `rebalance_core.connect`. No consumer group has that
+  delay: a consumer group's settings with it are a SimulationError.
 
 Time is simulated (epoch ms from the timeline's start); nothing reads the wall clock. The same timeline,
 settings and seed give the same events, ids and truth.
@@ -44,10 +51,8 @@ rank (`replay.event_order_key`), which matches causality only within one step.
 
 from __future__ import annotations
 
-import heapq
 import random
 import uuid
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -60,8 +65,16 @@ from rebalance_core.assignors import (
     RebalanceProtocol,
     get_assignor,
 )
+from rebalance_core.connect import (
+    CONNECT_PROTOCOL_TYPE,
+    CONNECT_PROTOCOLS,
+    DEFAULT_MAX_DELAY_MS,
+    REBALANCE_STARTED,
+    WorkerAssignment,
+    WorkerState,
+)
 from rebalance_core.events import Event, TopicPartition, format_ts
-from rebalance_core.lost_partition_delay import LostPartitionDelay
+from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
     Crash,
@@ -105,16 +118,26 @@ class SimulationError(ValueError):
 # ------------------------------------------------------------------------------------------ settings
 @dataclass(frozen=True)
 class SimulationSettings:
-    """Client, broker and network settings of one simulation (Kafka config names in comments)."""
+    """Client, broker and network settings of one simulation (Kafka config names in comments).
 
-    assignor: str = "range"  # partition.assignment.strategy (one assignor)
+    A Kafka Connect worker group (`rebalance_core.connect`) is one whose `assignor` is a Connect protocol,
+    `sessioned` or `compatible` (connect.protocol; IncrementalCooperativeAssignor): its members are
+    workers, the timeline's topics are connectors and their task counts, `max_poll_interval_ms` is the
+    worker's rebalance.timeout.ms (Connect default 60 s; session 10 s, heartbeat 3 s: set them)."""
+
+    assignor: str = "range"  # partition.assignment.strategy (one assignor), or a Connect protocol
     protocol: str | None = None  # eager | cooperative; None: the assignor's preferred (KIP-429)
     static_membership: bool = False  # every member gets group.instance.id = its name (KIP-345)
-    session_timeout_ms: int = 45_000  # session.timeout.ms
+    session_timeout_ms: int = 45_000  # session.timeout.ms (classic protocol; the client's)
+    # KIP-848 (group.protocol=consumer): the broker decides, the client's session.timeout.ms and
+    # heartbeat.interval.ms do not apply (GroupCoordinatorConfig defaults)
+    group_consumer_session_timeout_ms: int = 45_000  # broker group.consumer.session.timeout.ms
+    group_consumer_heartbeat_interval_ms: int = 5_000  # broker group.consumer.heartbeat.interval.ms
     max_poll_interval_ms: int = 300_000  # max.poll.interval.ms, also the rebalance timeout
     heartbeat_interval_ms: int = 3_000  # heartbeat.interval.ms
     group_initial_rebalance_delay_ms: int = 3_000  # broker group.initial.rebalance.delay.ms
-    scheduled_rebalance_max_delay_ms: int = 0  # KIP-415; 0: off (needs the cooperative protocol)
+    # Connect's scheduled.rebalance.max.delay.ms (KIP-415; None: its default, 5 min); no consumer has it
+    scheduled_rebalance_max_delay_ms: int | None = None
     join_round_trip_ms: int = 20  # JoinGroup / LeaveGroup request + response
     sync_round_trip_ms: int = 10  # SyncGroup request + response
     revoke_callback_ms: int = 5  # onPartitionsRevoked duration
@@ -130,15 +153,43 @@ class SimulationSettings:
             if f.name.endswith("_ms") and (
                 not isinstance(value, int) or isinstance(value, bool) or value < 0
             ):
+                if value is None and f.name == "scheduled_rebalance_max_delay_ms":
+                    continue
                 raise SimulationError(f"{f.name} must be an integer >= 0, got {value!r}")
         if self.session_timeout_ms <= 0 or self.max_poll_interval_ms <= 0:
             raise SimulationError("session_timeout_ms and max_poll_interval_ms must be > 0")
         if not 0 < self.heartbeat_interval_ms < self.session_timeout_ms:
             raise SimulationError("heartbeat_interval_ms must be > 0 and below session_timeout_ms")
+        if not 0 < self.group_consumer_heartbeat_interval_ms < self.group_consumer_session_timeout_ms:
+            raise SimulationError(  # GroupCoordinatorConfig requires the same of the broker settings
+                "group_consumer_heartbeat_interval_ms must be > 0 and below group_consumer_session_timeout_ms"
+            )
+        if self.protocol_type == CONNECT_PROTOCOL_TYPE:
+            self._check_connect()
+        else:
+            self._check_consumer()
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise SimulationError(f"seed must be an integer, got {self.seed!r}")
+
+    def _check_connect(self) -> None:
+        if self.protocol not in (None, RebalanceProtocol.COOPERATIVE.value):
+            raise SimulationError(
+                f"a Connect worker group ({self.assignor}) rebalances incrementally (cooperative),"
+                f" not with protocol {self.protocol!r}"
+            )
+        if self.static_membership:
+            raise SimulationError("Kafka Connect workers have no static membership (group.instance.id)")
+
+    def _check_consumer(self) -> None:
+        if self.scheduled_rebalance_max_delay_ms:
+            raise SimulationError(
+                "scheduled_rebalance_max_delay_ms (KIP-415) is Kafka Connect's (IncrementalCooperativeAssignor),"
+                f" not a consumer group's: use a Connect group (assignor {' or '.join(CONNECT_PROTOCOLS)})"
+            )
         try:
             assignor = get_assignor(self.assignor)
         except AssignmentError as exc:
-            raise SimulationError(str(exc)) from None
+            raise SimulationError(f"{exc} (or a Connect protocol: {', '.join(CONNECT_PROTOCOLS)})") from None
         supported = [p.value for p in assignor.supported_protocols]
         if self.assignor in SERVER_ASSIGNORS:
             supported.append(CONSUMER_PROTOCOL)
@@ -151,20 +202,27 @@ class SimulationSettings:
             raise SimulationError(
                 f"assignor {self.assignor!r} supports {', '.join(supported)}, not protocol {self.protocol!r}"
             )
-        if (
-            self.scheduled_rebalance_max_delay_ms
-            and self.rebalance_protocol != RebalanceProtocol.COOPERATIVE.value
-        ):
-            raise SimulationError("scheduled_rebalance_max_delay_ms (KIP-415) needs the cooperative protocol")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise SimulationError(f"seed must be an integer, got {self.seed!r}")
+
+    @property
+    def protocol_type(self) -> str:
+        """The JoinGroup's protocol type: `connect` for a Connect worker group, else `consumer`."""
+        return CONNECT_PROTOCOL_TYPE if self.assignor in CONNECT_PROTOCOLS else PROTOCOL_TYPE
+
+    @property
+    def max_delay_ms(self) -> int:
+        """Connect's scheduled.rebalance.max.delay.ms in effect (its default when not set)."""
+        if self.scheduled_rebalance_max_delay_ms is None:
+            return DEFAULT_MAX_DELAY_MS
+        return self.scheduled_rebalance_max_delay_ms
 
     @property
     def rebalance_protocol(self) -> str:
         """ConsumerCoordinator picks the highest protocol all assignors support (COOPERATIVE > EAGER);
-        a broker-side assignor means the KIP-848 consumer protocol."""
+        a broker-side assignor means the KIP-848 consumer protocol; Connect's protocols are cooperative."""
         if self.protocol is not None:
             return self.protocol
+        if self.assignor in CONNECT_PROTOCOLS:
+            return RebalanceProtocol.COOPERATIVE.value
         if self.assignor in SERVER_ASSIGNORS:
             return CONSUMER_PROTOCOL
         supported = get_assignor(self.assignor).supported_protocols
@@ -205,7 +263,15 @@ def load_scenario(doc: Any, seed: int | None = None) -> tuple[Timeline, Simulati
     settings_doc = dict(doc.get("settings") or {})
     if seed is not None:
         settings_doc["seed"] = seed
-    return timeline, load_settings(settings_doc)
+    settings = load_settings(settings_doc)
+    connect = settings.protocol_type == CONNECT_PROTOCOL_TYPE
+    if connect != ("connectors" in doc):
+        raise SimulationError(
+            "a Connect worker group (assignor sessioned or compatible) names its work 'connectors:'"
+            if connect
+            else "'connectors:' is a Connect worker group's work: set assignor sessioned or compatible"
+        )
+    return timeline, settings
 
 
 @dataclass
@@ -257,6 +323,8 @@ class _Process:
     heartbeat_token: int | None = None
     failed_at: int | None = None  # when it stopped heartbeating without leaving (its last heartbeat)
     request: int = 0  # id of the JoinGroup / SyncGroup in flight: responses to older ones are stale
+    leader_id: str | None = None  # the leader its last JoinGroup response named
+    worker: WorkerState | None = None  # a Kafka Connect worker's state (None: a consumer)
 
     @property
     def heartbeating(self) -> bool:
@@ -266,6 +334,16 @@ class _Process:
             and self.member_id is not None
             and self.state in HEARTBEATING
         )
+
+
+@dataclass(eq=False)
+class _LeaderAssignment:
+    """The leader's SyncGroup: each member's assignment (all its partitions / the tasks it will run),
+    and for a Connect group the KIP-415 delay and each worker's increments."""
+
+    full: dict[str, tuple[TopicPartition, ...]]
+    delay_ms: int = 0
+    workers: dict[str, WorkerAssignment] | None = None
 
 
 @dataclass(eq=False)
@@ -286,132 +364,35 @@ class _GroupMember:
     request: int = 0  # the parked JoinGroup / SyncGroup the response answers
 
 
-class _Queue:
-    """Timed callbacks in (time, insertion) order; `essential` ones keep the simulation running.
-
-    One protocol step per millisecond (see `_Simulation.run`): `defer_through(last)` moves every callback
-    due at or before `last` to `last + 1`, after everything already queued, exactly as if each were popped
-    and pushed again (it takes a new place in the order, and its old token no longer cancels it). Deferred
-    callbacks wait in a FIFO (`_deferred`, all due at `_deferred_ts`) instead of the heap, so k steps that
-    fall on one millisecond cost O(k) moves in all, where pushing each one back cost O(k) per millisecond
-    (O(k^2), most of the run time of a big group).
-    """
-
-    def __init__(self) -> None:
-        self._heap: list[tuple[int, int, Callable, tuple]] = []
-        self._seq = 0
-        self._live: dict[int, bool] = {}  # token -> essential
-        self._essential = 0  # live heap entries and deferred callbacks
-        self._deferred: deque[tuple[Callable, tuple, bool]] = deque()
-        self._deferred_ts = 0
-        # Runs of `_deferred` moved at one time, oldest first: [seq, count]. All callbacks of a run take
-        # the place of one push with that seq: after heap entries of `_deferred_ts` with a lower seq.
-        self._runs: deque[list[int]] = deque()
-
-    def push(self, ts: int, fn: Callable, *args: Any, essential: bool = True) -> int:
-        self._seq += 1
-        heapq.heappush(self._heap, (ts, self._seq, fn, args))
-        self._live[self._seq] = essential
-        self._essential += essential
-        return self._seq
-
-    def cancel(self, token: int | None) -> None:
-        if token is not None:
-            self._essential -= self._live.pop(token, False)
-
-    def has_essential(self) -> bool:
-        return self._essential > 0
-
-    def _drop_cancelled(self) -> None:
-        heap, live = self._heap, self._live
-        while heap and heap[0][1] not in live:
-            heapq.heappop(heap)
-
-    def _deferred_first(self) -> bool:
-        """Whether the next callback is the first deferred one rather than the heap's first entry."""
-        self._drop_cancelled()
-        if not self._deferred:
-            return False
-        heap = self._heap
-        return not heap or (self._deferred_ts, self._runs[0][0]) < (heap[0][0], heap[0][1])
-
-    def pop(self, until: int | None) -> tuple[int, Callable, tuple] | None:
-        """The next callback (time, fn, args), or None if there is none due at or before `until`."""
-        if self._deferred_first():
-            if until is not None and self._deferred_ts > until:
-                return None
-            fn, args, essential = self._deferred.popleft()
-            run = self._runs[0]
-            run[1] -= 1
-            if not run[1]:
-                self._runs.popleft()
-            self._essential -= essential
-            return self._deferred_ts, fn, args
-        if not self._heap or (until is not None and self._heap[0][0] > until):
-            return None
-        ts, seq, fn, args = heapq.heappop(self._heap)
-        self._essential -= self._live.pop(seq)
-        return ts, fn, args
-
-    def _take_before(self, ts: int, seq: float) -> list[tuple[Callable, tuple, bool]]:
-        """Remove and return the live heap entries ordered before (ts, seq), in order (still counted)."""
-        taken = []
-        heap = self._heap
-        while True:
-            self._drop_cancelled()
-            if not heap or (heap[0][0], heap[0][1]) > (ts, seq):
-                return taken
-            _, token, fn, args = heapq.heappop(heap)
-            taken.append((fn, args, self._live.pop(token)))
-
-    def defer_through(self, last: int) -> None:
-        """Move every callback due at or before `last` to `last + 1`, in (time, insertion) order, after
-        every callback already queued (each as if pushed again now)."""
-        heap = self._heap
-        due_again = bool(self._deferred) and self._deferred_ts <= last
-        if not due_again and not (heap and heap[0][0] <= last):
-            return  # the usual case: nothing due
-        if due_again:  # the deferred callbacks (due at `last`) merge with the heap's by (time, seq)
-            if len(self._runs) == 1:  # usual case: heap entries go before or after the single run
-                self._deferred.extendleft(reversed(self._take_before(self._deferred_ts, self._runs[0][0])))
-            else:  # heap entries pushed between two runs go between them
-                merged: deque[tuple[Callable, tuple, bool]] = deque()
-                for seq, count in self._runs:
-                    merged.extend(self._take_before(self._deferred_ts, seq))
-                    merged.extend(self._deferred.popleft() for _ in range(count))
-                self._deferred = merged
-            self._runs.clear()
-            moved = len(self._deferred)
-        else:
-            moved = 0
-        after = self._take_before(last, float("inf"))
-        if not moved and not after:
-            return  # only cancelled entries were due
-        self._deferred.extend(after)
-        self._seq += 1
-        self._runs.append([self._seq, moved + len(after)])
-        self._deferred_ts = last + 1
-
-
 class _Simulation:
     def __init__(self, timeline: Timeline, settings: SimulationSettings):
         self.timeline = timeline
         self.s = settings
         self.protocol = settings.rebalance_protocol
         self.cooperative = self.protocol == RebalanceProtocol.COOPERATIVE.value
-        self.assignor = get_assignor(settings.assignor)
+        self.protocol_type = settings.protocol_type
+        self.connect = self.protocol_type == CONNECT_PROTOCOL_TYPE
+        if self.connect:
+            _check_connect_timeline(timeline)
+        self.assignor = None if self.connect else get_assignor(settings.assignor)
         self.rng = random.Random(settings.seed)
-        self.queue = _Queue()
+        self.queue = EventQueue()
         self.now = timeline.start_ms
         self.events: list[Event] = []
         self.topics: dict[str, int] = dict(timeline.topics)
         self.processes: dict[str, _Process] = {}
+        self.restarting: set[str] = set()  # members whose restart has not started the new process yet
         self.requests = 0
         self.logged_members: set[str] = set()  # member ids that appear in member-side events
         self.unobservable: list[str] = []
         self.unobservable_from_coordinator: list[str] = []
-        self.implied_follow_up = False  # the last assignment makes a member revoke (its JoinGroup's view)
-        self.truth = GroundTruth(timeline.cluster, timeline.group_id, settings.assignor, self.protocol)
+        # The broker's view of KIP-429 follow-ups: what each member held by the last assignment (moved on a
+        # static replacement, dropped on removal), and whether the latest assignment takes some of it away
+        self.held: dict[str, tuple[TopicPartition, ...]] = {}
+        self.implied_follow_up = False
+        self.truth = GroundTruth(
+            timeline.cluster, timeline.group_id, settings.assignor, self.protocol, self.protocol_type
+        )
         # coordinator state
         self.state = EMPTY
         self.generation = 0
@@ -420,19 +401,15 @@ class _Simulation:
         self.static_ids: dict[str, str] = {}  # group.instance.id -> member id
         self.assignment: dict[str, tuple[TopicPartition, ...]] = {}
         self.assignment_delay_ms = 0
+        self.worker_assignments: dict[str, WorkerAssignment] = {}  # Connect: each worker's increments
         self.pending_sync: set[str] = set()
+        self.pending_members: dict[str, int] = {}  # KIP-394 member id -> its expiry timer
         self.join_timer: int | None = None
         self.sync_timer: int | None = None
         self.initial_delay_active = False
         self.initial_remaining_ms = 0
         self.initial_last_delay_ms = 0
         self.new_member_added = False
-        self.scheduled_rebalance: int | None = None
-        self.kip415 = (
-            LostPartitionDelay(settings.scheduled_rebalance_max_delay_ms)
-            if settings.scheduled_rebalance_max_delay_ms
-            else None
-        )
 
     # ------------------------------------------------------------------------------------- driver
     def run(self) -> SimulationResult:
@@ -497,6 +474,8 @@ class _Simulation:
 
     def _member_event(self, p: _Process, event_type: EventType, **values: Any) -> Event:
         values.setdefault("member_id", p.member_id)
+        if self.connect:  # as the parser tags a "[Worker clientId=…]" line
+            values.setdefault("protocol_type", CONNECT_PROTOCOL_TYPE)
         if values["member_id"]:
             self.logged_members.add(values["member_id"])
         return self._emit(
@@ -518,17 +497,23 @@ class _Simulation:
             topics = action.topics or tuple(self.timeline.topics)
             self._start_process(action.member, instance_id, topics)
             return
-        p = self.processes[action.member]
+        p = self.processes.get(action.member)
+        if p is None or action.member in self.restarting:
+            # its join or restart, due earlier, still waits for its millisecond (one step per ms): the
+            # member's actions keep the timeline's order
+            self._later(1, self._apply_action, action)
+            return
         if isinstance(action, Leave):
-            self._on_member(p, self._close, "the consumer is being closed", True, poll_loop=False)
+            self._on_member(p, self._close, poll_loop=False)
         elif isinstance(action, Crash):
             self._on_member(p, self._die, poll_loop=False)
         elif isinstance(action, Restart):
             if action.graceful:
-                self._on_member(p, self._close, "the consumer is being closed", False, poll_loop=False)
+                self._on_member(p, self._close, poll_loop=False)
             else:
                 self._on_member(p, self._die, poll_loop=False)
-            self._later(action.down_ms, self._start_process, p.name, p.instance_id, p.subscription)
+            self.restarting.add(p.name)
+            self._later(action.down_ms, self._restart_process, p.name, p.instance_id, p.subscription)
         elif isinstance(action, Pause):
             if action.kind == "gc":
                 self._on_member(p, self._freeze, action.duration_ms)
@@ -577,19 +562,45 @@ class _Simulation:
         p.heartbeat_token = None
 
     # ----------------------------------------------------------------------- member: life cycle
+    def _restart_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
+        self.restarting.discard(name)
+        self._start_process(name, instance_id, topics)
+
     def _start_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
         p = _Process(name=name, instance_id=instance_id, subscription=tuple(topics))
         self.processes[name] = p
+        if self.connect:
+            p.worker = WorkerState(self.s.max_delay_ms)
+            # WorkerCoordinator.onJoinPrepare logs "Rebalance started" before the first JoinGroup too
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
         self._send_join(p, None)
 
-    def _close(self, p: _Process, reason: str, leave: bool) -> None:
-        """KafkaConsumer.close(): onLeavePrepare revokes everything; a dynamic member (or a leave for
-        good) sends LeaveGroup; a static member restarting does not (KIP-345)."""
-        send_leave = p.member_id is not None and (leave or p.instance_id is None)
-        if p.owned:
-            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(p.owned))
-            self._truth_stop(p, p.owned, "revoked")
-        if send_leave:
+    def _close(self, p: _Process) -> None:
+        """KafkaConsumer.close() (AbstractCoordinator.close): onLeavePrepare gives up everything, then
+        maybeLeaveGroup sends LeaveGroup for a dynamic member only. A static member never sends one
+        (KIP-345, "Starting from 2.3, only dynamic members will send LeaveGroupRequest"): it stays in
+        the group until its session times out, however the close was meant (a scale-down or a restart).
+        Checked in Kafka's source: every release with group.instance.id (2.3.0 ... 3.9 trunk) has
+        `isDynamicMember() && ...` in maybeLeaveGroup; `internal.leave.group.on.close` (Streams) only
+        skips the whole step; a static member leaving for good needs KIP-1092's
+        `close(CloseOptions.groupMembershipOperation(LEAVE_GROUP))` (4.1, opt-in; DEFAULT keeps a static
+        member in the group) or an admin removeMembersFromConsumerGroup, neither modelled here."""
+        reason = "the consumer is being closed"
+        if self.connect:
+            # DistributedHerder.halt stops the worker's connectors and tasks, then WorkerGroupMember.stop
+            # closes the coordinator: no rebalance callback is logged, the LeaveGroup says it all
+            self._truth_stop(p, p.owned, "member_left")
+        elif p.owned:
+            # ConsumerCoordinator.onLeavePrepare (2.6+): without a generation, or in the middle of a
+            # rebalance (rebalanceInProgress: JoinGroup or SyncGroup in flight), the partitions may already
+            # be someone else's: onPartitionsLost, not onPartitionsRevoked
+            lost = p.generation < 0 or p.member_id is None or p.state in (JOINING, SYNCING)
+            kind, cause = (
+                (EventType.PARTITIONS_LOST, "lost") if lost else (EventType.PARTITIONS_REVOKED, "revoked")
+            )
+            self._member_event(p, kind, partitions=_sorted(p.owned))
+            self._truth_stop(p, p.owned, cause)
+        if p.member_id is not None and p.state != UNJOINED and p.instance_id is None:
             self._member_event(p, EventType.LEAVE_SENT, reason=reason)
             self.queue.push(
                 self.now + self._latency(self.s.join_round_trip_ms, 0), self._on_leave, p.member_id, reason
@@ -725,7 +736,9 @@ class _Simulation:
         loop revokes everything before the JoinGroup); the poll loop then prepares and rejoins."""
         if p.state != STABLE_MEMBER:
             return
-        self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
+        # a Connect worker logs its reasons at DEBUG, and "Rebalance started" (onJoinPrepare) at INFO
+        shown = REBALANCE_STARTED if self.connect else reason
+        self._member_event(p, EventType.JOIN_REQUESTED, reason=shown)
         if signal and not self.cooperative:
             self._truth_stop(p, p.owned, "revoked")
         p.state = REJOINING
@@ -735,7 +748,9 @@ class _Simulation:
         """ConsumerCoordinator.onJoinPrepare, then the JoinGroup after the revocation callback."""
         if not p.alive or p.state != REJOINING:
             return
-        if self.cooperative:
+        if self.connect:  # WorkerCoordinator.onJoinPrepare keeps everything "until it's explicitly revoked"
+            revoked = set()
+        elif self.cooperative:
             revoked = {tp for tp in p.owned if tp.topic not in p.subscription}
         else:
             revoked = set(p.owned)
@@ -758,7 +773,14 @@ class _Simulation:
         if not p.alive or p.state == JOINING:
             return
         callback_ms = 0
-        if p.owned:
+        if self.connect:
+            if p.owned:  # WorkerCoordinator keeps running its work through a reset: not modelled
+                self.unobservable.append(
+                    f"{_ms(self.now)}: Connect worker {p.member_id} was dropped by the group while running "
+                    "tasks; it keeps running them (not modelled)"
+                )
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
+        elif p.owned:
             self._member_event(p, EventType.PARTITIONS_LOST, partitions=_sorted(p.owned))
             self._truth_stop(p, p.owned, "lost")
             p.owned = set()
@@ -778,8 +800,12 @@ class _Simulation:
         p.is_leader = False
         p.joined_subscription = p.subscription
         self._stop_heartbeats(p)
+        if self.connect:
+            reason = None  # WorkerCoordinator.requestRejoin does not set AbstractCoordinator's rejoinReason
         self._member_event(p, EventType.JOIN_SENT, reason=reason)
-        if self.cooperative:
+        if self.connect:  # the worker's running work, as the leader will read it (ExtendedWorkerState)
+            owned, owned_generation = p.worker.metadata(), None
+        elif self.cooperative:
             owned, owned_generation = _sorted(p.owned), (p.generation if p.generation >= 0 else None)
         else:  # eager StickyAssignor user data: the previous assignment and its generation
             owned, owned_generation = p.last_assignment, p.last_assignment_generation
@@ -796,25 +822,56 @@ class _Simulation:
         )
 
     def _on_join_response(
-        self, p: _Process, request: int, generation: int, member_id: str, leader: str, members: list | None
+        self,
+        p: _Process,
+        request: int,
+        generation: int,
+        member_id: str,
+        leader: str,
+        members: list | None,
+        skip_assignment: bool = False,
     ) -> None:
         if p.state != JOINING or request != p.request:
             return
         p.member_id, p.generation, p.state = member_id, generation, SYNCING
-        p.is_leader = leader == member_id
+        p.is_leader, p.leader_id = leader == member_id, leader
         self._member_event(
             p,
             EventType.JOIN_RESPONSE,
             generation_id=generation,
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
             leader_id=leader,
         )
         self._start_heartbeats(p)
-        if members is not None:  # the leader computes the assignment (skipped by a static leader rejoining)
+        if members is not None and skip_assignment:
+            self._skip_assignment(p, members)
+            self._send_sync(p, None)
+        elif members is not None:  # the leader computes the assignment
             self._member_later(self.s.assignment_ms, p, self._lead, generation, members)
         else:
             self._send_sync(p, None)
+
+    def _skip_assignment(self, p: _Process, members: list[_GroupMember]) -> None:
+        """KIP-814, a static leader back in a Stable group (JoinGroup v9 skipAssignment): the coordinator
+        keeps the group's assignment; ConsumerCoordinator.onLeaderElected runs no assignor but, after
+        updateGroupSubscription (which refreshes the metadata), sets assignmentSnapshot = metadataSnapshot,
+        so rejoinNeededOrPending notices partition changes from now on. Changes made while the leader was
+        down are in that snapshot already: nobody notices them ("Note that any metadata changes happening
+        while the static leader is down won't be noticed", GroupCoordinator.updateStaticMemberAndRebalance)."""
+        subscribed = sorted({topic for m in members for topic in m.subscription})
+        p.metadata_snapshot = {topic: self.topics.get(topic, 0) for topic in subscribed}
+
+    def _on_member_id_required(self, p: _Process, request: int, member_id: str) -> None:
+        """AbstractCoordinator.JoinGroupResponseHandler, MEMBER_ID_REQUIRED: keep the given member id and
+        rejoin at once with it (requestRejoin: "need to re-join with the given member-id: X")."""
+        if p.state != JOINING or request != p.request:
+            return
+        p.member_id = member_id
+        reason = f"need to re-join with the given member-id: {member_id}"
+        if not self.connect:  # WorkerCoordinator.requestRejoin logs it at DEBUG
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
+        self._send_join(p, reason)
 
     def _on_join_error(self, p: _Process, request: int, error: str) -> None:
         if p.state == JOINING and request == p.request:
@@ -822,8 +879,11 @@ class _Simulation:
             self._reset_and_rejoin(p, f"encountered {error} from JOIN_GROUP response", error)
 
     def _lead(self, p: _Process, generation: int, members: list[_GroupMember]) -> None:
-        """ConsumerCoordinator.onLeaderElected / performAssignment."""
+        """ConsumerCoordinator.onLeaderElected / performAssignment (Connect: WorkerCoordinator's)."""
         if p.state != SYNCING or p.generation != generation:
+            return
+        if self.connect:
+            self._lead_workers(p, generation, members)
             return
         subscribed = sorted({topic for m in members for topic in m.subscription})
         p.metadata_snapshot = {topic: self.topics.get(topic, 0) for topic in subscribed}
@@ -840,15 +900,25 @@ class _Simulation:
                 for m in members
             ),
         )
-        if self.kip415 is not None:
-            assignment, delay_ms = self.kip415.assign(self.now, p.member_id, spec, self.assignor)
-        else:
-            assignment, delay_ms = self.assignor.assign(spec), 0
+        assignment = self.assignor.assign(spec)
         full = {m.member_id: tuple(sorted(assignment.get(m.member_id, ()))) for m in members}
         self._member_event(p, EventType.ASSIGNMENT_COMPUTED, generation_id=generation, assignment=full)
-        self._send_sync(p, (full, delay_ms))
+        self._send_sync(p, _LeaderAssignment(full))
 
-    def _send_sync(self, p: _Process, assignment: tuple[dict, int] | None) -> None:
+    def _lead_workers(self, p: _Process, generation: int, members: list[_GroupMember]) -> None:
+        """IncrementalCooperativeAssignor.performAssignment, run by this worker's own assignor (its memory
+        of the previous assignment and of the delay). Connect logs the result at DEBUG only: no
+        assignment_computed."""
+        result = p.worker.leader_assignor().assign(
+            self.now,
+            self.topics,
+            [(m.member_id, *m.owned) for m in members],
+            p.worker.last_completed_generation,
+            generation,
+        )
+        self._send_sync(p, _LeaderAssignment(result.running, result.delay_ms, result.workers))
+
+    def _send_sync(self, p: _Process, assignment: _LeaderAssignment | None) -> None:
         self._later(
             self._latency(self.s.sync_round_trip_ms, 0),
             self._on_sync,
@@ -872,16 +942,21 @@ class _Simulation:
             self._reset_and_rejoin(p, f"encountered {error} from SYNC_GROUP response", error)
 
     def _on_sync_response(
-        self, p: _Process, request: int, generation: int, partitions: tuple, delay_ms: int
+        self,
+        p: _Process,
+        request: int,
+        generation: int,
+        partitions: tuple,
+        worker_assignment: WorkerAssignment | None,
     ) -> None:
         """onJoinComplete: eager assigns everything; cooperative revokes owned - assigned first, then
         assigns assigned - owned, and rejoins if it revoked anything (KIP-429)."""
         if p.state != SYNCING or request != p.request or p.generation != generation:
             return
-        attributes = {"delay_ms": delay_ms} if delay_ms else None
-        self._member_event(
-            p, EventType.SYNC_RESPONSE, generation_id=generation, partitions=partitions, attributes=attributes
-        )
+        if self.connect:
+            self._worker_synced(p, generation, worker_assignment)
+            return
+        self._member_event(p, EventType.SYNC_RESPONSE, generation_id=generation, partitions=partitions)
         p.state = STABLE_MEMBER
         p.last_assignment, p.last_assignment_generation = partitions, generation
         assigned = set(partitions)
@@ -920,19 +995,67 @@ class _Simulation:
             duration, p.slow_poll_ms = p.slow_poll_ms, None
             self._slow_poll(p, duration)
 
-    def _scheduled_rebalance(self, generation: int) -> None:
-        """KIP-415: the delay sent with the assignment has expired: the members rejoin (leader first)."""
-        self.scheduled_rebalance = None
-        if self.state != STABLE or self.generation != generation:
-            return
-        ordered = sorted(self.members.values(), key=lambda m: m.member_id != self.leader)
-        for member in ordered:
-            p = member.process
-            if p.alive and p.state == STABLE_MEMBER and p.member_id == member.member_id:
-                self._member_later(0, p, self._rejoin_after_delay)
+    # ----------------------------------------------------------------- member: a Connect worker
+    def _worker_synced(self, p: _Process, generation: int, assignment: WorkerAssignment) -> None:
+        """WorkerCoordinator.onJoinComplete: the worker stops what is revoked (onRevoked, "Finished
+        stopping tasks in preparation for rebalance"), then DistributedHerder.onAssigned logs "Joined group
+        at generation N ... got assignment: Assignment{...} with rebalance delay: D" and starts the new
+        work. The events are the parser's reading of those lines: the sync_response carries the
+        Assignment (attributes), partitions_revoked / partitions_assigned the tasks stopped / started."""
+        self._member_event(
+            p,
+            EventType.SYNC_RESPONSE,
+            generation_id=generation,
+            leader_id=p.leader_id,
+            attributes={
+                "protocol_version": CONNECT_PROTOCOLS[self.s.assignor],
+                "delay_ms": assignment.delay_ms,
+                "assigned_connectors": ",".join(assignment.connectors),
+                "revoked_connectors": ",".join(assignment.revoked_connectors),
+                "added": ", ".join(str(t) for t in assignment.tasks),
+                "revoked": ", ".join(str(t) for t in assignment.revoked_tasks),
+            },
+        )
+        p.state = STABLE_MEMBER
+        if assignment.revokes:
+            self.truth.follow_up = True  # it rejoins once its work is started (same episode, KIP-415)
+            self._member_later(self.s.revoke_callback_ms, p, self._worker_joined, generation, assignment)
+        else:
+            self._worker_joined(p, generation, assignment)
 
-    def _rejoin_after_delay(self, p: _Process) -> None:
-        self._request_rejoin(p, "scheduled rebalance delay expired", signal=False)
+    def _worker_joined(self, p: _Process, generation: int, assignment: WorkerAssignment) -> None:
+        """The "Joined group" instant: revoked tasks are stopped, the new ones start; then
+        DistributedHerder.handleRebalanceCompleted rejoins at once after a revocation, and schedules a
+        rejoin when the delay expires (scheduledRebalance = now + delay, replaced by every assignment)."""
+        if p.generation != generation:
+            return
+        revoked = set(assignment.revoked_tasks) & p.owned
+        if revoked:
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(revoked))
+            self._truth_stop(p, revoked, "revoked")
+            p.owned -= revoked
+        added = set(assignment.tasks) - p.owned
+        if added:
+            self._member_event(p, EventType.PARTITIONS_ASSIGNED, partitions=_sorted(added))
+            p.owned |= added
+            self.truth.start(p.member_id, p.instance_id, added, self.now, generation)
+        p.worker.apply(assignment, generation)
+        self.queue.cancel(p.worker.scheduled_rejoin)
+        p.worker.scheduled_rejoin = None
+        if assignment.delay_ms:
+            p.worker.scheduled_rejoin = self._member_later(
+                assignment.delay_ms, p, self._worker_delay_expired, poll_loop=False
+            )
+        if assignment.revokes:
+            self._member_later(0, p, self._worker_rejoin_after_revocation)
+
+    def _worker_rejoin_after_revocation(self, p: _Process) -> None:
+        self._request_rejoin(p, "revoked connectors or tasks", signal=False)
+
+    def _worker_delay_expired(self, p: _Process) -> None:
+        """DistributedHerder: "Requesting rebalance because scheduled rebalance timeout has been reached"."""
+        p.worker.scheduled_rejoin = None
+        self._request_rejoin(p, "scheduled rebalance timeout has been reached", signal=False)
 
     # --------------------------------------------------------------------------- coordinator side
     def _on_join(self, p, request, member_id, subscription, owned, owned_generation, reason) -> None:
@@ -941,13 +1064,19 @@ class _Simulation:
         if member_id is None and p.instance_id is not None and p.instance_id in self.static_ids:
             self._replace_static_member(p, request, subscription, owned, owned_generation, reason)
             return
-        if member_id is not None and member_id not in self.members:
+        if member_id is None and p.instance_id is None:
+            self._add_pending_member(p, request, subscription, reason)
+            return
+        new = member_id is None or member_id in self.pending_members
+        if not new and member_id not in self.members:
             back = self._latency(self.s.join_round_trip_ms, 1)
             self._deliver(p, back, self._on_join_error, request, UNKNOWN_MEMBER_ID)
             return
-        new = member_id is None
         if new:
-            member_id = self._new_member_id(p.name)
+            if member_id is None:  # a static member (KIP-394 asks dynamic members only for a second join)
+                member_id = self._new_member_id(p.name)
+            else:  # "Pending dynamic member with id X joins group ... Adding to the group now."
+                self.queue.cancel(self.pending_members.pop(member_id))
             member = _GroupMember(member_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
             self.members[member_id] = member
             if p.instance_id is not None:
@@ -968,7 +1097,7 @@ class _Simulation:
             client_id=p.name,
             subscription=subscription,
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
             reason=reason,
             attributes={
                 "state": state_before,
@@ -991,6 +1120,50 @@ class _Simulation:
                 f"Updating metadata for member {member_id} during {state_before}{_client_reason(reason)}"
             )
 
+    def _add_pending_member(self, p: _Process, request: int, subscription, reason) -> None:
+        """KIP-394 (GroupCoordinator.doDynamicNewMemberJoinGroup with requireKnownMemberId, JoinGroup v4+):
+        a dynamic member's first JoinGroup only reserves a member id ("Dynamic member with unknown member id
+        joins group ... Created a new member id X and request the member to rejoin with this id") and is
+        answered MEMBER_ID_REQUIRED. The pending member is no member: it triggers no rebalance and is not
+        counted, but a join phase waits for it (hasAllMembersJoined); it expires after its session
+        timeout if it never comes back."""
+        member_id = self._new_member_id(p.name)
+        self.pending_members[member_id] = self._later(
+            self.s.session_timeout_ms, self._pending_member_expired, member_id
+        )
+        self._coordinator_event(
+            EventType.JOIN_RECEIVED,
+            member_id=member_id,
+            client_id=p.name,
+            subscription=subscription,
+            protocol_name=self.s.assignor,
+            protocol_type=self.protocol_type,
+            reason=reason,
+            attributes={
+                "state": self.state,
+                "pending": "true",
+                "session_timeout_ms": self.s.session_timeout_ms,
+                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
+            },
+        )
+        back = self._latency(self.s.join_round_trip_ms, 1)
+        self._deliver(p, back, self._on_member_id_required, request, member_id)
+
+    def _pending_member_expired(self, member_id: str) -> None:
+        """ "Pending member X in group G has been removed after session timeout expiration."""
+        del self.pending_members[member_id]
+        self._remove_pending(member_id, RemovalReason.SESSION_TIMEOUT)
+
+    def _remove_pending(self, member_id: str, reason: RemovalReason) -> None:
+        """removePendingMemberAndUpdateGroup: no rebalance; a join phase may now be complete."""
+        self._coordinator_event(
+            EventType.MEMBER_REMOVED,
+            member_id=member_id,
+            reason=reason.value,
+            attributes={"pending": "true", "session_timeout_ms": self.s.session_timeout_ms},
+        )
+        self._try_complete_join()
+
     def _replace_static_member(self, p, request, subscription, owned, owned_generation, reason) -> None:
         """KIP-345 (GroupCoordinator.updateStaticMemberAndRebalance): the instance keeps its place and
         assignment under a new member id; a Stable group does not rebalance."""
@@ -1007,6 +1180,8 @@ class _Simulation:
             self.leader = new_id
         if old_id in self.assignment:
             self.assignment[new_id] = self.assignment.pop(old_id)
+        if old_id in self.held:
+            self.held[new_id] = self.held.pop(old_id)
         if old_id in self.pending_sync:
             self.pending_sync.discard(old_id)
             self.pending_sync.add(new_id)
@@ -1018,7 +1193,7 @@ class _Simulation:
             client_id=p.name,
             subscription=subscription,
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
             reason=reason,
             attributes={
                 "old_member_id": old_id,
@@ -1032,9 +1207,19 @@ class _Simulation:
             self.truth.assignment_rows(
                 self.generation, new_id, p.instance_id, self.assignment.get(new_id, ()), self.now
             )
+            # KIP-814: the returning leader gets the members' metadata and skipAssignment
+            leader = new_id == self.leader
             back = self._latency(self.s.join_round_trip_ms, 1)
             self._deliver(
-                p, back, self._on_join_response, request, self.generation, new_id, self.leader, None
+                p,
+                back,
+                self._on_join_response,
+                request,
+                self.generation,
+                new_id,
+                self.leader,
+                list(self.members.values()) if leader else None,
+                leader,
             )
             self._arm_session_check(member)  # completeAndScheduleNextHeartbeatExpiration
         elif self.state == COMPLETING:
@@ -1102,6 +1287,7 @@ class _Simulation:
         if (
             self.state == PREPARING
             and not self.initial_delay_active
+            and not self.pending_members  # hasAllMembersJoined waits for KIP-394 pending members too
             and all(m.awaiting_join for m in self.members.values())
         ):
             self._complete_join()
@@ -1138,7 +1324,7 @@ class _Simulation:
             members=tuple(m.member_id for m in members),
             member_count=len(members),
             protocol_name=self.s.assignor,
-            protocol_type=PROTOCOL_TYPE,
+            protocol_type=self.protocol_type,
         )
         self.truth.join_completed(self.now, self.generation, self.leader, [m.member_id for m in members])
         for member in members:
@@ -1185,14 +1371,15 @@ class _Simulation:
         else:  # CompletingRebalance: park until the leader's assignment arrives
             member.awaiting_sync = True
             if member_id == self.leader and leader_assignment is not None:
-                self._stabilize(*leader_assignment)
+                self._stabilize(leader_assignment)
         if not self.pending_sync:
             self.queue.cancel(self.sync_timer)
             self.sync_timer = None
 
-    def _stabilize(self, assignment: dict[str, tuple], delay_ms: int) -> None:
-        self.assignment = {m: tuple(assignment.get(m, ())) for m in self.members}
-        self.assignment_delay_ms = delay_ms
+    def _stabilize(self, leader: _LeaderAssignment) -> None:
+        self.assignment = {m: tuple(leader.full.get(m, ())) for m in self.members}
+        self.assignment_delay_ms = delay_ms = leader.delay_ms
+        self.worker_assignments = dict(leader.workers or {})
         self.state = STABLE
         members = list(self.members.values())
         self._coordinator_event(
@@ -1211,9 +1398,14 @@ class _Simulation:
                 )
         instances = {m.member_id: m.instance_id for m in members}
         self.truth.stabilized(self.now, self.generation, self.assignment, instances, delay_ms > 0)
+        # what a replay of the broker's log alone concludes: a member assigned less than it held (in a
+        # topic it still subscribes to) revokes and rejoins (KIP-429)
         self.implied_follow_up = self.cooperative and any(
-            set(m.owned) - set(self.assignment[m.member_id]) for m in members
+            tp.topic in m.subscription
+            for m in members
+            for tp in set(self.held.get(m.member_id, ())) - set(self.assignment[m.member_id])
         )
+        self.held = dict(self.assignment)
         back = self._latency(self.s.sync_round_trip_ms, 1)
         for member in members:
             if member.awaiting_sync:
@@ -1222,10 +1414,6 @@ class _Simulation:
                 self._send_assignment(member, back)
                 if not member.process.heartbeating:
                     self._arm_session_check(member)
-        self.queue.cancel(self.scheduled_rebalance)
-        self.scheduled_rebalance = (
-            self._later(delay_ms, self._scheduled_rebalance, self.generation) if delay_ms else None
-        )
 
     def _send_assignment(self, member: _GroupMember, delay: int) -> None:
         partitions = self.assignment.get(member.member_id, ())
@@ -1236,7 +1424,7 @@ class _Simulation:
             member.request,
             self.generation,
             partitions,
-            self.assignment_delay_ms,
+            self.worker_assignments.get(member.member_id),
         )
 
     def _pending_sync_expired(self, generation: int) -> None:
@@ -1249,15 +1437,25 @@ class _Simulation:
         self._prepare_rebalance(f"Removing {[m.member_id for m in late]} on pending sync request expiration")
 
     def _on_heartbeat(self, member_id: str, generation: int) -> str | None:
+        """GroupCoordinator.handleHeartbeat (3.x Scala) / GroupMetadataManager.classicGroupHeartbeat (4.x):
+        the member and its generation are validated first (validateHeartbeat: UNKNOWN_MEMBER_ID, then
+        ILLEGAL_GENERATION, without resetting the session timer); only a valid heartbeat sees the state
+        (Empty: UNKNOWN_MEMBER_ID, PreparingRebalance: REBALANCE_IN_PROGRESS) and keeps the member alive."""
         member = self.members.get(member_id)
-        if member is None or self.state == EMPTY:
+        if member is None:
+            return UNKNOWN_MEMBER_ID
+        if generation != self.generation:
+            return ILLEGAL_GENERATION
+        if self.state == EMPTY:
             return UNKNOWN_MEMBER_ID
         member.last_seen = self.now
-        if self.state == PREPARING:
-            return REBALANCE_IN_PROGRESS
-        return ILLEGAL_GENERATION if generation != self.generation else None
+        return REBALANCE_IN_PROGRESS if self.state == PREPARING else None
 
     def _on_leave(self, member_id: str, reason: str) -> None:
+        if member_id in self.pending_members:  # "Pending member X is leaving group G."
+            self.queue.cancel(self.pending_members.pop(member_id))
+            self._remove_pending(member_id, RemovalReason.LEAVE_GROUP)
+            return
         member = self.members.get(member_id)
         if member is not None:
             self._remove_member(
@@ -1305,6 +1503,7 @@ class _Simulation:
             back = self._latency(self.s.join_round_trip_ms, 1)
             self._deliver(member.process, back, self._on_join_error, member.request, UNKNOWN_MEMBER_ID)
         del self.members[member.member_id]
+        self.held.pop(member.member_id, None)
         if member.instance_id is not None and self.static_ids.get(member.instance_id) == member.member_id:
             del self.static_ids[member.instance_id]
         self.pending_sync.discard(member.member_id)
@@ -1333,6 +1532,18 @@ class _Simulation:
             self.unobservable.append(
                 f"{_ms(self.now)}: member {member.member_id} {how}; it stopped consuming at {_ms(stopped_at)}"
             )
+
+
+def _check_connect_timeline(timeline: Timeline) -> None:
+    """A Connect worker group runs join, leave, crash and restart (SimulationError otherwise)."""
+    for action in timeline.actions:
+        what = f"{type(action).__name__.lower()} at {action.at} ms"
+        if isinstance(action, (Pause, Subscribe, PartitionCount)):
+            raise SimulationError(
+                f"{what}: a Connect worker group simulates join, leave, crash and restart only"
+            )
+        if isinstance(action, Join) and (action.topics is not None or action.instance_id is not None):
+            raise SimulationError(f"{what}: a Connect worker joins with neither topics nor an instance id")
 
 
 def _client_reason(reason: str | None) -> str:

@@ -6,7 +6,10 @@ A timeline is plain data: the initial topics and a list of actions at instants (
 Actions (each names the member it happens to, except partition count changes):
 
     join       a consumer process starts and joins (optionally with its own group.instance.id and topics)
-    leave      graceful leave: close() revokes everything and sends LeaveGroup (the member is gone)
+    leave      close() for good: onLeavePrepare revokes everything; a dynamic member sends LeaveGroup (the
+               coordinator rebalances at once), a static one (group.instance.id) sends none and stays in the
+               group until session.timeout.ms expires, then the coordinator removes it and rebalances
+               (AbstractCoordinator.maybeLeaveGroup, KIP-345)
     crash      the process dies right after a heartbeat, without LeaveGroup; the coordinator notices
                session.timeout.ms later (AbstractCoordinator heartbeats, GroupCoordinator session expiry)
     restart    the process goes down for `down` and comes back with the same client id (and the same
@@ -24,7 +27,7 @@ Document form (YAML or JSON), durations as milliseconds or strings such as "250m
     group_id: orders              # optional
     start: 2024-11-08T10:00:00Z   # optional (epoch ms or ISO-8601)
     end: 30m                      # optional: stop the simulation here (else when the group settles)
-    topics: {t: 6}
+    topics: {t: 6}                # a Kafka Connect worker group has `connectors: {name: task count}`
     actions:
       - {at: 0s, action: join, member: c1}
       - {at: 0s, action: join, member: c2, instance_id: c2-host, topics: [t]}
@@ -37,6 +40,11 @@ Document form (YAML or JSON), durations as milliseconds or strings such as "250m
 
 A scenario file adds `settings:` (SimulationSettings fields, read by `rebalance_core.simulate
 .load_scenario`) and may carry `name:` and `description:`.
+
+A Kafka Connect worker group (settings.assignor `sessioned` or `compatible`, `rebalance_core.connect`)
+names its work `connectors:` (connector -> task count; stored as `topics`) and runs join, leave, crash
+and restart: a worker's `leave` stops its connectors and tasks and sends LeaveGroup (workers are dynamic
+members); pauses, subscriptions and task count changes are not modelled for workers.
 """
 
 from __future__ import annotations
@@ -218,13 +226,22 @@ def load_timeline(doc: Mapping[str, Any]) -> Timeline:
     """A Timeline from a parsed YAML/JSON document (see the module docstring); TimelineError if bad."""
     if not isinstance(doc, Mapping):
         raise TimelineError("a timeline must be a mapping with 'topics' and 'actions'")
-    known = {"cluster", "group_id", "start", "end", "topics", "actions", "settings", "name", "description"}
-    unknown = sorted(set(doc) - known)
+    known = {"cluster", "group_id", "start", "end", "topics", "connectors", "actions", "settings", "name"}
+    unknown = sorted(set(doc) - known - {"description"})
     if unknown:
         raise TimelineError(f"unknown timeline field(s): {', '.join(map(str, unknown))}")
-    topics = doc.get("topics")
-    if not isinstance(topics, Mapping) or not topics:
-        raise TimelineError("'topics' must be a non-empty mapping topic -> partition count")
+    if "connectors" in doc:  # a Kafka Connect worker group's work: connector -> task count
+        if "topics" in doc:
+            raise TimelineError(
+                "give 'topics' (a consumer group) or 'connectors' (a Connect group), not both"
+            )
+        topics = doc["connectors"]
+        if not isinstance(topics, Mapping) or not topics:
+            raise TimelineError("'connectors' must be a non-empty mapping connector -> task count")
+    else:
+        topics = doc.get("topics")
+        if not isinstance(topics, Mapping) or not topics:
+            raise TimelineError("'topics' must be a non-empty mapping topic -> partition count")
     raw_actions = doc.get("actions")
     if not isinstance(raw_actions, list) or not raw_actions:
         raise TimelineError("'actions' must be a non-empty list")

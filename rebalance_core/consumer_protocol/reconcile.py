@@ -4,7 +4,9 @@ Follows Kafka's `CurrentAssignmentBuilder.build` / `computeNextAssignment` (grou
 modern.consumer): at every heartbeat the coordinator moves the member one step:
 
 1. partitions it owns that are no longer in its target must be revoked first: the member stays at its
-   current epoch in UNREVOKED_PARTITIONS until a heartbeat no longer reports them as owned;
+   current epoch in UNREVOKED_PARTITIONS until a heartbeat no longer reports them as owned; then it
+   moves on from epoch + 1 (KAFKA-16249, 3.8+): to the target epoch, or, if a newer target makes it
+   revoke again, to UNREVOKED_PARTITIONS at epoch + 1 (3.7 kept the old epoch);
 2. then it moves to the target epoch and gets the target partitions that are free; a target partition
    still held by another member (assigned to it or pending its revocation) is withheld: the member is
    UNRELEASED_PARTITIONS until a later heartbeat finds it released;
@@ -72,7 +74,8 @@ def reconcile_member(
     if state is MemberState.UNREVOKED_PARTITIONS:
         if _still_owns(member.pending_revocation, owned):
             return member
-        return _next_assignment(member, member.member_epoch, target_epoch, target, owned, held_by_other)
+        # CurrentAssignmentBuilder.build (KAFKA-16249): "it can transition to the next epoch (current + 1)"
+        return _next_assignment(member, member.member_epoch + 1, target_epoch, target, owned, held_by_other)
     if state is MemberState.UNRELEASED_PARTITIONS:
         return _next_assignment(member, member.member_epoch, target_epoch, target, owned, held_by_other)
     # UNKNOWN: a state this coordinator does not know; the member restarts from scratch.

@@ -65,8 +65,8 @@ class ConsumerSimSettings:
 
     assignor: str = "uniform"  # uniform | server-range
     static_membership: bool = False  # every member without an instance id uses its name as group.instance.id
-    heartbeat_interval_ms: int = 5_000
-    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 5_000  # broker group.consumer.heartbeat.interval.ms
+    session_timeout_ms: int = 45_000  # broker group.consumer.session.timeout.ms (not the client's)
     max_poll_interval_ms: int = 300_000
     network_ms: int = 1  # one way, member <-> coordinator
     revoke_callback_ms: int = 5  # onPartitionsRevoked (typically a commit)
@@ -88,12 +88,16 @@ class ConsumerSimSettings:
 
     @classmethod
     def from_simulation_settings(cls, settings: Any) -> ConsumerSimSettings:
-        """The KIP-848 reading of a classic `SimulationSettings` whose assignor is a broker-side one: the
-        shared settings carry over; the heartbeat interval stays KIP-848's (a broker setting)."""
+        """The KIP-848 reading of a `SimulationSettings` whose assignor is a broker-side one: the session
+        timeout and heartbeat interval are the broker's group.consumer.* settings (the coordinator sends
+        the interval in every heartbeat response and expires members on its own session timeout; the
+        client's session.timeout.ms / heartbeat.interval.ms belong to the classic protocol), the rest
+        carries over (max.poll.interval.ms is the member's rebalance timeout)."""
         return cls(
             assignor=settings.assignor,
             static_membership=settings.static_membership,
-            session_timeout_ms=settings.session_timeout_ms,
+            heartbeat_interval_ms=settings.group_consumer_heartbeat_interval_ms,
+            session_timeout_ms=settings.group_consumer_session_timeout_ms,
             max_poll_interval_ms=settings.max_poll_interval_ms,
             revoke_callback_ms=max(1, settings.revoke_callback_ms),
             coordinator=settings.coordinator,

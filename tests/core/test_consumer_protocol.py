@@ -602,12 +602,20 @@ def test_settings_from_the_classic_simulator():
 
     classic = SimulationSettings(assignor="server-range", static_membership=True, session_timeout_ms=30_000)
     kip848 = ConsumerSimSettings.from_simulation_settings(classic)
+    # the client's session.timeout.ms does not apply: group.consumer.session.timeout.ms, a broker setting
     assert (kip848.assignor, kip848.static_membership, kip848.session_timeout_ms) == (
         "server-range",
         True,
-        30_000,
+        45_000,
     )
     assert kip848.heartbeat_interval_ms == 5_000  # group.consumer.heartbeat.interval.ms, a broker setting
+    broker = SimulationSettings(
+        assignor="uniform",
+        group_consumer_session_timeout_ms=20_000,
+        group_consumer_heartbeat_interval_ms=2_000,
+    )
+    kip848 = ConsumerSimSettings.from_simulation_settings(broker)
+    assert (kip848.session_timeout_ms, kip848.heartbeat_interval_ms) == (20_000, 2_000)
 
 
 @pytest.mark.parametrize("field", ["network_ms", "revoke_callback_ms"])

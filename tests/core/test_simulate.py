@@ -50,6 +50,69 @@ def test_same_seed_same_events_other_seed_other_member_ids():
     assert set(member_names(first.events)).isdisjoint(member_names(other.events))
 
 
+def test_new_dynamic_member_joins_twice_first_for_its_member_id():
+    """KIP-394 (GroupCoordinator.doDynamicNewMemberJoinGroup, requireKnownMemberId): a JoinGroup without
+    member id only creates a pending member and is answered MEMBER_ID_REQUIRED, which triggers nothing;
+    the client (AbstractCoordinator.JoinGroupResponseHandler) logs "Request joining group due to: need
+    to re-join with the given member-id: X" and joins again with X, which adds it and rebalances."""
+    result = sim(Join(0, "c1"), Join(30 * S, "c2"))
+    c2 = [e for e in result.events if e.ts >= at(result, 30 * S) and e.client_id == "c2"][:5]
+    assert [(e.side, e.event_type) for e in c2] == [
+        ("member", "join_sent"),
+        ("coordinator", "join_received"),
+        ("member", "join_requested"),
+        ("member", "join_sent"),
+        ("coordinator", "join_received"),
+    ]
+    first_join, pending, request, second_join, joined = c2
+    member_id = pending.member_id
+    assert first_join.member_id is None and member_id.startswith("c2-")
+    assert pending.attributes == {
+        "state": "Stable",
+        "pending": "true",
+        "session_timeout_ms": "45000",
+        "rebalance_timeout_ms": "300000",
+    }
+    assert request.member_id == member_id
+    assert request.reason == f"need to re-join with the given member-id: {member_id}"
+    assert second_join.member_id == joined.member_id == member_id and "pending" not in joined.attributes
+    (prepared,) = [e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > pending.ts]
+    assert prepared.ts == joined.ts and prepared.reason.startswith(f"Adding new member {member_id} ")
+    assert events_of(result.events, EventType.JOIN_COMPLETED)[-1].member_count == 2
+
+
+def test_pending_member_that_never_rejoins_expires_after_its_session_without_a_rebalance():
+    """The process is gone before its second JoinGroup: GroupCoordinator.onExpireHeartbeat (isPending)
+    "Pending member X in group G has been removed after session timeout expiration", no rebalance."""
+    result = sim(Join(0, "c1"), Join(30 * S, "c2"), Crash(30 * S, "c2"), session_timeout_ms=10 * S)
+    (pending,) = [e for e in events_of(result.events, EventType.JOIN_RECEIVED) if e.client_id == "c2"]
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert (removed.member_id, removed.reason, removed.attributes["pending"]) == (
+        pending.member_id,
+        RemovalReason.SESSION_TIMEOUT.value,
+        "true",
+    )
+    assert removed.ts == pending.ts + 10 * S
+    assert not [e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > pending.ts]
+
+
+def test_simulated_pending_join_reads_back_from_the_brokers_log_line_unchanged():
+    """The broker's "Dynamic member with unknown member id joins group ... Created a new member id X and
+    request the member to rejoin with this id" parses to the join_received the simulator emits."""
+    from rebalance_core.kafka_logs import parse_lines
+    from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter
+
+    result = sim(Join(0, "c1"), Join(30 * S, "c2"))
+    pending = [e for e in result.events if e.attributes.get("pending")]
+    lines = KafkaLogWriter(consumer_protocol=False).write_all(result.events)
+    text = [line.text for line in lines if line.stream == BROKER]
+    parsed = parse_lines(text, file="server.log", cluster="sim").events
+    read = [e for e in parsed if e.attributes.get("pending")]
+    assert [(e.ts, e.member_id, e.client_id, e.attributes["state"]) for e in read] == [
+        (e.ts, e.member_id, e.client_id, e.attributes["state"]) for e in pending
+    ]
+
+
 def test_crash_is_noticed_one_session_timeout_after_the_last_heartbeat():
     result = sim(Join(0, "c1"), Join(0, "c2"), Crash(30 * S, "c2"), session_timeout_ms=10 * S)
     names = member_names(result.events)
@@ -71,6 +134,53 @@ def test_graceful_leave_revokes_then_sends_leave_group():
     assert c2[-1].reason == RemovalReason.LEAVE_GROUP.value
 
 
+def test_static_member_leaving_for_good_sends_no_leave_group_and_is_removed_at_session_expiry():
+    """AbstractCoordinator.maybeLeaveGroup sends LeaveGroup only `if (isDynamicMember() && ...)`: a
+    static consumer's close() revokes (onLeavePrepare) and stays in the group until its session
+    expires; only then does the coordinator rebalance, so its partitions wait a whole session."""
+    result = sim(Join(0, "c1"), Join(0, "c2"), Leave(30 * S, "c2"), static_membership=True)
+    names = member_names(result.events)
+    assert not events_of(result.events, EventType.LEAVE_SENT)
+    revoked = events_of(result.events, EventType.PARTITIONS_REVOKED)[0]
+    assert names[revoked.member_id] == "c2" and revoked.ts == at(result, 30 * S)
+    (removed,) = events_of(result.events, EventType.MEMBER_REMOVED)
+    assert removed.reason == RemovalReason.SESSION_TIMEOUT.value and removed.member_id == revoked.member_id
+    assert removed.ts == at(result, 30 * S + 45 * S)  # the default session.timeout.ms, 45 s
+    (prepared,) = [e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > revoked.ts]
+    assert prepared.ts == removed.ts and "on heartbeat expiration" in prepared.reason
+    handed_over = [m for m in result.truth["partition_movements"] if m["revoked_at"] == revoked.ts]
+    assert handed_over and {m["stop_cause"] for m in handed_over} == {"revoked"}
+    assert all(m["unavailable_ms"] > 45 * S for m in handed_over)
+    dynamic = sim(Join(0, "c1"), Join(0, "c2"), Leave(30 * S, "c2"))
+    assert [e.reason for e in events_of(dynamic.events, EventType.MEMBER_REMOVED)] == ["leave_group"]
+
+
+def test_close_during_a_rebalance_loses_the_partitions_instead_of_revoking_them():
+    """ConsumerCoordinator.onLeavePrepare (2.6+): `generation == NO_GENERATION || rebalanceInProgress()`
+    -> invokePartitionsLost. c1 (cooperative, still owning its partitions) waits in the join phase for
+    c2's slow poll when it is closed: onPartitionsLost, then its LeaveGroup."""
+    result = sim(
+        Join(0, "c1"),
+        Join(0, "c2"),
+        Pause(30 * S, "c2", 20 * S, "poll"),
+        Join(35 * S, "c3"),
+        Leave(45 * S, "c1"),
+        assignor="cooperative-sticky",
+    )
+    names = member_names(result.events)
+    c1 = [e for e in result.events if e.ts == at(result, 45 * S) and names.get(e.member_id) == "c1"]
+    assert [e.event_type for e in c1] == ["partitions_lost", "leave_sent"]
+    assert not [
+        e for e in events_of(result.events, EventType.PARTITIONS_REVOKED) if names[e.member_id] == "c1"
+    ]
+    stopped = [m for m in result.truth["partition_movements"] if m["revoked_at"] == at(result, 45 * S)]
+    assert stopped and {m["stop_cause"] for m in stopped} == {"lost"}
+    calm = sim(Join(0, "c1"), Join(0, "c2"), Leave(45 * S, "c1"), assignor="cooperative-sticky")
+    assert events_of(calm.events, EventType.PARTITIONS_REVOKED) and not events_of(
+        calm.events, EventType.PARTITIONS_LOST
+    )
+
+
 def test_static_member_closing_sends_no_leave_group_and_expires_after_its_session():
     result = sim(Join(0, "c1"), Join(0, "c2"), Restart(30 * S, "c2", 60 * S), static_membership=True)
     assert not events_of(result.events, EventType.LEAVE_SENT)
@@ -81,6 +191,32 @@ def test_static_member_closing_sends_no_leave_group_and_expires_after_its_sessio
     joins = events_of(result.events, EventType.JOIN_RECEIVED)
     (back,) = [e for e in joins if e.ts > removed.ts and e.client_id == "c2"]
     assert back.group_instance_id == "c2" and back.attributes["state"] == "Stable"
+
+
+@pytest.mark.parametrize(
+    ("state", "generation", "error"),
+    [
+        ("Stable", 5, None),
+        ("CompletingRebalance", 5, None),
+        ("PreparingRebalance", 5, "REBALANCE_IN_PROGRESS"),
+        ("PreparingRebalance", 4, "ILLEGAL_GENERATION"),  # the generation is validated first
+        ("Stable", 4, "ILLEGAL_GENERATION"),
+        ("Empty", 4, "ILLEGAL_GENERATION"),
+    ],
+)
+def test_heartbeat_validates_member_and_generation_before_the_group_state(state, generation, error):
+    """Scala GroupCoordinator.handleHeartbeat (validateHeartbeat, then `group.currentState match`) and
+    GroupMetadataManager.classicGroupHeartbeatToClassicGroup (validateClassicGroupHeartbeat first): a
+    stale generation gets ILLEGAL_GENERATION whatever the state, and does not reset the session timer."""
+    from rebalance_core.simulate import _GroupMember, _Process, _Simulation
+
+    model = _Simulation(Timeline(topics={"t": 1}, actions=(Join(0, "c1"),)), SimulationSettings())
+    member = _GroupMember("c1-1", None, "c1", _Process("c1", None, ("t",)), ("t",), (), None, last_seen=7)
+    model.members[member.member_id] = member
+    model.state, model.generation, model.now = state, 5, 1_000
+    assert model._on_heartbeat("c1-1", generation) == error
+    assert member.last_seen == (1_000 if error in (None, "REBALANCE_IN_PROGRESS") else 7)
+    assert model._on_heartbeat("unknown", 5) == "UNKNOWN_MEMBER_ID"
 
 
 def test_gc_pause_beyond_the_session_timeout_loses_the_partitions_and_rejoins_as_a_new_member():
@@ -147,6 +283,46 @@ def test_partition_count_change_makes_the_leader_rejoin_and_assign_the_new_parti
     assert set().union(*last.assignment.values()) == partitions(*range(8))
 
 
+def test_restarted_static_leader_notices_partitions_added_after_its_return():
+    """KIP-814: the static leader back in a Stable group gets skipAssignment; ConsumerCoordinator
+    .onLeaderElected sets assignmentSnapshot = metadataSnapshot, so a later partition count change makes
+    rejoinNeededOrPending rejoin ("cached metadata has changed") and the new partitions are assigned."""
+    result = sim(
+        Join(0, "c1"),
+        Join(5 * S, "c2"),
+        Restart(60 * S, "c1", 10 * S),
+        PartitionCount(120 * S, "t", 8),
+        static_membership=True,
+    )
+    (replaced,) = events_of(result.events, EventType.STATIC_MEMBER_REPLACED)
+    assert replaced.member_id == events_of(result.events, EventType.JOIN_COMPLETED)[-1].leader_id
+    request = next(
+        e for e in events_of(result.events, EventType.JOIN_REQUESTED) if e.ts > at(result, 120 * S)
+    )
+    assert request.member_id == replaced.member_id and request.reason == "cached metadata has changed"
+    last = events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1]
+    assert set().union(*last.assignment.values()) == partitions(*range(8))
+
+
+def test_restarted_static_leader_does_not_notice_partitions_added_while_it_was_down():
+    """GroupCoordinator.updateStaticMemberAndRebalance (KIP-814): "any metadata changes happening while the
+    static leader is down won't be noticed": its snapshot is taken on its return, with the new count, and
+    no follower watches the metadata (ConsumerCoordinator.onJoinComplete: assignmentSnapshot = null)."""
+    result = sim(
+        Join(0, "c1"),
+        Join(5 * S, "c2"),
+        Restart(60 * S, "c1", 10 * S),
+        PartitionCount(65 * S, "t", 8),
+        static_membership=True,
+    )
+    assert events_of(result.events, EventType.STATIC_MEMBER_REPLACED)
+    assert not [
+        e for e in events_of(result.events, EventType.REBALANCE_PREPARED) if e.ts > at(result, 60 * S)
+    ]
+    last = events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1]
+    assert set().union(*last.assignment.values()) == partitions(*range(6))  # t-6, t-7 stay unassigned
+
+
 def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
     result = sim(
         Join(0, "c1", ("t", "u")),
@@ -156,7 +332,7 @@ def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
     )
     (revoked,) = events_of(result.events, EventType.PARTITIONS_REVOKED)
     assert set(revoked.partitions) == partitions(0, 1, topic="u")
-    request = events_of(result.events, EventType.JOIN_REQUESTED)[0]
+    (request,) = [e for e in events_of(result.events, EventType.JOIN_REQUESTED) if e.ts >= at(result, 30 * S)]
     assert request.reason == "subscription changed" and request.ts == revoked.ts
     assert set(
         events_of(result.events, EventType.ASSIGNMENT_RECEIVED)[-1].assignment.popitem()[1]
@@ -166,10 +342,11 @@ def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
 def test_initial_rebalance_delay_waits_and_is_extended_by_members_joining_during_it():
     alone = sim(Join(0, "c1"), group_initial_rebalance_delay_ms=3 * S, join_round_trip_ms=20)
     (completed,) = events_of(alone.events, EventType.JOIN_COMPLETED)
-    assert completed.ts == at(alone, 10 + 3 * S)  # JoinGroup arrives at +10, then the delay
+    # the JoinGroup with the member id (KIP-394's second) arrives at +30, then the delay
+    assert completed.ts == at(alone, 30 + 3 * S)
     two = sim(Join(0, "c1"), Join(2 * S, "c2"), group_initial_rebalance_delay_ms=3 * S, join_round_trip_ms=20)
     (completed,) = events_of(two.events, EventType.JOIN_COMPLETED)
-    assert completed.ts == at(two, 10 + 6 * S) and completed.member_count == 2
+    assert completed.ts == at(two, 30 + 6 * S) and completed.member_count == 2
 
 
 def test_last_member_leaving_empties_the_group():
@@ -255,7 +432,11 @@ def test_bad_timelines_say_what_is_wrong(doc, message):
     [
         ({"assignor": "magic"}, "unknown assignor"),
         ({"assignor": "range", "protocol": "cooperative"}, "supports eager, not protocol 'cooperative'"),
-        ({"scheduled_rebalance_max_delay_ms": "5m"}, "needs the cooperative protocol"),
+        # KIP-415 is Kafka Connect's (IncrementalCooperativeAssignor): no consumer group has it
+        ({"scheduled_rebalance_max_delay_ms": "5m"}, "is Kafka Connect's"),
+        ({"assignor": "cooperative-sticky", "scheduled_rebalance_max_delay_ms": "5m"}, "is Kafka Connect's"),
+        ({"assignor": "sessioned", "protocol": "eager"}, "rebalances incrementally"),
+        ({"assignor": "sessioned", "static_membership": True}, "no static membership"),
         ({"heartbeat_interval_ms": "60s"}, "heartbeat_interval_ms must be > 0 and below session_timeout_ms"),
         ({"session_timeout_ms": -1}, "session_timeout_ms must be an integer >= 0"),
         ({"retries": 3}, "unknown setting"),

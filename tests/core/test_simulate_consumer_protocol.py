@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_core.simulate import SimulationError, SimulationSettings
+from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
+from rebalance_core.timeline import Crash, Join, Timeline
 from tests.core.sim_helpers import SCENARIOS, replay_events, run_scenario, table_differences
 
-SEED_SCENARIOS = sorted(p.name for p in SCENARIOS.glob("0[1245]_*.yaml"))
+# the consumer groups' seed scenarios (03, 04 and 06 are Kafka Connect worker groups: KIP-415)
+SEED_SCENARIOS = sorted(p.name for p in SCENARIOS.glob("0[125]_*.yaml"))
 
 
 @pytest.mark.parametrize("assignor", ["uniform", "server-range"])
 @pytest.mark.parametrize("scenario", SEED_SCENARIOS)
 def test_consumer_protocol_simulation_round_trips(scenario: str, assignor: str) -> None:
-    result = run_scenario(scenario, assignor=assignor, protocol=None, scheduled_rebalance_max_delay_ms=0)
+    result = run_scenario(scenario, assignor=assignor, protocol=None)
     assert {e.event_type for e in result.events} & {"target_assignment_computed", "member_epoch_updated"}
     assert all(g["group_protocol"] == "consumer" for g in result.truth["generations"])
     if result.unobservable:
@@ -26,3 +28,46 @@ def test_consumer_protocol_needs_a_broker_side_assignor() -> None:
     with pytest.raises(SimulationError, match="broker-side assignor"):
         SimulationSettings(assignor="range", protocol="consumer")
     assert SimulationSettings(assignor="uniform").rebalance_protocol == "consumer"
+
+
+@pytest.mark.parametrize(("broker_session_ms", "expected_ms"), [(None, 45_000), (20_000, 20_000)])
+def test_consumer_protocol_session_timeout_is_the_brokers_not_the_clients(broker_session_ms, expected_ms):
+    """KIP-848: the coordinator expires a member after group.consumer.session.timeout.ms (broker config,
+    GroupCoordinatorConfig default 45 s); the client's session.timeout.ms is a classic-protocol setting."""
+    broker = {"group_consumer_session_timeout_ms": broker_session_ms} if broker_session_ms else {}
+    settings = SimulationSettings(
+        assignor="uniform", session_timeout_ms=6_000, heartbeat_interval_ms=2_000, **broker
+    )
+    timeline = Timeline(topics={"t": 2}, actions=(Join(0, "c1"), Join(0, "c2"), Crash(60_000, "c2")))
+    result = simulate(timeline, settings)
+    (removed,) = [e for e in result.events if e.event_type == "member_removed"]
+    assert removed.reason == "session_timeout" and removed.attributes["session_timeout_ms"] == str(
+        expected_ms
+    )
+    # the crashing process's last heartbeat reaches the coordinator 1 ms after the crash instant
+    assert removed.ts == timeline.start_ms + 60_001 + expected_ms
+
+
+def test_member_that_revoked_and_must_revoke_again_moves_to_its_epoch_plus_one():
+    """CurrentAssignmentBuilder.build, UNREVOKED_PARTITIONS (KAFKA-16249, 3.8+): once the member no
+    longer reports the partitions pending revocation, the next assignment is computed from
+    `member.memberEpoch() + 1`: a newer target that takes another partition away keeps it revoking, at
+    epoch + 1 (3.7 kept the old epoch); with nothing more to revoke it goes to the target epoch."""
+    from rebalance_core.consumer_protocol.reconcile import MemberAssignment, reconcile_member
+    from rebalance_core.consumer_protocol.states import MemberState
+    from rebalance_core.events import TopicPartition
+
+    p0, p1, p2 = (TopicPartition("t", n) for n in range(3))
+    revoking = MemberAssignment(
+        member_epoch=5,
+        previous_epoch=4,
+        state=MemberState.UNREVOKED_PARTITIONS,
+        assigned=frozenset({p0, p1}),
+        pending_revocation=frozenset({p2}),
+    )
+    free = lambda tp: False  # noqa: E731
+    again = reconcile_member(revoking, 7, frozenset({p0}), frozenset({p0, p1}), free)
+    assert (again.state, again.member_epoch, again.previous_epoch) == (MemberState.UNREVOKED_PARTITIONS, 6, 5)
+    assert (again.assigned, again.pending_revocation) == (frozenset({p0}), frozenset({p1}))
+    done = reconcile_member(again, 7, frozenset({p0}), frozenset({p0}), free)
+    assert (done.state, done.member_epoch, done.previous_epoch) == (MemberState.STABLE, 7, 6)
