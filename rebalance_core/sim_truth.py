@@ -77,6 +77,9 @@ class GroundTruth:
         self.round_stable = False
         self.follow_up = False  # the next round belongs to the open episode (KIP-429 / KIP-415)
         self.busy: set[str] = set()  # members between their first rebalance signal and their apply
+        # member ids the coordinator removed: a removed id never rejoins (a client gets a new id), so a late
+        # response its process still logs (a JoinGroup answer read after a GC pause) holds up no episode
+        self.removed: set[str] = set()
         self.last_episode_id: str | None = None
         self.assigned_rows: tuple[int, set[str]] = (-1, set())  # generation, members with rows
 
@@ -108,11 +111,13 @@ class GroundTruth:
         kind, member = event.event_type, event.member_id
         if event.side == "member" and member:
             if kind in _BUSY_FROM and not _applied_at_sync(event):
-                self.busy.add(member)
+                if member not in self.removed:
+                    self.busy.add(member)
             elif kind == EventType.PARTITIONS_ASSIGNED.value or kind in _GONE or _applied_at_sync(event):
                 self.busy.discard(member)
         elif kind == EventType.MEMBER_REMOVED.value:
             self.busy.discard(member)
+            self.removed.add(member)
         elif kind == EventType.STATIC_MEMBER_REPLACED.value:
             self.busy.discard(event.attributes.get("old_member_id"))
         self.timeline.day(utc_date(event.ts)).events += 1

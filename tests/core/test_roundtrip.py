@@ -241,3 +241,29 @@ def test_static_member_frozen_through_a_rebalance_loses_the_partitions_given_awa
     assert not table_differences(
         _coordinator_truth(result, "observed"), broker, tables=("generations", "assignments")
     )
+
+
+def test_a_removed_members_late_join_response_holds_up_no_episode():
+    """c1 is paused past its session: the coordinator removes it, and its process, back from the pause, still
+    logs the JoinGroup answer of the old generation before it rejoins under a new member id. The old id never
+    comes back, so the episode c1's rejoin starts ends when the live members applied their assignment, and the
+    partition that went from c2 to c1 in it counts as moved (truth and replay alike)."""
+    timeline = Timeline(
+        topics={"t": 1},
+        actions=(
+            Join(at=0, member="c1"),
+            Pause(at=0, member="c1", duration_ms=8000, kind="gc"),
+            Join(at=0, member="c2"),
+            Join(at=0, member="c3"),
+            Leave(at=20000, member="c1"),
+        ),
+        cluster="sim",
+        group_id="g",
+        start_ms=1_730_800_000_000,
+    )
+    settings_ = SimulationSettings(
+        assignor="range", session_timeout_ms=6000, max_poll_interval_ms=6000, heartbeat_interval_ms=2000, seed=0
+    )
+    result = simulate(timeline, settings_)
+    assert [e["partitions_moved"] for e in result.truth["rebalance_episodes"]][-2:] == [1, 1]
+    assert not table_differences(result.truth, replay_events(result.events, topics={"t": 1}))
