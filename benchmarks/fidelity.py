@@ -28,6 +28,8 @@ assignor as `default_assignor` (no classic broker line names the protocol); KIP-
 ids. KIP-848 groups have no 0.10 or 2.x view.
 
 Measures, and how a mismatch is classified (`compare`):
+    parsed        every line of the view's log parsed (nothing quarantined): the writer's and the
+                  parser's part
     generations   the generation ids (and which ended Empty); a client-only view cannot see a
                   generation that ended Empty (no member is in it): absent there = "flagged"
     members       per generation, the member ids; null = flagged
@@ -53,6 +55,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import json
 import random
 import re
 import subprocess
@@ -82,6 +85,7 @@ DOC = ROOT / "docs" / "fidelity.md"
 DAY0_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z, the fleet's first day
 
 MEASURES = (
+    "parsed",
     "generations",
     "members",
     "leader",
@@ -95,6 +99,7 @@ MEASURES = (
 )
 PARTITION_MEASURES = ("stw_ms", "unavailable_ms", "moved", "revoked", "wasted")
 EXACT, FLAGGED, WRONG = "exact", "flagged", "wrong"
+GIVE_SESSION_TIMEOUT = False  # --session-timeout: the user also gives ReplaySettings.session_timeout_ms
 
 
 # ------------------------------------------------------------------------------------------- views
@@ -143,30 +148,36 @@ VIEWS: tuple[View, ...] = (
 )
 VIEW_BY_NAME = {v.name: v for v in VIEWS}
 
-# What each view's text carries (True: the replay can be exact; a silently wrong value there is a bug
-# the tests hold against). Classic groups; KIP-848 groups differ where noted in `carries`.
+# What each view carries (True: the replay can be exact, and a silently wrong value there is a bug the
+# tests hold against; elsewhere the right answer is null, inferred or a flagged bound).
 _BROKER_CARRIES = {
     "0.10": {"generations"},  # no member ids, no reasons, no counts
     "2.x": {
         "generations"
     },  # a new dynamic member shows only in a Preparing reason; no leader; no client reason
-    "3.x": {"generations", "members", "leader", "rounds"},
+    "3.x": {"generations", "members", "leader", "rounds"},  # no assignment, no member's own timing
     "4.x": {"generations", "members", "leader", "rounds"},
 }
+_KIP848_BROKER_CARRIES = {
+    "3.x": {"generations", "members", "leader", "rounds", "assignments", "moved"},  # each member's assignment
+    "4.x": {"generations", "members", "leader", "rounds"},  # assignments at DEBUG
+}
+# Consumers' logs show no crash (a member's last heartbeat) and no emptied group: the stop-the-world,
+# unavailable time and moves that depend on them are the broker's to tell.
+_CLIENT_CARRIES = {"generations", "members", "leader", "assignments", "rounds", "revoked", "wasted"}
 
 
 def carries(view: View, measure: str, consumer_protocol: bool = False) -> bool:
-    """Whether `view` logs what `measure` needs (assignments: only the clients, or KIP-848's broker 3.x)."""
-    if view.name == "events" or view.client_era is not None or view.sides == ("member",):
+    """Whether `view` logs what `measure` needs."""
+    if measure == "parsed" or view.name == "events":
         return True
-    if view.canonical:  # the broker's events without the assignment or member list (as 3.x logs them)
-        return measure in _BROKER_CARRIES["3.x"] if not consumer_protocol else True
-    if consumer_protocol:  # KIP-848 broker lines: members and epochs; 3.x also each member's assignment
-        known = {"generations", "members", "leader", "rounds"}
-        if view.broker_era == "3.x":
-            known |= {"assignments", "moved"}
-        return measure in known
-    return measure in _BROKER_CARRIES[view.broker_era]
+    if view.client_only:
+        return measure in _CLIENT_CARRIES
+    if view.broker_only:
+        era = view.broker_era or "3.x"  # events-broker: the coordinator's events as 3.x logs them
+        table = _KIP848_BROKER_CARRIES if consumer_protocol else _BROKER_CARRIES
+        return measure in table[era]
+    return True  # both sides
 
 
 # ------------------------------------------------------------------------------------------- cases
@@ -184,6 +195,7 @@ class Case:
     slack_ms: int  # what coordinator timing may miss per stop or start (heartbeat + round trips)
     unobservable: list[str] = field(default_factory=list)
     unobservable_from_coordinator: list[str] = field(default_factory=list)
+    session_timeout_ms: int | None = None
 
 
 def _classic_slack(s: SimulationSettings) -> int:
@@ -225,6 +237,7 @@ def _simulated_case(case_id, kind, description, timeline: Timeline, settings) ->
         slack,
         list(unobservable),
         list(from_coordinator),
+        settings.session_timeout_ms,
     )
 
 
@@ -521,11 +534,12 @@ def observe(case: Case, view: View) -> Observed:
         result = parse_lines(text, file=name, cluster=cluster, topic_ids=case.topic_ids)
         events.extend(result.events)
         quarantined += len(result.quarantine)
-    settings = ReplaySettings(topic_ids=dict(case.topic_ids))
+    settings = ReplaySettings(
+        topic_ids=dict(case.topic_ids),
+        session_timeout_ms=GIVE_SESSION_TIMEOUT and case.session_timeout_ms or None,
+    )
     if view.broker_only:
-        settings = ReplaySettings(
-            topics=dict(case.topics), topic_ids=dict(case.topic_ids), default_assignor=case.assignor
-        )
+        settings = dataclasses.replace(settings, topics=dict(case.topics), default_assignor=case.assignor)
     return Observed(events, settings, list(writer.renumbering), lines, quarantined)
 
 
@@ -601,6 +615,18 @@ def _coordinator_timed(tables) -> bool:
     return any(r.get("timing_source") in ("coordinator", "mixed") for r in rows)
 
 
+def _member_generations(case: Case) -> set[int]:
+    """Generations a member-side event names (join responses, the leader's assignment, syncs; KIP-848:
+    the member epochs the members print, which are the group epochs they reconciled to)."""
+    out = set()
+    for e in case.events:
+        if not e.is_coordinator:
+            value = e.member_epoch if case.consumer_protocol else e.generation_id
+            if value is not None and value > 0:
+                out.add(value)
+    return out
+
+
 def _short(value: Any, limit: int = 160) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -615,9 +641,9 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
     r_ids = {g: bool(r.get("ended_empty")) for g, r in r_gen.items()}
     if t_ids == r_ids:
         out["generations"] = Outcome(EXACT)
-    else:
-        unseen = {g for g, empty in t_ids.items() if empty} if view.client_only else set()
-        visible = {g: e for g, e in t_ids.items() if g not in unseen}
+    else:  # a client-only view sees the generations some member's JoinGroup or SyncGroup got
+        seen = _member_generations(case) if view.client_only else set(t_ids)
+        visible = {g: e for g, e in t_ids.items() if g in seen}
         detail = f"truth {_short(sorted(t_ids.items()))} replay {_short(sorted(r_ids.items()))}"
         out["generations"] = (
             Outcome(FLAGGED, "absent", detail) if visible == r_ids else Outcome(WRONG, "", detail)
@@ -669,13 +695,16 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
         "stw_ms": 2 * case.slack_ms * max(1, len(truth["rebalance_episodes"])),
         "unavailable_ms": 2 * case.slack_ms * max(1, len(truth["partition_movements"])),
     }
-    for measure in ("stw_ms", "unavailable_ms", "moved", "revoked", "wasted"):
+    assignment_known = bool(replayed["assignments"])
+    for measure in PARTITION_MEASURES:
         t_value, r_value = t_tot[measure], r_tot[measure]
         if t_value == r_value:
             out[measure] = Outcome(EXACT)
             continue
         detail = f"truth {t_value} replay {r_value}"
-        if measure in bounds:
+        if not assignment_known:  # a number without any assignment behind it: should have been null
+            out[measure] = Outcome(WRONG, "", f"{detail} (no assignment known)")
+        elif measure in bounds:
             if coordinator_timed and abs(t_value - r_value) <= bounds[measure]:
                 out[measure] = Outcome(FLAGGED, "bound", f"{detail} (bound {bounds[measure]})")
             elif any_inferred:
@@ -729,6 +758,11 @@ def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
             observed = observe(case, view)
             replayed = replay(observed.events, observed.settings)
             outcomes = compare(case, view, renumbered_truth(reference, observed.renumbering), replayed)
+            outcomes["parsed"] = (
+                Outcome(WRONG, "", f"{observed.quarantined} log entries quarantined")
+                if observed.quarantined
+                else Outcome(EXACT)
+            )
         except Exception as exc:  # a crash is a finding: every measure of the view is wrong
             outcomes = {m: Outcome(WRONG, "", f"error: {type(exc).__name__}: {exc}"[:200]) for m in MEASURES}
         for measure in MEASURES:
@@ -1030,11 +1064,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--out", default=str(DOC), help=f"the report (default {DOC.relative_to(ROOT)}); '-' = none"
     )
+    parser.add_argument(
+        "--rows", metavar="PATH", help="also write every (case, view, measure) outcome as JSON lines"
+    )
     parser.add_argument("--case", help="explain one case (e.g. random:17) instead of running the matrix")
     parser.add_argument("--view", default="broker-3.x", help="with --case: the view (default broker-3.x)")
     parser.add_argument("--measure", choices=MEASURES, help="with --case: only this measure")
     parser.add_argument("--show-log", action="store_true", help="with --case: print the view's log text")
+    parser.add_argument(
+        "--session-timeout",
+        action="store_true",
+        help="log views also get the group's session.timeout.ms in ReplaySettings (a user who knows it)",
+    )
     args = parser.parse_args(argv)
+    global GIVE_SESSION_TIMEOUT
+    GIVE_SESSION_TIMEOUT = args.session_timeout
     if args.case:
         explain(args.case, args.view, args.measure, args.show_log)
         return 0
@@ -1050,6 +1094,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     doc = render_doc(rows, command.strip(), seconds)
     print("\n".join(render_matrix(rows)))
+    if args.rows:
+        with open(args.rows, "w") as f:
+            for row in rows:
+                f.write(json.dumps(dataclasses.asdict(row)) + "\n")
     if args.out != "-":
         Path(args.out).write_text(doc)
         print(f"wrote {args.out} ({dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", file=sys.stderr)
