@@ -176,6 +176,9 @@ class KafkaLogWriter:
         # the simulated one minus `generation_base`; (first simulated generation, base) per change
         self.generation_base = 0
         self.renumbering: list[tuple[int, int]] = []
+        self.joined: dict[
+            int | None, tuple[int, str | None]
+        ] = {}  # generation -> (members, leader) at its join
         self._held: list[Event] = []  # coordinator events whose line waits for the next event
         # write_all's look-ahead: a subscription change's new topics (the member's next JoinGroup)
         self.next_subscription: dict[str, tuple[str, ...]] = {}
@@ -297,6 +300,10 @@ class KafkaLogWriter:
             # a member of a generation is no longer pending (events that model one JoinGroup per new
             # member: that one event stood for both)
             self.pending.difference_update(event.members or ())
+            count = event.member_count if event.member_count is not None else len(event.members or ())
+            self.joined = {event.generation_id: (count, event.leader_id)}
+        elif kind == E.GROUP_DEAD.value:  # deleted: the next group of that name starts at generation 0
+            self.generation_base = 0
         elif kind == E.TOPIC_METADATA_CHANGED.value:
             for key, value in event.attributes.items():
                 if key.startswith("topic.") and value.isdigit():

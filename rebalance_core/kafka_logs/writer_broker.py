@@ -239,8 +239,8 @@ class ClassicBroker(BrokerWording):
     def assignment_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         static = event.attributes.get("static_member_count", "0")
         message = (
-            f"Assignment received from leader {event.leader_id} for group {event.group_id} for generation "
-            f"{event.generation_id}. The group has {event.member_count} members, {static} of which are static."
+            f"Assignment received from leader {_leader(w, event)} for group {event.group_id} for generation "
+            f"{event.generation_id}. The group has {_synced_count(w, event)} members, {static} of which are static."
         )
         return [self.line(event, message)]
 
@@ -359,7 +359,7 @@ class ClassicBroker2(ClassicBroker):
         static = event.attributes.get("static_member_count", "0")
         message = (
             f"Assignment received from leader for group {event.group_id} for generation {event.generation_id}. "
-            f"The group has {event.member_count} members, {static} of which are static."
+            f"The group has {_synced_count(w, event)} members, {static} of which are static."
         )
         return [self.line(event, message)]
 
@@ -698,6 +698,19 @@ class ConsumerGroupBroker4(ConsumerGroupBroker):
 # ---------------------------------------------------------------------------------------- helpers
 def _member_count(event: Event) -> int:
     return event.member_count if event.member_count is not None else len(event.members or ())
+
+
+def _synced_count(w: KafkaLogWriter, event: Event) -> int:
+    """The group's size at the leader's SyncGroup: the event's, else its assignment's, else its join phase's."""
+    if event.member_count is not None:
+        return event.member_count
+    if event.assignment:
+        return len(event.assignment)
+    return w.joined.get(event.generation_id, (0, None))[0]
+
+
+def _leader(w: KafkaLogWriter, event: Event) -> str | None:
+    return event.leader_id or w.joined.get(event.generation_id, (0, None))[1]
 
 
 def _compute_ms(event: Event) -> int:
