@@ -605,9 +605,17 @@ def _totals(tables) -> dict[str, int]:
     return {m: sum(r.get(col) or 0 for r in tables["group_daily_summary"]) for m, col in names.items()}
 
 
-def _rounds(tables) -> list[int]:
+def _rounds(tables, generations: set[int] | None = None) -> list[int]:
+    """Rounds per episode, in order; with `generations`, only episodes that reached one of them."""
     episodes = sorted(tables["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
+    if generations is not None:
+        episodes = [r for r in episodes if _episode_generations(r) & generations]
     return [r["rounds"] for r in episodes]
+
+
+def _episode_generations(episode: dict) -> set[int]:
+    first, last = episode.get("first_generation_id"), episode.get("last_generation_id")
+    return set(range(first, last + 1)) if first is not None and last is not None else set()
 
 
 def _coordinator_timed(tables) -> bool:
@@ -679,11 +687,15 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
             outcome = Outcome(WRONG, "", detail)
         worst = _worse(worst, outcome)
     out["assignments"] = worst
-    # rounds
+    # rounds (a client-only view sees the episodes in which some member got a generation)
     t_rounds, r_rounds = _rounds(truth), _rounds(replayed)
-    out["rounds"] = (
-        Outcome(EXACT) if t_rounds == r_rounds else Outcome(WRONG, "", f"truth {t_rounds} replay {r_rounds}")
-    )
+    if t_rounds == r_rounds:
+        out["rounds"] = Outcome(EXACT)
+    else:
+        detail = f"truth {t_rounds} replay {r_rounds}"
+        seen = _member_generations(case) if view.client_only else None
+        visible = _rounds(truth, seen) if seen is not None else t_rounds
+        out["rounds"] = Outcome(FLAGGED, "absent", detail) if visible == r_rounds else Outcome(WRONG, "", detail)
     # totals
     t_tot, r_tot = _totals(truth), _totals(replayed)
     coordinator_timed = _coordinator_timed(replayed)
