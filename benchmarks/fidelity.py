@@ -1,9 +1,17 @@
 """The fidelity matrix: the same simulated history, written as Kafka logs in every view, replayed and
 compared with the simulator's truth, per measure.
 
-    .venv/bin/python -m benchmarks.fidelity                  # full: every fixed case, 1000 random, 100 fleet
-    .venv/bin/python -m benchmarks.fidelity --quick          # a smoke run (~60 workloads)
+    .venv/bin/python -m benchmarks.fidelity                  # full: fixed cases, 1000 random, 100 fleet;
+                                                             # writes docs/fidelity.md (~3 min on 2 cores)
+    .venv/bin/python -m benchmarks.fidelity --workloads 200 --fleet 20 --out -   # smaller, no report
+    .venv/bin/python -m benchmarks.fidelity --quick          # a smoke run (~70 cases)
     .venv/bin/python -m benchmarks.fidelity --case random:17 --view broker-3.x   # one case, in detail
+
+The output is deterministic: the same code and options give the same rows and the same report, whatever
+the number of processes (no wall-clock time in the report). Every outcome that is not exact carries the
+kind of mismatch (`Outcome.mismatch`: "extra member", "rounds split into more rebalances", "phantom",
+"over, beyond the bound", ...); the report tallies them per view with the first case of each as example,
+and the run ends by printing each view's most frequent silently wrong kinds.
 
 Cases (a case id reproduces its workload exactly):
     sim:<name>           a scenario of conf/simulations
@@ -549,6 +557,9 @@ class Outcome:
     cls: str  # EXACT | FLAGGED | WRONG
     flag: str = ""  # FLAGGED: null | inferred | bound | absent
     detail: str = ""  # WRONG / FLAGGED: what differs (truth vs replay), short
+    mismatch: str = (
+        ""  # WRONG / FLAGGED: the kind of mismatch (e.g. "extra member", "phantom"), for the tallies
+    )
     unobservable: bool = False
 
 
@@ -594,15 +605,29 @@ def _inferred_generations(tables) -> set[int]:
     return {r["generation_id"] for r in rows if r.get("source") == "inferred"}
 
 
-def _totals(tables) -> dict[str, int]:
-    names = {
-        "stw_ms": "stw_ms",
-        "unavailable_ms": "partition_unavailable_ms",
-        "moved": "partitions_moved",
-        "revoked": "partitions_revoked",
-        "wasted": "revocations_wasted",
-    }
-    return {m: sum(r.get(col) or 0 for r in tables["group_daily_summary"]) for m, col in names.items()}
+TOTAL_COLUMNS = {  # partition measure -> group_daily_summary column
+    "stw_ms": "stw_ms",
+    "unavailable_ms": "partition_unavailable_ms",
+    "moved": "partitions_moved",
+    "revoked": "partitions_revoked",
+    "wasted": "revocations_wasted",
+}
+
+
+def _totals(tables) -> dict[str, int | None]:
+    """Per partition measure, the day's total over the group's summary rows; None when any row says
+    null (the replay does not know it; the known rows' sum is then only a lower bound)."""
+    rows = tables["group_daily_summary"]
+    out: dict[str, int | None] = {}
+    for measure, column in TOTAL_COLUMNS.items():
+        values = [r.get(column) for r in rows]
+        out[measure] = None if any(v is None for v in values) else sum(values)
+    return out
+
+
+def _known_totals(tables) -> dict[str, int]:
+    """The sum of the rows that state a value (null rows left out)."""
+    return {m: sum(r.get(c) or 0 for r in tables["group_daily_summary"]) for m, c in TOTAL_COLUMNS.items()}
 
 
 def _rounds(tables, generations: set[int] | None = None) -> list[int]:
@@ -641,38 +666,76 @@ def _short(value: Any, limit: int = 160) -> str:
 
 
 def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Outcome]:
-    """Per measure, how the replay of `view` compares with `truth` (see the module docstring)."""
+    """Per measure, how the replay of `view` compares with `truth` (see the module docstring); every
+    outcome that is not exact names its kind (`Outcome.mismatch`)."""
     out: dict[str, Outcome] = {}
     t_gen, r_gen = _generations(truth), _generations(replayed)
-    # generations
+    out["generations"] = _compare_generations(case, view, t_gen, r_gen)
+    for measure, column in (("members", "members"), ("leader", "leader_member_id")):
+        out[measure] = _compare_generation_column(t_gen, r_gen, column)
+    inferred = _inferred_generations(replayed)
+    out["assignments"] = _compare_assignments(_assignments(truth), _assignments(replayed), inferred)
+    out["rounds"] = _compare_rounds(case, view, truth, replayed)
+    out.update(_compare_totals(case, truth, replayed, inferred))
+    unobservable = case.unobservable_from_coordinator if view.broker_only else case.unobservable
+    if unobservable:  # the simulator's unobservable facts are instants and revocations: partition measures
+        for measure in PARTITION_MEASURES:
+            out[measure].unobservable = out[measure].cls != EXACT
+    return out
+
+
+def _compare_generations(case: Case, view: View, t_gen: dict, r_gen: dict) -> Outcome:
     t_ids = {g: bool(r.get("ended_empty")) for g, r in t_gen.items()}
     r_ids = {g: bool(r.get("ended_empty")) for g, r in r_gen.items()}
     if t_ids == r_ids:
-        out["generations"] = Outcome(EXACT)
-    else:  # a client-only view sees the generations some member's JoinGroup or SyncGroup got
-        seen = _member_generations(case) if view.client_only else set(t_ids)
-        visible = {g: e for g, e in t_ids.items() if g in seen}
-        detail = f"truth {_short(sorted(t_ids.items()))} replay {_short(sorted(r_ids.items()))}"
-        out["generations"] = (
-            Outcome(FLAGGED, "absent", detail) if visible == r_ids else Outcome(WRONG, "", detail)
-        )
-    # members, leader (generations both have)
-    for measure, column in (("members", "members"), ("leader", "leader_member_id")):
-        worst = Outcome(EXACT)
-        for g in sorted(set(t_gen) & set(r_gen)):
-            t_value, r_value = t_gen[g].get(column), r_gen[g].get(column)
-            if column == "members":
-                t_value = sorted(t_value) if t_value is not None else None
-                r_value = sorted(r_value) if r_value is not None else None
-            if t_value == r_value:
-                continue
-            detail = f"generation {g}: truth {_short(t_value)} replay {_short(r_value)}"
-            outcome = Outcome(FLAGGED, "null", detail) if r_value is None else Outcome(WRONG, "", detail)
-            worst = _worse(worst, outcome)
-        out[measure] = worst
-    # assignments
-    t_asg, r_asg = _assignments(truth), _assignments(replayed)
-    inferred = _inferred_generations(replayed)
+        return Outcome(EXACT)
+    detail = f"truth {_short(sorted(t_ids.items()))} replay {_short(sorted(r_ids.items()))}"
+    # a client-only view sees the generations some member's JoinGroup or SyncGroup got
+    seen = _member_generations(case) if view.client_only else set(t_ids)
+    if {g: e for g, e in t_ids.items() if g in seen} == r_ids:
+        return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
+    parts = []
+    if set(t_ids) - set(r_ids):
+        parts.append("missing generation")
+    if set(r_ids) - set(t_ids):
+        parts.append("extra generation")
+    if any(t_ids[g] != r_ids[g] for g in set(t_ids) & set(r_ids)):
+        parts.append("ended Empty differs")
+    return Outcome(WRONG, "", detail, mismatch=" + ".join(parts))
+
+
+def _compare_generation_column(t_gen: dict, r_gen: dict, column: str) -> Outcome:
+    """Members or leader, per generation both sides have; the first differing generation's kind."""
+    worst = Outcome(EXACT)
+    for g in sorted(set(t_gen) & set(r_gen)):
+        t_value, r_value = t_gen[g].get(column), r_gen[g].get(column)
+        if column == "members":
+            t_value = sorted(t_value) if t_value is not None else None
+            r_value = sorted(r_value) if r_value is not None else None
+        if t_value == r_value:
+            continue
+        detail = f"generation {g}: truth {_short(t_value)} replay {_short(r_value)}"
+        if r_value is None:
+            outcome = Outcome(FLAGGED, "null", detail, mismatch="null")
+        elif t_value is None:
+            outcome = Outcome(WRONG, "", detail, mismatch=f"{column} where the truth has none")
+        elif column == "members":
+            extra, missing = set(r_value) - set(t_value), set(t_value) - set(r_value)
+            kind = (
+                "extra and missing members"
+                if extra and missing
+                else "extra member"
+                if extra
+                else "missing member"
+            )
+            outcome = Outcome(WRONG, "", detail, mismatch=kind)
+        else:
+            outcome = Outcome(WRONG, "", detail, mismatch="another member")
+        worst = _worse(worst, outcome)
+    return worst
+
+
+def _compare_assignments(t_asg: dict, r_asg: dict, inferred: set[int]) -> Outcome:
     worst = Outcome(EXACT)
     for g in sorted(set(t_asg) | set(r_asg), key=lambda x: (x is None, x)):
         t_value, r_value = t_asg.get(g), r_asg.get(g)
@@ -680,23 +743,37 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
             continue
         detail = f"generation {g}: truth {_short(t_value)} replay {_short(r_value)}"
         if r_value is None:
-            outcome = Outcome(FLAGGED, "null", detail)
+            outcome = Outcome(FLAGGED, "null", detail, mismatch="null")
         elif g in inferred:
-            outcome = Outcome(FLAGGED, "inferred", detail)
+            outcome = Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
+        elif t_value is None:
+            outcome = Outcome(WRONG, "", detail, mismatch="assignment of a generation the truth lacks")
+        elif set(t_value) != set(r_value):
+            outcome = Outcome(WRONG, "", detail, mismatch="other members assigned")
         else:
-            outcome = Outcome(WRONG, "", detail)
+            outcome = Outcome(WRONG, "", detail, mismatch="other partitions")
         worst = _worse(worst, outcome)
-    out["assignments"] = worst
-    # rounds (a client-only view sees the episodes in which some member got a generation)
+    return worst
+
+
+def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outcome:
     t_rounds, r_rounds = _rounds(truth), _rounds(replayed)
     if t_rounds == r_rounds:
-        out["rounds"] = Outcome(EXACT)
+        return Outcome(EXACT)
+    detail = f"truth {t_rounds} replay {r_rounds}"
+    if view.client_only and _rounds(truth, _member_generations(case)) == r_rounds:
+        return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
+    if len(r_rounds) > len(t_rounds):
+        kind = "rounds split into more rebalances" if sum(r_rounds) == sum(t_rounds) else "extra rebalances"
+    elif len(r_rounds) < len(t_rounds):
+        kind = "rebalances merged" if sum(r_rounds) == sum(t_rounds) else "missing rebalances"
     else:
-        detail = f"truth {t_rounds} replay {r_rounds}"
-        seen = _member_generations(case) if view.client_only else None
-        visible = _rounds(truth, seen) if seen is not None else t_rounds
-        out["rounds"] = Outcome(FLAGGED, "absent", detail) if visible == r_rounds else Outcome(WRONG, "", detail)
-    # totals
+        kind = "more rounds per rebalance" if sum(r_rounds) > sum(t_rounds) else "fewer rounds per rebalance"
+    return Outcome(WRONG, "", detail, mismatch=kind)
+
+
+def _compare_totals(case: Case, truth: dict, replayed: dict, inferred: set[int]) -> dict[str, Outcome]:
+    out: dict[str, Outcome] = {}
     t_tot, r_tot = _totals(truth), _totals(replayed)
     coordinator_timed = _coordinator_timed(replayed)
     any_inferred = bool(inferred) or any(
@@ -714,24 +791,51 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
             out[measure] = Outcome(EXACT)
             continue
         detail = f"truth {t_value} replay {r_value}"
-        if not assignment_known:  # a number without any assignment behind it: should have been null
-            out[measure] = Outcome(WRONG, "", f"{detail} (no assignment known)")
-        elif measure in bounds:
-            if coordinator_timed and abs(t_value - r_value) <= bounds[measure]:
-                out[measure] = Outcome(FLAGGED, "bound", f"{detail} (bound {bounds[measure]})")
-            elif any_inferred:
-                out[measure] = Outcome(FLAGGED, "inferred", detail)
+        if (
+            r_value is None
+        ):  # null: the replay says it does not know (what it knows must not exceed the truth)
+            known = _known_totals(replayed)[measure]
+            if known <= (t_value or 0):
+                out[measure] = Outcome(FLAGGED, "null", f"{detail} (known rows {known})", mismatch="null")
             else:
-                out[measure] = Outcome(WRONG, "", f"{detail} (coordinator-timed: {coordinator_timed})")
-        else:
-            out[measure] = (
-                Outcome(FLAGGED, "inferred", detail) if any_inferred else Outcome(WRONG, "", detail)
+                out[measure] = Outcome(
+                    WRONG, "", f"{detail} (known rows {known})", mismatch="over, beside a null"
+                )
+            continue
+        if t_value is None:  # a hand-written case whose events give no number either
+            out[measure] = Outcome(WRONG, "", detail, mismatch="a number where the reference is null")
+            continue
+        direction = _direction(t_value, r_value)
+        if not assignment_known:  # a number without any assignment behind it: should have been null
+            out[measure] = Outcome(
+                WRONG,
+                "",
+                f"{detail} (no assignment known)",
+                mismatch=f"{direction}, no assignment known (not null)",
             )
-    unobservable = case.unobservable_from_coordinator if view.broker_only else case.unobservable
-    if unobservable:  # the simulator's unobservable facts are instants and revocations: partition measures
-        for measure in PARTITION_MEASURES:
-            out[measure].unobservable = out[measure].cls != EXACT
+        elif measure in bounds and coordinator_timed and abs(t_value - r_value) <= bounds[measure]:
+            out[measure] = Outcome(FLAGGED, "bound", f"{detail} (bound {bounds[measure]})", mismatch="bound")
+        elif any_inferred:
+            out[measure] = Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
+        elif measure in bounds and coordinator_timed:
+            out[measure] = Outcome(
+                WRONG,
+                "",
+                f"{detail} (beyond the bound {bounds[measure]})",
+                mismatch=f"{direction}, beyond the bound",
+            )
+        else:
+            out[measure] = Outcome(WRONG, "", detail, mismatch=direction)
     return out
+
+
+def _direction(truth: int, replayed: int) -> str:
+    """How a total is off: phantom (truth 0), missed (replay 0), over or under."""
+    if truth == 0:
+        return "phantom"
+    if replayed == 0:
+        return "missed"
+    return "over" if replayed > truth else "under"
 
 
 _RANK = {EXACT: 0, FLAGGED: 1, WRONG: 2}
@@ -752,6 +856,7 @@ class Row:
     cls: str
     flag: str
     detail: str
+    mismatch: str  # Outcome.mismatch
     unobservable: bool
 
 
@@ -771,12 +876,15 @@ def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
             replayed = replay(observed.events, observed.settings)
             outcomes = compare(case, view, renumbered_truth(reference, observed.renumbering), replayed)
             outcomes["parsed"] = (
-                Outcome(WRONG, "", f"{observed.quarantined} log entries quarantined")
+                Outcome(
+                    WRONG, "", f"{observed.quarantined} log entries quarantined", mismatch="quarantined lines"
+                )
                 if observed.quarantined
                 else Outcome(EXACT)
             )
         except Exception as exc:  # a crash is a finding: every measure of the view is wrong
-            outcomes = {m: Outcome(WRONG, "", f"error: {type(exc).__name__}: {exc}"[:200]) for m in MEASURES}
+            detail, kind = f"error: {type(exc).__name__}: {exc}"[:200], f"error: {type(exc).__name__}"
+            outcomes = {m: Outcome(WRONG, "", detail, mismatch=kind) for m in MEASURES}
         for measure in MEASURES:
             o = outcomes[measure]
             rows.append(
@@ -789,6 +897,7 @@ def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
                     o.cls,
                     o.flag,
                     o.detail,
+                    o.mismatch,
                     o.unobservable,
                 )
             )
@@ -833,7 +942,6 @@ class Cell:
     counts: Counter = field(default_factory=Counter)  # cls -> groups
     flags: Counter = field(default_factory=Counter)  # flag kind -> groups
     unobservable: Counter = field(default_factory=Counter)  # cls -> groups tagged unobservable
-    wrong_examples: list[Row] = field(default_factory=list)
 
     def share(self, cls: str) -> float:
         return 100.0 * self.counts[cls] / self.n if self.n else 0.0
@@ -868,8 +976,6 @@ def matrix(rows: Iterable[Row], section: str | None = None) -> dict[tuple[str, s
             cell.flags[row.flag] += 1
         if row.unobservable:
             cell.unobservable[row.cls] += 1
-        if row.cls == WRONG and len(cell.wrong_examples) < 3:
-            cell.wrong_examples.append(row)
     return cells
 
 
@@ -944,30 +1050,85 @@ def render_matrix(rows: list[Row]) -> list[str]:
     return out
 
 
-def render_examples(rows: list[Row]) -> list[str]:
+@dataclass
+class Tally:
+    """Groups with one kind of mismatch in one (view, measure); the first case (in case order) as example."""
+
+    groups: int = 0
+    unobservable: int = 0
+    example: str = ""
+
+
+def mismatch_tallies(rows: Iterable[Row], section: str | None = None) -> dict[tuple, Tally]:
+    """(view, measure, cls, mismatch) -> Tally over the non-exact rows of a section (None: all)."""
+    tallies: dict[tuple, Tally] = defaultdict(Tally)
+    for row in rows:
+        if row.cls == EXACT or (section is not None and section_of(row) != section):
+            continue
+        tally = tallies[(row.view, row.measure, row.cls, row.mismatch or row.flag)]
+        tally.groups += 1
+        tally.unobservable += row.unobservable
+        tally.example = tally.example or row.case_id
+    return tallies
+
+
+def top_mismatches(rows: list[Row], view: str, cls: str = WRONG, limit: int = 5) -> list[tuple[tuple, Tally]]:
+    """The most frequent kinds of `cls` outcomes in `view` (all sections), most groups first."""
+    tallies = mismatch_tallies(r for r in rows if r.view == view)
+    found = [(key, t) for key, t in tallies.items() if key[2] == cls]
+    return sorted(found, key=lambda kt: (-kt[1].groups, MEASURES.index(kt[0][1]), kt[0][3]))[:limit]
+
+
+def render_mismatches(rows: list[Row]) -> list[str]:
     out = [
-        "## Silently wrong: examples",
+        "## Mismatch kinds",
         "",
-        "Up to 3 cases per cell; each command replays that case in that view and "
-        "prints truth and replay side by side.",
+        "Every outcome that is not exact, by kind, per view: silently wrong first, then what the replay "
+        "reports instead where it cannot know (flagged). *groups* counts the groups of the section with that "
+        "kind in that measure (u = of which the simulator says the events cannot show it); *example* is the "
+        "first such case, which "
+        "`.venv/bin/python -m benchmarks.fidelity --case CASE --view VIEW --measure MEASURE [--show-log]` "
+        "replays in detail.",
         "",
     ]
-    for protocol, _ in SECTIONS:
-        cells = matrix(rows, protocol)
+    order = {WRONG: 0, FLAGGED: 1}
+    for section, title in SECTIONS:
+        tallies = mismatch_tallies(rows, section)
+        if not tallies:
+            continue
+        groups = {(r.view, r.case_id) for r in rows if section_of(r) == section}
+        view_groups = Counter(v for v, _ in groups)
+        out += [f"### {title}", ""]
         for view in (v.name for v in VIEWS):
-            for measure in MEASURES:
-                cell = cells.get((view, measure))
-                if not cell or not cell.wrong_examples:
-                    continue
-                out.append(f"**{view} / {measure}** ({protocol}, {cell.share(WRONG):.1f}% of {cell.n}):")
-                out.append("")
-                for row in cell.wrong_examples:
-                    tag = " [unobservable per simulator]" if row.unobservable else ""
-                    out.append(
-                        f"- `{row.case_id}`{tag}: {row.detail[:180]}  \n"
-                        f"  `.venv/bin/python -m benchmarks.fidelity --case {row.case_id} --view {view} --measure {measure}`"
-                    )
-                out.append("")
+            found = sorted(
+                ((key, t) for key, t in tallies.items() if key[0] == view),
+                key=lambda kt: (order[kt[0][2]], MEASURES.index(kt[0][1]), -kt[1].groups, kt[0][3]),
+            )
+            if not found:
+                continue
+            n = view_groups[view]
+            out += [f"**{view}** ({n} groups)", "", "| measure | outcome | kind | groups | % | example |"]
+            out.append("|---|---|---|---|---|---|")
+            for (_, measure, cls, mismatch), t in found:
+                label = "silently wrong" if cls == WRONG else "flagged"
+                count = f"{t.groups} (u {t.unobservable})" if t.unobservable else str(t.groups)
+                out.append(
+                    f"| {measure} | {label} | {mismatch} | {count} | {100.0 * t.groups / n:.1f} | `{t.example}` |"
+                )
+            out.append("")
+    return out
+
+
+def render_top_mismatches(rows: list[Row], limit: int = 5) -> list[str]:
+    """Per view, the most frequent silently wrong kinds with an example case (the run's summary)."""
+    out = []
+    for view in (v.name for v in VIEWS):
+        top = top_mismatches(rows, view, WRONG, limit)
+        if not top:
+            continue
+        out.append(f"{view}:")
+        for (_, measure, _, mismatch), t in top:
+            out.append(f"  {t.groups:5d}  {measure:15} {mismatch:45} e.g. {t.example}")
     return out
 
 
@@ -987,7 +1148,40 @@ def git_describe() -> str:
         return "unknown"
 
 
-def render_doc(rows: list[Row], command: str, seconds: float) -> str:
+def render_unknowable(rows: list[Row]) -> list[str]:
+    """Per view, the measures it does not carry and what the replay reports for them instead."""
+    out = [
+        "## What a view cannot know, and what the replay reports instead",
+        "",
+        "Per view, each measure its logs do not carry (`carries` in the script) and, over the groups of the "
+        "section, what the replay gave: the truth anyway (exact), a null / an `inferred` value / a "
+        "coordinator-timed bound / nothing for a generation no line shows (flagged), or a confident wrong "
+        "value (silently wrong, the target is 0).",
+        "",
+    ]
+    for section, title in SECTIONS[:2]:
+        cells = matrix(rows, section)
+        if not cells:
+            continue
+        consumer = section == "consumer"
+        out += [f"### {title}", "", "| view | measure | exact % | flagged % (kinds) | silently wrong % |"]
+        out.append("|---|---|---|---|---|")
+        for view in VIEWS:
+            for measure in MEASURES:
+                cell = cells.get((view.name, measure))
+                if cell is None or not cell.n or carries(view, measure, consumer):
+                    continue
+                kinds = ", ".join(f"{k} {100.0 * v / cell.n:.0f}" for k, v in cell.flags.most_common())
+                flagged = f"{cell.share(FLAGGED):.1f}" + (f" ({kinds})" if kinds else "")
+                out.append(
+                    f"| {view.name} | {measure} | {cell.share(EXACT):.1f} | {flagged} | {cell.share(WRONG):.1f} |"
+                )
+        out.append("")
+    return out
+
+
+def render_doc(rows: list[Row], command: str) -> str:
+    """The report; deterministic for a given code and command (no wall-clock time in it)."""
     kinds = Counter(k for k, _ in {(r.kind, r.case_id) for r in rows})
     lines = [
         "# Fidelity matrix",
@@ -999,7 +1193,7 @@ def render_doc(rows: list[Row], command: str, seconds: float) -> str:
         f"- command: `{command}`",
         f"- code: `{git_describe()}`",
         f"- cases: {sum(kinds.values())} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}); "
-        f"{len(rows)} (case, view, measure) outcomes; {seconds:.0f} s",
+        f"{len(rows)} (case, view, measure) outcomes",
         "",
         "Views: `events` = the canonical events (baseline, no log text); `broker-E` = the broker's server.log "
         "alone in wording era E (0.10, 2.x, 3.x = Scala 3.9, 4.x = the Java coordinator of 4.0), replayed with "
@@ -1016,7 +1210,8 @@ def render_doc(rows: list[Row], command: str, seconds: float) -> str:
         "",
     ]
     lines += render_matrix(rows)
-    lines += render_examples(rows)
+    lines += render_unknowable(rows)
+    lines += render_mismatches(rows)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -1049,7 +1244,8 @@ def explain(case_id: str, view_name: str, measure: str | None, show_log: bool) -
     for name, outcome in compare(case, view, truth, replayed).items():
         if measure and name != measure:
             continue
-        print(f"  {name:15} {outcome.cls:8} {outcome.flag:9} {outcome.detail}")
+        kind = f"[{outcome.mismatch}] " if outcome.mismatch else ""
+        print(f"  {name:15} {outcome.cls:8} {kind}{outcome.detail}")
     if measure in (None, "rounds", "stw_ms", "unavailable_ms", "moved", "revoked", "wasted"):
         for label, tables in (("truth", truth), ("replay", replayed)):
             print(f"  {label} episodes:")
@@ -1068,9 +1264,13 @@ def explain(case_id: str, view_name: str, measure: str | None, show_log: bool) -
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: the fixed cases, 40 random, 10 fleet"
+        "--quick",
+        action="store_true",
+        help="a smoke run: the fixed cases, 40 random workloads, 10 fleet groups",
     )
-    parser.add_argument("--random", type=int, default=1000, help="random workloads (default 1000)")
+    parser.add_argument(
+        "--workloads", type=int, default=1000, help="seeded random workloads, seeds 0..N-1 (default 1000)"
+    )
     parser.add_argument("--fleet", type=int, default=100, help="small fleet groups (default 100)")
     parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument(
@@ -1094,18 +1294,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.case:
         explain(args.case, args.view, args.measure, args.show_log)
         return 0
-    random_count, fleet_count = (40, 10) if args.quick else (args.random, args.fleet)
+    random_count, fleet_count = (40, 10) if args.quick else (args.workloads, args.fleet)
     ids = case_ids(random_count, fleet_count)
     print(f"fidelity: {len(ids)} cases x {len(VIEWS)} views, {args.processes} processes", file=sys.stderr)
     started = time.monotonic()
     rows = run_cases(ids, args.processes, progress=_print_progress)
     seconds = time.monotonic() - started
-    command = (
-        "python -m benchmarks.fidelity"
-        + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
-    )
-    doc = render_doc(rows, command.strip(), seconds)
+    # the command that reproduces the rows (processes, --out and --rows do not change them)
+    command = f".venv/bin/python -m benchmarks.fidelity --workloads {random_count} --fleet {fleet_count}"
+    command += " --session-timeout" if args.session_timeout else ""
+    doc = render_doc(rows, command)
     print("\n".join(render_matrix(rows)))
+    print("\nmost frequent silently wrong kinds per view (groups, measure, kind, example case):")
+    print("\n".join(render_top_mismatches(rows)))
+    print(f"{len(ids)} cases, {len(rows)} outcomes, {seconds:.0f} s", file=sys.stderr)
     if args.rows:
         with open(args.rows, "w") as f:
             for row in rows:

@@ -145,3 +145,63 @@ def test_the_0_10_view_is_compared_with_the_history_as_0_10_numbers_it():
     assert observed.renumbering
     assert all(not g["ended_empty"] for g in truth["generations"])
     assert any("is dead and removed" in line.text for line in observed.lines)
+
+
+def test_every_outcome_that_is_not_exact_names_its_kind(rows):
+    unnamed = [r for r in rows if r.cls != f.EXACT and not r.mismatch]
+    assert not unnamed, "\n".join(f"{r.case_id} {r.view} {r.measure}: {r.detail}" for r in unnamed[:5])
+
+
+def test_the_rows_do_not_depend_on_the_number_of_processes():
+    ids = ["sim:02_cooperative_join", "random:3", "random:4"]
+    assert f.run_cases(ids, processes=1) == f.run_cases(ids, processes=2)
+
+
+def test_a_null_total_is_flagged_not_wrong():
+    """A replay that says it does not know a total (null) is flagged, as long as what it knows is not more
+    than the truth."""
+    case = f.build_case("sim:01_eager_join")
+    summary = [{**r, "partitions_moved": None} for r in case.truth["group_daily_summary"]]
+    outcomes = f.compare(
+        case, f.VIEW_BY_NAME["broker-3.x"], case.truth, {**case.truth, "group_daily_summary": summary}
+    )
+    assert (outcomes["moved"].cls, outcomes["moved"].flag) == (f.FLAGGED, "null")
+
+
+@pytest.mark.parametrize(
+    ("truth_rounds", "replay_rounds", "kind"),
+    [
+        ([1, 2], [1, 1, 1], "rounds split into more rebalances"),
+        ([1, 1, 1], [1, 2], "rebalances merged"),
+        ([1, 1], [1], "missing rebalances"),
+        ([1], [1, 1], "extra rebalances"),
+        ([1, 1], [1, 2], "more rounds per rebalance"),
+    ],
+)
+def test_a_rounds_mismatch_is_classified_by_how_the_episodes_differ(truth_rounds, replay_rounds, kind):
+    case = f.build_case("sim:01_eager_join")
+
+    def episodes(rounds):
+        return [
+            {
+                "episode_id": f"e{i}",
+                "started_at": i,
+                "rounds": n,
+                "first_generation_id": i,
+                "last_generation_id": i,
+            }
+            for i, n in enumerate(rounds)
+        ]
+
+    truth = {**case.truth, "rebalance_episodes": episodes(truth_rounds)}
+    replayed = {**case.truth, "rebalance_episodes": episodes(replay_rounds)}
+    outcome = f.compare(case, f.VIEW_BY_NAME["broker-3.x"], truth, replayed)["rounds"]
+    assert (outcome.cls, outcome.mismatch) == (f.WRONG, kind)
+
+
+def test_the_report_tallies_each_mismatch_kind_with_an_example_case(rows):
+    doc = f.render_doc(rows, "cmd")
+    tallies = f.mismatch_tallies(rows)
+    assert "## Mismatch kinds" in doc and tallies
+    (view, measure, cls, kind), tally = next(iter(tallies.items()))
+    assert f"| {measure} |" in doc and f"`{tally.example}`" in doc and kind in doc
