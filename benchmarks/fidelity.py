@@ -846,6 +846,17 @@ def _worse(a: Outcome, b: Outcome) -> Outcome:
 
 
 # ------------------------------------------------------------------------------------------ running
+def applies(view: View, case: Case) -> bool:
+    """Whether `view` exists for `case`: its protocol's eras, and a side that has events at all (a
+    hand-written log of one side has no view of the other)."""
+    if not view.applies(case.consumer_protocol):
+        return False
+    sides = {e.side for e in case.events}
+    if view.broker_only:
+        return "coordinator" in sides
+    return "member" in sides if view.client_only else True
+
+
 @dataclass(frozen=True)
 class Row:
     case_id: str
@@ -869,7 +880,7 @@ def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
         observed = observe(case, VIEW_BY_NAME["events"])
         reference = replay(observed.events, observed.settings)
     for view in VIEWS:
-        if (views and view.name not in views) or not view.applies(case.consumer_protocol):
+        if (views and view.name not in views) or not applies(view, case):
             continue
         try:
             observed = observe(case, view)
@@ -1052,11 +1063,20 @@ def render_matrix(rows: list[Row]) -> list[str]:
 
 @dataclass
 class Tally:
-    """Groups with one kind of mismatch in one (view, measure); the first case (in case order) as example."""
+    """Groups with one kind of mismatch in one (view, measure); the first case (in case order) as example,
+    and the first seeded random workload among them (its seed reproduces it: `--case random:SEED`)."""
 
     groups: int = 0
     unobservable: int = 0
     example: str = ""
+    random_example: str = ""
+
+    @property
+    def examples(self) -> str:
+        found = [self.example] + (
+            [self.random_example] if self.random_example not in ("", self.example) else []
+        )
+        return " ".join(f"`{e}`" for e in found)
 
 
 def mismatch_tallies(rows: Iterable[Row], section: str | None = None) -> dict[tuple, Tally]:
@@ -1069,6 +1089,8 @@ def mismatch_tallies(rows: Iterable[Row], section: str | None = None) -> dict[tu
         tally.groups += 1
         tally.unobservable += row.unobservable
         tally.example = tally.example or row.case_id
+        if row.kind == "random":
+            tally.random_example = tally.random_example or row.case_id
     return tallies
 
 
@@ -1086,7 +1108,7 @@ def render_mismatches(rows: list[Row]) -> list[str]:
         "Every outcome that is not exact, by kind, per view: silently wrong first, then what the replay "
         "reports instead where it cannot know (flagged). *groups* counts the groups of the section with that "
         "kind in that measure (u = of which the simulator says the events cannot show it); *example* is the "
-        "first such case, which "
+        "first such case and the first seeded random workload among them, which "
         "`.venv/bin/python -m benchmarks.fidelity --case CASE --view VIEW --measure MEASURE [--show-log]` "
         "replays in detail.",
         "",
@@ -1113,10 +1135,28 @@ def render_mismatches(rows: list[Row]) -> list[str]:
                 label = "silently wrong" if cls == WRONG else "flagged"
                 count = f"{t.groups} (u {t.unobservable})" if t.unobservable else str(t.groups)
                 out.append(
-                    f"| {measure} | {label} | {mismatch} | {count} | {100.0 * t.groups / n:.1f} | `{t.example}` |"
+                    f"| {measure} | {label} | {mismatch} | {count} | {100.0 * t.groups / n:.1f} | {t.examples} |"
                 )
             out.append("")
     return out
+
+
+def render_remaining(rows: list[Row], limit: int = 3) -> list[str]:
+    """The doc's summary: per view, the most frequent silently wrong kinds (all sections)."""
+    out = [
+        "## What remains: the most frequent silently wrong kinds per view",
+        "",
+        f"Up to {limit} per view, over all sections; groups = cases with that kind in that measure; example = "
+        "the first such case and the first random workload among them (`--case CASE --view VIEW`). The full "
+        "tallies, flagged kinds included: *Mismatch kinds* below.",
+        "",
+        "| view | measure | kind | groups | example |",
+        "|---|---|---|---|---|",
+    ]
+    for view in (v.name for v in VIEWS):
+        for (_, measure, _, mismatch), t in top_mismatches(rows, view, WRONG, limit):
+            out.append(f"| {view} | {measure} | {mismatch} | {t.groups} | {t.examples} |")
+    return out + [""]
 
 
 def render_top_mismatches(rows: list[Row], limit: int = 5) -> list[str]:
@@ -1128,7 +1168,7 @@ def render_top_mismatches(rows: list[Row], limit: int = 5) -> list[str]:
             continue
         out.append(f"{view}:")
         for (_, measure, _, mismatch), t in top:
-            out.append(f"  {t.groups:5d}  {measure:15} {mismatch:45} e.g. {t.example}")
+            out.append(f"  {t.groups:5d}  {measure:15} {mismatch:45} e.g. {t.examples.replace('`', '')}")
     return out
 
 
@@ -1206,9 +1246,9 @@ def render_doc(rows: list[Row], command: str) -> str:
         "not carry (e.g. assignments in a broker log): flagged is the right answer there; a cell without "
         "parentheses must reach 100% exact.",
         "",
-        "## The matrix",
-        "",
     ]
+    lines += render_remaining(rows)
+    lines += ["## The matrix", ""]
     lines += render_matrix(rows)
     lines += render_unknowable(rows)
     lines += render_mismatches(rows)
