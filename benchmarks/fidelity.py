@@ -590,7 +590,19 @@ def renumbered_truth(
 
 
 def _generations(tables) -> dict[int, dict]:
+    """Generation id -> its row (of several rows of one generation, the last: see `_duplicated`)."""
     return {r["generation_id"]: r for r in tables["generations"] if r.get("generation_id") is not None}
+
+
+def _row_counts(tables) -> Counter:
+    return Counter(r["generation_id"] for r in tables["generations"] if r.get("generation_id") is not None)
+
+
+def _duplicated(truth, replayed) -> list[int]:
+    """Generations the replay has more rows of than the truth (a replay that opened a generation twice;
+    the truth has two only where 0.10 numbered a deleted group's successor from 0 again)."""
+    t_counts = _row_counts(truth)
+    return sorted(g for g, n in _row_counts(replayed).items() if n > max(1, t_counts[g]))
 
 
 def _assignments(tables) -> dict[int, dict[str, tuple]]:
@@ -671,6 +683,10 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
     out: dict[str, Outcome] = {}
     t_gen, r_gen = _generations(truth), _generations(replayed)
     out["generations"] = _compare_generations(case, view, t_gen, r_gen)
+    duplicated = _duplicated(truth, replayed)
+    if duplicated and out["generations"].cls != WRONG:
+        detail = f"generations {duplicated} have several rows"
+        out["generations"] = Outcome(WRONG, "", detail, mismatch="a generation in several rows")
     for measure, column in (("members", "members"), ("leader", "leader_member_id")):
         out[measure] = _compare_generation_column(t_gen, r_gen, column)
     inferred = _inferred_generations(replayed)

@@ -54,7 +54,7 @@ KNOWN = [
     ("classic", ("broker-3.x", "broker-4.x"), ("rounds",), f"{COOPERATIVE_ROUNDS}; {KIP415}"),
     ("classic", ("events-broker", *BOTH_VIEWS), ("rounds",), KIP415),
     ("classic", BOTH_VIEWS, ("stw_ms", "unavailable_ms"), SESSION_TIMEOUT),
-    ("classic", CLIENT_VIEWS, ("members", "wasted"), MEMBER_ONLY),
+    ("classic", CLIENT_VIEWS, ("generations", "members", "wasted"), MEMBER_ONLY),
     ("classic", ("events-client",), ("leader",), MEMBER_ONLY),
     ("classic", CLIENT_VIEWS, ("rounds",), f"{MEMBER_ONLY}; {KIP415}"),
     ("consumer", ("broker-4.x",), ("generations", "members", "rounds"), KIP848_DEBUG),
@@ -205,3 +205,11 @@ def test_the_report_tallies_each_mismatch_kind_with_an_example_case(rows):
     assert "## Mismatch kinds" in doc and tallies
     (view, measure, cls, kind), tally = next(iter(tallies.items()))
     assert f"| {measure} |" in doc and f"`{tally.example}`" in doc and kind in doc
+
+
+def test_a_generation_the_replay_opened_twice_is_silently_wrong():
+    case = f.build_case("sim:01_eager_join")
+    first = case.truth["generations"][0]
+    doubled = {**case.truth, "generations": case.truth["generations"] + [{**first, "members": []}]}
+    outcome = f.compare(case, f.VIEW_BY_NAME["client-3.x"], case.truth, doubled)["generations"]
+    assert (outcome.cls, outcome.mismatch) == (f.WRONG, "a generation in several rows")
