@@ -38,8 +38,8 @@ ids. KIP-848 groups have no 0.10 or 2.x view.
 Measures, and how a mismatch is classified (`compare`):
     parsed        every line of the view's log parsed (nothing quarantined): the writer's and the
                   parser's part
-    generations   the generation ids (and which ended Empty); a client-only view cannot see a
-                  generation that ended Empty (no member is in it): absent there = "flagged"
+    generations   the generation ids (and which ended Empty), one row each; a client-only view cannot
+                  see a generation that ended Empty (no member is in it): absent there = "flagged"
     members       per generation, the member ids; null = flagged
     leader        per generation, the leader's id; null = flagged
     assignments   per generation and member, the partitions; rows marked `inferred` = flagged
