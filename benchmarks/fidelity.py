@@ -1,0 +1,1378 @@
+"""The fidelity matrix: the same simulated history, written as Kafka logs in every view, replayed and
+compared with the simulator's truth, per measure.
+
+    .venv/bin/python -m benchmarks.fidelity                  # full: fixed cases, 1000 random, 100 fleet;
+                                                             # writes docs/fidelity.md (~3 min on 2 cores)
+    .venv/bin/python -m benchmarks.fidelity --workloads 200 --fleet 20 --out -   # smaller, no report
+    .venv/bin/python -m benchmarks.fidelity --quick          # a smoke run (~70 cases)
+    .venv/bin/python -m benchmarks.fidelity --case random:17 --view broker-3.x   # one case, in detail
+
+The output is deterministic: the same code and options give the same rows and the same report, whatever
+the number of processes (no wall-clock time in the report). Every outcome that is not exact carries the
+kind of mismatch (`Outcome.mismatch`: "extra member", "rounds split into more rebalances", "phantom",
+"over, beyond the bound", ...); the report tallies them per view with the first case of each as example,
+and the run ends by printing each view's most frequent silently wrong kinds.
+
+Cases (a case id reproduces its workload exactly):
+    sim:<name>           a scenario of conf/simulations
+    test:<name>          a timeline the tests simulate (tests/logs/test_writer_roundtrip.py)
+    hand:<name>          a hand-written event log of tests/core/replay_scenarios.py; it has no simulator
+                         truth, so its reference is the replay of its canonical events (the log views
+                         are then measured against what the events themselves give)
+    random:<seed>        a seeded random workload: 2-6 members, joins, leaves, crashes, restarts
+                         (graceful or killed), GC and poll pauses, subscription and partition count
+                         changes, leader churn, under eager, cooperative, static (KIP-345), KIP-415
+                         delayed (cooperative) and KIP-848 consumer-protocol settings
+    fleet:<seed>:<index> a small group of the workload generator's fleet (rebalance_core/workload.py),
+                         its first day's first segment simulated in compressed time (no stretching, so
+                         the simulator's truth applies)
+
+Views (`VIEWS`): the canonical events themselves (baseline), the broker's server.log alone in each
+wording era (0.10, 2.x, 3.x Scala, 4.x Java), the consumers' logs alone (2.x, 3.x, 4.x), and both sides
+(same era). Each view is written by `KafkaLogWriter`, parsed by `parse_lines` (the broker log as one
+file, each consumer's as its own) and replayed by `rebalance_core.replay.replay` with the settings a user
+would give: broker-only views get the topics' partition counts (as at the start) and the group's
+assignor as `default_assignor` (no classic broker line names the protocol); KIP-848 views get the topic
+ids. KIP-848 groups have no 0.10 or 2.x view.
+
+Measures, and how a mismatch is classified (`compare`):
+    parsed        every line of the view's log parsed (nothing quarantined): the writer's and the
+                  parser's part
+    generations   the generation ids (and which ended Empty), one row each; a client-only view cannot
+                  see a generation that ended Empty (no member is in it): absent there = "flagged"
+    members       per generation, the member ids; null = flagged
+    leader        per generation, the leader's id; null = flagged
+    assignments   per generation and member, the partitions; rows marked `inferred` = flagged
+    rounds        rebalance episodes and the rounds of each, in order
+    stw_ms, unavailable_ms   stop-the-world and partition-unavailable totals; a value timed by the
+                  coordinator (`timing_source` coordinator/mixed) is flagged when within the bound the
+                  protocol allows (per episode / per movement: heartbeat interval + round trips +
+                  callbacks, twice), beyond it silently wrong
+    moved, revoked, wasted   churn totals; flagged when assignments were inferred
+Exact = equal to the truth; flagged = not equal but the replay says it cannot know (null, inferred,
+a coordinator-timed bound, absent); silently wrong = anything else. Where the simulator itself says a
+fact is unobservable from the events (`SimulationResult.unobservable`, `unobservable_from_coordinator`
+for broker-only views), the outcome is tagged so (counted separately in the report).
+The 0.10 view is compared with the history as 0.10.0 prints it: an emptied group is deleted there, so
+that generation does not exist and later generations are numbered from 0 again
+(`KafkaLogWriter.renumbering`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.events import Event
+from rebalance_core.kafka_logs import parse_lines
+from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, LogLine
+from rebalance_core.replay import ReplaySettings, replay
+from rebalance_core.simulate import SimulationSettings, load_scenario, simulate
+from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from rebalance_core.workload import CONSUMER, group_segments, plan_group, simulation_settings, topic_id
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "conf" / "simulations"
+DOC = ROOT / "docs" / "fidelity.md"
+DAY0_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z, the fleet's first day
+
+MEASURES = (
+    "parsed",
+    "generations",
+    "members",
+    "leader",
+    "assignments",
+    "rounds",
+    "stw_ms",
+    "unavailable_ms",
+    "moved",
+    "revoked",
+    "wasted",
+)
+PARTITION_MEASURES = ("stw_ms", "unavailable_ms", "moved", "revoked", "wasted")
+EXACT, FLAGGED, WRONG = "exact", "flagged", "wrong"
+GIVE_SESSION_TIMEOUT = False  # --session-timeout: the user also gives ReplaySettings.session_timeout_ms
+
+
+# ------------------------------------------------------------------------------------------- views
+@dataclass(frozen=True)
+class View:
+    """A view of a group's history: log text of a broker and/or client era, or (`sides`) the canonical
+    events themselves, all or one side's (baselines: what the replay makes of exactly the events a log
+    side carries, without any text in between)."""
+
+    name: str
+    broker_era: str | None  # None: no broker log
+    client_era: str | None  # None: no client logs
+    sides: tuple[str, ...] = ()  # canonical events of these sides (no log text)
+
+    @property
+    def canonical(self) -> bool:
+        return bool(self.sides)
+
+    @property
+    def broker_only(self) -> bool:
+        return self.sides == ("coordinator",) or (self.broker_era is not None and self.client_era is None)
+
+    @property
+    def client_only(self) -> bool:
+        return self.sides == ("member",) or (self.client_era is not None and self.broker_era is None)
+
+    def applies(self, consumer_protocol: bool) -> bool:
+        eras = {self.broker_era, self.client_era} - {None}
+        return not consumer_protocol or eras <= {"3.x", "4.x"}
+
+
+VIEWS: tuple[View, ...] = (
+    View("events", None, None, ("coordinator", "member")),
+    View("events-broker", None, None, ("coordinator",)),
+    View("events-client", None, None, ("member",)),
+    View("broker-0.10", "0.10", None),
+    View("broker-2.x", "2.x", None),
+    View("broker-3.x", "3.x", None),
+    View("broker-4.x", "4.x", None),
+    View("client-2.x", None, "2.x"),
+    View("client-3.x", None, "3.x"),
+    View("client-4.x", None, "4.x"),
+    View("both-2.x", "2.x", "2.x"),
+    View("both-3.x", "3.x", "3.x"),
+    View("both-4.x", "4.x", "4.x"),
+)
+VIEW_BY_NAME = {v.name: v for v in VIEWS}
+
+# What each view carries (True: the replay can be exact, and a silently wrong value there is a bug the
+# tests hold against; elsewhere the right answer is null, inferred or a flagged bound).
+_BROKER_CARRIES = {
+    "0.10": {"generations"},  # no member ids, no reasons, no counts
+    "2.x": {
+        "generations"
+    },  # a new dynamic member shows only in a Preparing reason; no leader; no client reason
+    "3.x": {"generations", "members", "leader", "rounds"},  # no assignment, no member's own timing
+    "4.x": {"generations", "members", "leader", "rounds"},
+}
+_KIP848_BROKER_CARRIES = {
+    "3.x": {"generations", "members", "leader", "rounds", "assignments", "moved"},  # each member's assignment
+    "4.x": {"generations", "members", "leader", "rounds"},  # assignments at DEBUG
+}
+# Consumers' logs show no crash (a member's last heartbeat) and no emptied group: the stop-the-world,
+# unavailable time and moves that depend on them are the broker's to tell.
+_CLIENT_CARRIES = {"generations", "members", "leader", "assignments", "rounds", "revoked", "wasted"}
+
+
+def carries(view: View, measure: str, consumer_protocol: bool = False) -> bool:
+    """Whether `view` logs what `measure` needs."""
+    if measure == "parsed" or view.name == "events":
+        return True
+    if view.client_only:
+        return measure in _CLIENT_CARRIES
+    if view.broker_only:
+        era = view.broker_era or "3.x"  # events-broker: the coordinator's events as 3.x logs them
+        table = _KIP848_BROKER_CARRIES if consumer_protocol else _BROKER_CARRIES
+        return measure in table[era]
+    return True  # both sides
+
+
+# ------------------------------------------------------------------------------------------- cases
+@dataclass
+class Case:
+    case_id: str
+    kind: str  # sim | test | hand | random | fleet
+    description: str
+    events: list[Event]
+    truth: dict[str, list[dict]] | None  # None: no simulator truth (hand-written events)
+    topics: dict[str, int]  # partition counts at the start
+    topic_ids: dict[str, str]
+    assignor: str
+    consumer_protocol: bool
+    slack_ms: int  # what coordinator timing may miss per stop or start (heartbeat + round trips)
+    unobservable: list[str] = field(default_factory=list)
+    unobservable_from_coordinator: list[str] = field(default_factory=list)
+    session_timeout_ms: int | None = None
+
+
+def _classic_slack(s: SimulationSettings) -> int:
+    return (
+        s.heartbeat_interval_ms
+        + 2 * (s.join_round_trip_ms + s.sync_round_trip_ms + s.network_jitter_ms)
+        + s.revoke_callback_ms
+        + s.assignment_ms
+    )
+
+
+def _simulated_case(case_id, kind, description, timeline: Timeline, settings) -> Case:
+    if isinstance(settings, ConsumerSimSettings):
+        run = simulate_consumer_group(timeline, settings)
+        events, truth = run.events, run.truth
+        unobservable, from_coordinator = list(run.unobservable), list(run.unobservable)
+        assignor, consumer, topic_ids = settings.assignor, True, dict(settings.topic_ids)
+        slack = settings.heartbeat_interval_ms + 4 * settings.network_ms + settings.revoke_callback_ms
+        slack += settings.assign_callback_ms
+    else:
+        result = simulate(timeline, settings)
+        events, truth = result.events, result.truth
+        unobservable, from_coordinator = result.unobservable, result.unobservable_from_coordinator
+        consumer = settings.rebalance_protocol == "consumer"
+        assignor, topic_ids, slack = settings.assignor, {}, _classic_slack(settings)
+        if consumer:
+            topic_ids = {t: topic_id(timeline.cluster, t) for t in timeline.topics}
+            slack = 5_000 + 10
+    return Case(
+        case_id,
+        kind,
+        description,
+        events,
+        truth,
+        dict(timeline.topics),
+        topic_ids,
+        assignor,
+        consumer,
+        slack,
+        list(unobservable),
+        list(from_coordinator),
+        settings.session_timeout_ms,
+    )
+
+
+def build_case(case_id: str) -> Case:
+    kind, _, rest = case_id.partition(":")
+    builder = {
+        "sim": _sim_case,
+        "test": _test_case,
+        "hand": _hand_case,
+        "random": _random_case,
+        "fleet": _fleet_case,
+    }
+    if kind not in builder:
+        raise ValueError(f"unknown case kind in {case_id!r} (sim, test, hand, random, fleet)")
+    return builder[kind](case_id, rest)
+
+
+def _sim_case(case_id: str, name: str) -> Case:
+    doc = yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+    timeline, settings = load_scenario(doc)
+    return _simulated_case(case_id, "sim", doc.get("name", name), timeline, settings)
+
+
+_TEST_CASES = {
+    "writer_classic_range": ("range", False),
+    "writer_classic_cooperative": ("cooperative-sticky", False),
+    "writer_classic_static_sticky": ("sticky", True),
+    "writer_consumer_dynamic": (None, False),
+    "writer_consumer_static": (None, True),
+}
+
+
+def _test_case(case_id: str, name: str) -> Case:
+    from tests.logs import test_writer_roundtrip as t
+
+    assignor, static = _TEST_CASES[name]
+    if assignor is None:
+        timeline = Timeline(
+            topics={"orders": 6},
+            actions=(
+                Join(0, "c1"),
+                Join(0, "c2"),
+                Join(5_000, "c3"),
+                Crash(60_000, "c2"),
+                Pause(200_000, "c3", duration_ms=60_000, kind="gc"),
+                Pause(400_000, "c1", duration_ms=400_000, kind="poll"),
+                PartitionCount(900_000, "orders", 8),
+                Restart(1_000_000, "c1", down_ms=10_000),
+                Leave(1_100_000, "c3"),
+            ),
+            group_id="orders-next",
+            start_ms=1_731_060_000_000,
+        )
+        settings = ConsumerSimSettings(
+            coordinator="broker-1", topic_ids=t.TOPIC_IDS, static_membership=static
+        )
+        return _simulated_case(case_id, "test", f"{name} (test_writer_roundtrip)", timeline, settings)
+    settings = SimulationSettings(assignor=assignor, static_membership=static, seed=3, coordinator="broker-2")
+    return _simulated_case(case_id, "test", f"{name} (test_writer_roundtrip)", t.classic_timeline(), settings)
+
+
+_HAND_CASES = (
+    "eager_both_sides",
+    "eager_broker_only",
+    "cooperative_two_rounds",
+    "session_timeout_crash",
+    "static_restart",
+    "log_04_dead_then_generation_zero",
+    "log_05_join_leave",
+    "log_09_client_eager",
+    "broker_only_no_assignments",
+    "starts_mid_rebalance",
+)
+
+
+def _hand_case(case_id: str, name: str) -> Case:
+    from tests.core import replay_scenarios
+
+    events = getattr(replay_scenarios, name)()
+    events = [
+        dataclasses.replace(e, source=e.source or ("broker-1" if e.is_coordinator else e.member_id))
+        for e in events
+    ]
+    events = [
+        e if e.is_coordinator or e.client_id else dataclasses.replace(e, client_id=_client_of(e.member_id))
+        for e in events
+    ]
+    topics: dict[str, int] = {}
+    for e in events:
+        for tp in list(e.partitions or ()) + [tp for tps in (e.assignment or {}).values() for tp in tps]:
+            topics[tp.topic] = max(topics.get(tp.topic, 0), tp.partition + 1)
+    protocol = next((e.protocol_name for e in events if e.protocol_name), None) or "range"
+    return Case(
+        case_id,
+        "hand",
+        f"{name} (tests/core/replay_scenarios.py)",
+        events,
+        None,
+        topics,
+        {},
+        protocol,
+        False,
+        5_000,
+    )
+
+
+def _client_of(member_id: str | None) -> str | None:
+    return member_id.split("-", 1)[0] if member_id else None
+
+
+# -- random workloads ---------------------------------------------------------------------------------
+RANDOM_KINDS = ("eager", "cooperative", "static", "kip415", "consumer")
+
+
+def random_workload(seed: int) -> tuple[str, Timeline, SimulationSettings | ConsumerSimSettings]:
+    """A seeded random workload (kind, timeline, settings); every action valid where it happens."""
+    rng = random.Random(f"fidelity:{seed}")
+    kind = RANDOM_KINDS[seed % len(RANDOM_KINDS)]
+    session = rng.choice((6_000, 10_000, 45_000))
+    max_poll = rng.choice((session, 2 * session, 300_000))
+    topics = {"t": rng.randint(1, 12)}
+    if rng.random() < 0.4:
+        topics["u"] = rng.randint(1, 4)
+    timeline = _random_timeline(rng, topics, session, max_poll, static=kind == "static", seed=seed)
+    if kind == "consumer":
+        settings: SimulationSettings | ConsumerSimSettings = ConsumerSimSettings(
+            assignor=rng.choice(("uniform", "uniform", "server-range")),
+            static_membership=rng.random() < 0.3,
+            session_timeout_ms=session,
+            max_poll_interval_ms=max_poll,
+            coordinator="broker-1",
+            topic_ids={t: topic_id(timeline.cluster, t) for t in topics},
+        )
+        return kind, timeline, settings
+    assignor = {
+        "eager": rng.choice(("range", "range", "roundrobin", "sticky")),
+        "cooperative": "cooperative-sticky",
+        "kip415": "cooperative-sticky",
+        "static": rng.choice(("range", "sticky", "cooperative-sticky")),
+    }[kind]
+    settings = SimulationSettings(
+        assignor=assignor,
+        static_membership=kind == "static",
+        session_timeout_ms=session,
+        heartbeat_interval_ms=session // 3,
+        max_poll_interval_ms=max_poll,
+        group_initial_rebalance_delay_ms=rng.choice((0, 3_000)),
+        scheduled_rebalance_max_delay_ms=rng.choice((10_000, 30_000)) if kind == "kip415" else 0,
+        join_round_trip_ms=rng.randint(2, 40),
+        sync_round_trip_ms=rng.randint(2, 20),
+        revoke_callback_ms=rng.randint(0, 10),
+        network_jitter_ms=rng.choice((0, 0, 5)),
+        seed=rng.getrandbits(16),
+        coordinator="broker-1",
+    )
+    return kind, timeline, settings
+
+
+def _random_timeline(
+    rng: random.Random, topics: dict[str, int], session: int, max_poll: int, *, static: bool, seed: int
+) -> Timeline:
+    members = [f"c{i}" for i in range(1, rng.randint(2, 6) + 1)]
+    durations = {"short": session // 2, "session": session + session // 3, "poll": max_poll + session}
+    running: list[str] = []  # in join order: the first is the likely leader
+    busy_until: dict[str, int] = {}
+    counts = dict(topics)
+    actions: list[Any] = []
+    at = 0
+    for m in rng.sample(members, rng.randint(1, len(members))):  # the group forms
+        actions.append(Join(at, m))
+        running.append(m)
+        at += rng.choice((0, 5, 500, 2_000))
+    for _ in range(rng.randint(2, 10)):
+        at += rng.choice((0, 5, 500, 2_000, 7_000, 20_000, 60_000, 120_000))
+        free = [m for m in running if busy_until.get(m, -1) < at]
+        stopped = [m for m in members if m not in running and busy_until.get(m, -1) < at]
+        kind = rng.choice(
+            ("join", "leave", "crash", "restart", "pause", "subscribe", "partitions", "leader_churn", "join")
+        )
+        if kind == "partitions":
+            topic = rng.choice(sorted(counts))
+            counts[topic] += rng.randint(1, 3)
+            actions.append(PartitionCount(at, topic, counts[topic]))
+        elif kind == "join" and stopped:
+            m = rng.choice(stopped)
+            actions.append(Join(at, m, topics=rng.choice((None, ("t",), tuple(sorted(topics))))))
+            running.append(m)
+        elif kind in ("leave", "crash", "leader_churn") and free:
+            m = free[0] if kind == "leader_churn" else rng.choice(free)
+            if kind == "leader_churn" and rng.random() < 0.5:
+                down = durations[rng.choice(("short", "session"))]
+                actions.append(Restart(at, m, down, graceful=rng.random() < 0.5))
+                busy_until[m] = at + down + 1
+                continue
+            actions.append(Leave(at, m) if kind != "crash" else Crash(at, m))
+            running.remove(m)
+            busy_until[m] = at + 1
+        elif kind == "restart" and free:
+            m = rng.choice(free)
+            down = durations[rng.choice(("short", "session"))]
+            actions.append(Restart(at, m, down, graceful=rng.random() < 0.5))
+            busy_until[m] = at + down + 1
+        elif kind == "pause" and free:
+            m = rng.choice(free)
+            duration = durations[rng.choice(("short", "session", "poll"))]
+            actions.append(Pause(at, m, duration, kind=rng.choice(("gc", "poll"))))
+            busy_until[m] = at + duration + 1
+        elif kind == "subscribe" and free:
+            actions.append(Subscribe(at, rng.choice(free), rng.choice((("t",), tuple(sorted(topics))))))
+    return Timeline(
+        topics=topics, actions=tuple(actions), group_id=f"g{seed}", start_ms=DAY0_MS + (seed % 1000) * 60_000
+    )
+
+
+def _random_case(case_id: str, rest: str) -> Case:
+    seed = int(rest)
+    kind, timeline, settings = random_workload(seed)
+    return _simulated_case(case_id, "random", f"random {kind} workload", timeline, settings)
+
+
+def _fleet_case(case_id: str, rest: str) -> Case:
+    seed, index = (int(x) for x in rest.split(":"))
+    plan = plan_group(index, seed)
+    segment = next(iter(group_segments(plan, DAY0_MS, 1)))
+    settings = simulation_settings(plan, segment.number)
+    description = f"fleet {plan.kind} group, {plan.members} members, {plan.assignor}, incidents {', '.join(segment.incidents)}"
+    case = _simulated_case(case_id, "fleet", description, segment.timeline, settings)
+    case.consumer_protocol = plan.kind == CONSUMER
+    return case
+
+
+def fleet_indexes(seed: int, count: int, max_members: int = 8) -> list[int]:
+    """Indexes of the fleet's first `count` small groups (the matrix replays each in 11 views)."""
+    out, index = [], 0
+    while len(out) < count:
+        if plan_group(index, seed).members <= max_members:
+            out.append(index)
+        index += 1
+    return out
+
+
+def case_ids(random_count: int, fleet_count: int, fixed: bool = True) -> list[str]:
+    ids: list[str] = []
+    if fixed:
+        ids += [f"sim:{p.stem}" for p in sorted(SCENARIOS.glob("*.yaml"))]
+        ids += [f"test:{name}" for name in _TEST_CASES]
+        ids += [f"hand:{name}" for name in _HAND_CASES]
+    ids += [f"random:{seed}" for seed in range(random_count)]
+    ids += [f"fleet:0:{i}" for i in fleet_indexes(0, fleet_count)]
+    return ids
+
+
+# ------------------------------------------------------------------------------------------- views
+@dataclass
+class Observed:
+    events: list[Event]
+    settings: ReplaySettings
+    renumbering: list[tuple[int, int]]  # 0.10: (first simulated generation, base)
+    lines: list[LogLine]
+    quarantined: int
+
+
+_CLIENT_ID = re.compile(r"clientId=([^,\]]*)")
+
+
+def observe(case: Case, view: View) -> Observed:
+    """The events `view` gives a user of this case, with the ReplaySettings that user would pass."""
+    cluster = case.events[0].cluster if case.events else "sim"
+    if view.canonical:
+        events = [e for e in case.events if e.side in view.sides]
+        if view.broker_only and not case.consumer_protocol:  # no classic broker log prints these
+            events = [dataclasses.replace(e, assignment=None, members=None) for e in events]
+        settings = ReplaySettings(topics=dict(case.topics), topic_ids=dict(case.topic_ids))
+        if view.broker_only:
+            settings = dataclasses.replace(settings, default_assignor=case.assignor)
+        return Observed(events, settings, [], [], 0)
+    writer = KafkaLogWriter(
+        consumer_protocol=case.consumer_protocol,
+        topic_ids=case.topic_ids,
+        broker_era=view.broker_era or "3.x",
+        client_era=view.client_era or "3.x",
+    )
+    lines = writer.write_all(case.events)
+    files: dict[str, list[str]] = defaultdict(list)
+    for line in lines:
+        if line.stream == BROKER and view.broker_era is not None:
+            files["server.log"].extend(line.text.split("\n"))
+        elif line.stream == CLIENT and view.client_era is not None:
+            m = _CLIENT_ID.search(line.text)
+            files[f"{m.group(1) if m else 'client'}.log"].extend(line.text.split("\n"))
+    events: list[Event] = []
+    quarantined = 0
+    for name, text in sorted(files.items()):
+        result = parse_lines(text, file=name, cluster=cluster, topic_ids=case.topic_ids)
+        events.extend(result.events)
+        quarantined += len(result.quarantine)
+    settings = ReplaySettings(
+        topic_ids=dict(case.topic_ids),
+        session_timeout_ms=GIVE_SESSION_TIMEOUT and case.session_timeout_ms or None,
+    )
+    if view.broker_only:
+        settings = dataclasses.replace(settings, topics=dict(case.topics), default_assignor=case.assignor)
+    return Observed(events, settings, list(writer.renumbering), lines, quarantined)
+
+
+# ------------------------------------------------------------------------------------------ measures
+@dataclass
+class Outcome:
+    cls: str  # EXACT | FLAGGED | WRONG
+    flag: str = ""  # FLAGGED: null | inferred | bound | absent
+    detail: str = ""  # WRONG / FLAGGED: what differs (truth vs replay), short
+    mismatch: str = (
+        ""  # WRONG / FLAGGED: the kind of mismatch (e.g. "extra member", "phantom"), for the tallies
+    )
+    unobservable: bool = False
+
+
+def renumbered_truth(
+    truth: dict[str, list[dict]], renumbering: list[tuple[int, int]]
+) -> dict[str, list[dict]]:
+    """The truth as a 0.10.0 coordinator numbers it (see `KafkaLogWriter.renumbering`): emptied
+    generations do not exist, later ones count from 0 again."""
+    if not renumbering:
+        return truth
+
+    def base(generation: int | None) -> int:
+        value = 0
+        for first, b in renumbering:
+            if generation is not None and generation >= first:
+                value = b
+        return value
+
+    def shift(row: dict, name: str = "generation_id") -> dict:
+        g = row.get(name)
+        return {**row, name: g - base(g)} if g is not None else row
+
+    out = dict(truth)
+    out["generations"] = [shift(r) for r in truth["generations"] if not r.get("ended_empty")]
+    out["assignments"] = [shift(r) for r in truth["assignments"]]
+    out["partition_movements"] = [shift(r) for r in truth["partition_movements"]]
+    return out
+
+
+def _generations(tables) -> dict[int, dict]:
+    """Generation id -> its row (of several rows of one generation, the last: see `_duplicated`)."""
+    return {r["generation_id"]: r for r in tables["generations"] if r.get("generation_id") is not None}
+
+
+def _row_counts(tables) -> Counter:
+    return Counter(r["generation_id"] for r in tables["generations"] if r.get("generation_id") is not None)
+
+
+def _duplicated(truth, replayed) -> list[int]:
+    """Generations the replay has more rows of than the truth (a replay that opened a generation twice;
+    the truth has two only where 0.10 numbered a deleted group's successor from 0 again)."""
+    t_counts = _row_counts(truth)
+    return sorted(g for g, n in _row_counts(replayed).items() if n > max(1, t_counts[g]))
+
+
+def _assignments(tables) -> dict[int, dict[str, tuple]]:
+    out: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for r in tables["assignments"]:
+        out[r["generation_id"]][r["member_id"]].append((r["topic"], r["partition"]))
+    return {g: {m: tuple(sorted(tps)) for m, tps in members.items()} for g, members in out.items()}
+
+
+def _inferred_generations(tables) -> set[int]:
+    rows = tables["assignments"] + tables["generations"]
+    return {r["generation_id"] for r in rows if r.get("source") == "inferred"}
+
+
+TOTAL_COLUMNS = {  # partition measure -> group_daily_summary column
+    "stw_ms": "stw_ms",
+    "unavailable_ms": "partition_unavailable_ms",
+    "moved": "partitions_moved",
+    "revoked": "partitions_revoked",
+    "wasted": "revocations_wasted",
+}
+
+
+def _totals(tables) -> dict[str, int | None]:
+    """Per partition measure, the day's total over the group's summary rows; None when any row says
+    null (the replay does not know it; the known rows' sum is then only a lower bound)."""
+    rows = tables["group_daily_summary"]
+    out: dict[str, int | None] = {}
+    for measure, column in TOTAL_COLUMNS.items():
+        values = [r.get(column) for r in rows]
+        out[measure] = None if any(v is None for v in values) else sum(values)
+    return out
+
+
+def _known_totals(tables) -> dict[str, int]:
+    """The sum of the rows that state a value (null rows left out)."""
+    return {m: sum(r.get(c) or 0 for r in tables["group_daily_summary"]) for m, c in TOTAL_COLUMNS.items()}
+
+
+def _rounds(tables, generations: set[int] | None = None) -> list[int]:
+    """Rounds per episode, in order; with `generations`, only episodes that reached one of them."""
+    episodes = sorted(tables["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
+    if generations is not None:
+        episodes = [r for r in episodes if _episode_generations(r) & generations]
+    return [r["rounds"] for r in episodes]
+
+
+def _episode_generations(episode: dict) -> set[int]:
+    first, last = episode.get("first_generation_id"), episode.get("last_generation_id")
+    return set(range(first, last + 1)) if first is not None and last is not None else set()
+
+
+def _coordinator_timed(tables) -> bool:
+    rows = tables["group_daily_summary"] + tables["rebalance_episodes"]
+    return any(r.get("timing_source") in ("coordinator", "mixed") for r in rows)
+
+
+def _member_generations(case: Case) -> set[int]:
+    """Generations a member-side event names (join responses, the leader's assignment, syncs; KIP-848:
+    the member epochs the members print, which are the group epochs they reconciled to)."""
+    out = set()
+    for e in case.events:
+        if not e.is_coordinator:
+            value = e.member_epoch if case.consumer_protocol else e.generation_id
+            if value is not None and value > 0:
+                out.add(value)
+    return out
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Outcome]:
+    """Per measure, how the replay of `view` compares with `truth` (see the module docstring); every
+    outcome that is not exact names its kind (`Outcome.mismatch`)."""
+    out: dict[str, Outcome] = {}
+    t_gen, r_gen = _generations(truth), _generations(replayed)
+    out["generations"] = _compare_generations(case, view, t_gen, r_gen)
+    duplicated = _duplicated(truth, replayed)
+    if duplicated and out["generations"].cls != WRONG:
+        detail = f"generations {duplicated} have several rows"
+        out["generations"] = Outcome(WRONG, "", detail, mismatch="a generation in several rows")
+    for measure, column in (("members", "members"), ("leader", "leader_member_id")):
+        out[measure] = _compare_generation_column(t_gen, r_gen, column)
+    inferred = _inferred_generations(replayed)
+    out["assignments"] = _compare_assignments(_assignments(truth), _assignments(replayed), inferred)
+    out["rounds"] = _compare_rounds(case, view, truth, replayed)
+    out.update(_compare_totals(case, truth, replayed, inferred))
+    unobservable = case.unobservable_from_coordinator if view.broker_only else case.unobservable
+    if unobservable:  # the simulator's unobservable facts are instants and revocations: partition measures
+        for measure in PARTITION_MEASURES:
+            out[measure].unobservable = out[measure].cls != EXACT
+    return out
+
+
+def _compare_generations(case: Case, view: View, t_gen: dict, r_gen: dict) -> Outcome:
+    t_ids = {g: bool(r.get("ended_empty")) for g, r in t_gen.items()}
+    r_ids = {g: bool(r.get("ended_empty")) for g, r in r_gen.items()}
+    if t_ids == r_ids:
+        return Outcome(EXACT)
+    detail = f"truth {_short(sorted(t_ids.items()))} replay {_short(sorted(r_ids.items()))}"
+    # a client-only view sees the generations some member's JoinGroup or SyncGroup got
+    seen = _member_generations(case) if view.client_only else set(t_ids)
+    if {g: e for g, e in t_ids.items() if g in seen} == r_ids:
+        return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
+    parts = []
+    if set(t_ids) - set(r_ids):
+        parts.append("missing generation")
+    if set(r_ids) - set(t_ids):
+        parts.append("extra generation")
+    if any(t_ids[g] != r_ids[g] for g in set(t_ids) & set(r_ids)):
+        parts.append("ended Empty differs")
+    return Outcome(WRONG, "", detail, mismatch=" + ".join(parts))
+
+
+def _compare_generation_column(t_gen: dict, r_gen: dict, column: str) -> Outcome:
+    """Members or leader, per generation both sides have; the first differing generation's kind."""
+    worst = Outcome(EXACT)
+    for g in sorted(set(t_gen) & set(r_gen)):
+        t_value, r_value = t_gen[g].get(column), r_gen[g].get(column)
+        if column == "members":
+            t_value = sorted(t_value) if t_value is not None else None
+            r_value = sorted(r_value) if r_value is not None else None
+        if t_value == r_value:
+            continue
+        detail = f"generation {g}: truth {_short(t_value)} replay {_short(r_value)}"
+        if r_value is None:
+            outcome = Outcome(FLAGGED, "null", detail, mismatch="null")
+        elif t_value is None:
+            outcome = Outcome(WRONG, "", detail, mismatch=f"{column} where the truth has none")
+        elif column == "members":
+            extra, missing = set(r_value) - set(t_value), set(t_value) - set(r_value)
+            kind = (
+                "extra and missing members"
+                if extra and missing
+                else "extra member"
+                if extra
+                else "missing member"
+            )
+            outcome = Outcome(WRONG, "", detail, mismatch=kind)
+        else:
+            outcome = Outcome(WRONG, "", detail, mismatch="another member")
+        worst = _worse(worst, outcome)
+    return worst
+
+
+def _compare_assignments(t_asg: dict, r_asg: dict, inferred: set[int]) -> Outcome:
+    worst = Outcome(EXACT)
+    for g in sorted(set(t_asg) | set(r_asg), key=lambda x: (x is None, x)):
+        t_value, r_value = t_asg.get(g), r_asg.get(g)
+        if t_value == r_value:
+            continue
+        detail = f"generation {g}: truth {_short(t_value)} replay {_short(r_value)}"
+        if r_value is None:
+            outcome = Outcome(FLAGGED, "null", detail, mismatch="null")
+        elif g in inferred:
+            outcome = Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
+        elif t_value is None:
+            outcome = Outcome(WRONG, "", detail, mismatch="assignment of a generation the truth lacks")
+        elif set(t_value) != set(r_value):
+            outcome = Outcome(WRONG, "", detail, mismatch="other members assigned")
+        else:
+            outcome = Outcome(WRONG, "", detail, mismatch="other partitions")
+        worst = _worse(worst, outcome)
+    return worst
+
+
+def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outcome:
+    t_rounds, r_rounds = _rounds(truth), _rounds(replayed)
+    if t_rounds == r_rounds:
+        return Outcome(EXACT)
+    detail = f"truth {t_rounds} replay {r_rounds}"
+    if view.client_only and _rounds(truth, _member_generations(case)) == r_rounds:
+        return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
+    if len(r_rounds) > len(t_rounds):
+        kind = "rounds split into more rebalances" if sum(r_rounds) == sum(t_rounds) else "extra rebalances"
+    elif len(r_rounds) < len(t_rounds):
+        kind = "rebalances merged" if sum(r_rounds) == sum(t_rounds) else "missing rebalances"
+    else:
+        kind = "more rounds per rebalance" if sum(r_rounds) > sum(t_rounds) else "fewer rounds per rebalance"
+    return Outcome(WRONG, "", detail, mismatch=kind)
+
+
+def _compare_totals(case: Case, truth: dict, replayed: dict, inferred: set[int]) -> dict[str, Outcome]:
+    out: dict[str, Outcome] = {}
+    t_tot, r_tot = _totals(truth), _totals(replayed)
+    coordinator_timed = _coordinator_timed(replayed)
+    any_inferred = bool(inferred) or any(
+        r.get("source") == "inferred"
+        for r in replayed["rebalance_episodes"] + replayed["partition_movements"]
+    )
+    bounds = {
+        "stw_ms": 2 * case.slack_ms * max(1, len(truth["rebalance_episodes"])),
+        "unavailable_ms": 2 * case.slack_ms * max(1, len(truth["partition_movements"])),
+    }
+    assignment_known = bool(replayed["assignments"])
+    for measure in PARTITION_MEASURES:
+        t_value, r_value = t_tot[measure], r_tot[measure]
+        if t_value == r_value:
+            out[measure] = Outcome(EXACT)
+            continue
+        detail = f"truth {t_value} replay {r_value}"
+        if (
+            r_value is None
+        ):  # null: the replay says it does not know (what it knows must not exceed the truth)
+            known = _known_totals(replayed)[measure]
+            if known <= (t_value or 0):
+                out[measure] = Outcome(FLAGGED, "null", f"{detail} (known rows {known})", mismatch="null")
+            else:
+                out[measure] = Outcome(
+                    WRONG, "", f"{detail} (known rows {known})", mismatch="over, beside a null"
+                )
+            continue
+        if t_value is None:  # a hand-written case whose events give no number either
+            out[measure] = Outcome(WRONG, "", detail, mismatch="a number where the reference is null")
+            continue
+        direction = _direction(t_value, r_value)
+        if not assignment_known:  # a number without any assignment behind it: should have been null
+            out[measure] = Outcome(
+                WRONG,
+                "",
+                f"{detail} (no assignment known)",
+                mismatch=f"{direction}, no assignment known (not null)",
+            )
+        elif measure in bounds and coordinator_timed and abs(t_value - r_value) <= bounds[measure]:
+            out[measure] = Outcome(FLAGGED, "bound", f"{detail} (bound {bounds[measure]})", mismatch="bound")
+        elif any_inferred:
+            out[measure] = Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
+        elif measure in bounds and coordinator_timed:
+            out[measure] = Outcome(
+                WRONG,
+                "",
+                f"{detail} (beyond the bound {bounds[measure]})",
+                mismatch=f"{direction}, beyond the bound",
+            )
+        else:
+            out[measure] = Outcome(WRONG, "", detail, mismatch=direction)
+    return out
+
+
+def _direction(truth: int, replayed: int) -> str:
+    """How a total is off: phantom (truth 0), missed (replay 0), over or under."""
+    if truth == 0:
+        return "phantom"
+    if replayed == 0:
+        return "missed"
+    return "over" if replayed > truth else "under"
+
+
+_RANK = {EXACT: 0, FLAGGED: 1, WRONG: 2}
+
+
+def _worse(a: Outcome, b: Outcome) -> Outcome:
+    return b if _RANK[b.cls] > _RANK[a.cls] else a
+
+
+# ------------------------------------------------------------------------------------------ running
+def applies(view: View, case: Case) -> bool:
+    """Whether `view` exists for `case`: its protocol's eras, and a side that has events at all (a
+    hand-written log of one side has no view of the other)."""
+    if not view.applies(case.consumer_protocol):
+        return False
+    sides = {e.side for e in case.events}
+    if view.broker_only:
+        return "coordinator" in sides
+    return "member" in sides if view.client_only else True
+
+
+@dataclass(frozen=True)
+class Row:
+    case_id: str
+    kind: str
+    consumer_protocol: bool
+    view: str
+    measure: str
+    cls: str
+    flag: str
+    detail: str
+    mismatch: str  # Outcome.mismatch
+    unobservable: bool
+
+
+def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
+    """Every applicable view of one case, every measure (an error in a view: every measure wrong)."""
+    case = build_case(case_id)
+    rows: list[Row] = []
+    reference = case.truth
+    if reference is None:  # hand-written events: measured against what the events themselves give
+        observed = observe(case, VIEW_BY_NAME["events"])
+        reference = replay(observed.events, observed.settings)
+    for view in VIEWS:
+        if (views and view.name not in views) or not applies(view, case):
+            continue
+        try:
+            observed = observe(case, view)
+            replayed = replay(observed.events, observed.settings)
+            outcomes = compare(case, view, renumbered_truth(reference, observed.renumbering), replayed)
+            outcomes["parsed"] = (
+                Outcome(
+                    WRONG, "", f"{observed.quarantined} log entries quarantined", mismatch="quarantined lines"
+                )
+                if observed.quarantined
+                else Outcome(EXACT)
+            )
+        except Exception as exc:  # a crash is a finding: every measure of the view is wrong
+            detail, kind = f"error: {type(exc).__name__}: {exc}"[:200], f"error: {type(exc).__name__}"
+            outcomes = {m: Outcome(WRONG, "", detail, mismatch=kind) for m in MEASURES}
+        for measure in MEASURES:
+            o = outcomes[measure]
+            rows.append(
+                Row(
+                    case_id,
+                    case.kind,
+                    case.consumer_protocol,
+                    view.name,
+                    measure,
+                    o.cls,
+                    o.flag,
+                    o.detail,
+                    o.mismatch,
+                    o.unobservable,
+                )
+            )
+    return rows
+
+
+def run_cases(
+    ids: Sequence[str], processes: int = 1, views: Sequence[str] | None = None, progress=None
+) -> list[Row]:
+    rows: list[Row] = []
+    started = time.monotonic()
+    if processes <= 1:
+        for n, case_id in enumerate(ids, 1):
+            rows.extend(run_case(case_id, views))
+            if progress:
+                progress(n, len(ids), started)
+        return rows
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        for n, case_rows in enumerate(pool.map(_run_case_for_pool, ids, [views] * len(ids), chunksize=2), 1):
+            rows.extend(case_rows)
+            if progress:
+                progress(n, len(ids), started)
+    return rows
+
+
+def _run_case_for_pool(case_id: str, views) -> list[Row]:
+    return run_case(case_id, views)
+
+
+def _print_progress(n: int, total: int, started: float) -> None:
+    if n == total or n % 25 == 0:
+        elapsed = time.monotonic() - started
+        rate = n / elapsed if elapsed else 0.0
+        eta = (total - n) / rate if rate else 0.0
+        print(f"  {n}/{total} cases, {elapsed:.0f} s, ~{eta:.0f} s left", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------------ the matrix
+@dataclass
+class Cell:
+    n: int = 0
+    counts: Counter = field(default_factory=Counter)  # cls -> groups
+    flags: Counter = field(default_factory=Counter)  # flag kind -> groups
+    unobservable: Counter = field(default_factory=Counter)  # cls -> groups tagged unobservable
+
+    def share(self, cls: str) -> float:
+        return 100.0 * self.counts[cls] / self.n if self.n else 0.0
+
+
+SECTIONS = (
+    ("classic", "Classic groups (eager, cooperative, static, KIP-415 delayed)"),
+    ("consumer", "KIP-848 consumer-protocol groups"),
+    (
+        "hand",
+        "Hand-written event logs (tests/core/replay_scenarios.py; reference = the replay of their events)",
+    ),
+)
+
+
+def section_of(row: Row) -> str:
+    if row.kind == "hand":
+        return "hand"
+    return "consumer" if row.consumer_protocol else "classic"
+
+
+def matrix(rows: Iterable[Row], section: str | None = None) -> dict[tuple[str, str], Cell]:
+    """(view, measure) -> Cell over the rows of a section (`SECTIONS`; None: all)."""
+    cells: dict[tuple[str, str], Cell] = defaultdict(Cell)
+    for row in rows:
+        if section is not None and section_of(row) != section:
+            continue
+        cell = cells[(row.view, row.measure)]
+        cell.n += 1
+        cell.counts[row.cls] += 1
+        if row.flag:
+            cell.flags[row.flag] += 1
+        if row.unobservable:
+            cell.unobservable[row.cls] += 1
+    return cells
+
+
+def _table(cells, value, views: Sequence[str]) -> list[str]:
+    header = "| view | n | " + " | ".join(MEASURES) + " |"
+    lines = [header, "|" + "---|" * (len(MEASURES) + 2)]
+    for view in views:
+        present = [cells.get((view, m)) for m in MEASURES]
+        if not any(present):
+            continue
+        n = max(c.n for c in present if c)
+        lines.append(
+            f"| {view} | {n} | " + " | ".join(value(c, view, m) for c, m in zip(present, MEASURES)) + " |"
+        )
+    return lines
+
+
+def _exact_cell(cell: Cell | None, view: str, measure: str, consumer: bool) -> str:
+    if cell is None or not cell.n:
+        return "n/a"
+    text = f"{cell.share(EXACT):.1f}"
+    if cell.counts[WRONG]:
+        text += f" ⚠{cell.share(WRONG):.0f}"
+    return text if carries(VIEW_BY_NAME[view], measure, consumer) else f"({text})"
+
+
+def _flag_cell(cell: Cell | None) -> str:
+    if cell is None or not cell.n:
+        return "n/a"
+    if not cell.counts[FLAGGED]:
+        return "-"
+    kinds = ", ".join(f"{k} {100.0 * v / cell.n:.0f}" for k, v in cell.flags.most_common())
+    return f"{cell.share(FLAGGED):.1f} ({kinds})"
+
+
+def _wrong_cell(cell: Cell | None) -> str:
+    if cell is None or not cell.n:
+        return "n/a"
+    if not cell.counts[WRONG]:
+        return "0"
+    text = f"{cell.share(WRONG):.1f}"
+    if cell.unobservable[WRONG]:
+        text += f" (u {100.0 * cell.unobservable[WRONG] / cell.n:.0f})"
+    return text
+
+
+def render_matrix(rows: list[Row]) -> list[str]:
+    out: list[str] = []
+    views = [v.name for v in VIEWS]
+    for protocol, title in SECTIONS:
+        cells = matrix(rows, protocol)
+        if not cells:
+            continue
+        consumer = protocol == "consumer"
+        out += [
+            f"### {title}",
+            "",
+            "**% of groups exact** (⚠ = % silently wrong; parentheses = the view does not carry it):",
+            "",
+        ]
+        out += _table(cells, lambda c, v, m, consumer=consumer: _exact_cell(c, v, m, consumer), views)
+        out += [
+            "",
+            "**% flagged: the replay says it cannot know** (null, inferred, a coordinator-timed bound, absent; "
+            "per kind, % of groups):",
+            "",
+        ]
+        out += _table(cells, lambda c, v, m: _flag_cell(c), views)
+        out += ["", "**% silently wrong** (u = of which the simulator says the events cannot show it):", ""]
+        out += _table(cells, lambda c, v, m: _wrong_cell(c), views)
+        out.append("")
+    return out
+
+
+@dataclass
+class Tally:
+    """Groups with one kind of mismatch in one (view, measure); the first case (in case order) as example,
+    and the first seeded random workload among them (its seed reproduces it: `--case random:SEED`)."""
+
+    groups: int = 0
+    unobservable: int = 0
+    example: str = ""
+    random_example: str = ""
+
+    @property
+    def examples(self) -> str:
+        found = [self.example] + (
+            [self.random_example] if self.random_example not in ("", self.example) else []
+        )
+        return " ".join(f"`{e}`" for e in found)
+
+
+def mismatch_tallies(rows: Iterable[Row], section: str | None = None) -> dict[tuple, Tally]:
+    """(view, measure, cls, mismatch) -> Tally over the non-exact rows of a section (None: all)."""
+    tallies: dict[tuple, Tally] = defaultdict(Tally)
+    for row in rows:
+        if row.cls == EXACT or (section is not None and section_of(row) != section):
+            continue
+        tally = tallies[(row.view, row.measure, row.cls, row.mismatch or row.flag)]
+        tally.groups += 1
+        tally.unobservable += row.unobservable
+        tally.example = tally.example or row.case_id
+        if row.kind == "random":
+            tally.random_example = tally.random_example or row.case_id
+    return tallies
+
+
+def top_mismatches(rows: list[Row], view: str, cls: str = WRONG, limit: int = 5) -> list[tuple[tuple, Tally]]:
+    """The most frequent kinds of `cls` outcomes in `view` (all sections), most groups first."""
+    tallies = mismatch_tallies(r for r in rows if r.view == view)
+    found = [(key, t) for key, t in tallies.items() if key[2] == cls]
+    return sorted(found, key=lambda kt: (-kt[1].groups, MEASURES.index(kt[0][1]), kt[0][3]))[:limit]
+
+
+def render_mismatches(rows: list[Row]) -> list[str]:
+    out = [
+        "## Mismatch kinds",
+        "",
+        "Every outcome that is not exact, by kind, per view: silently wrong first, then what the replay "
+        "reports instead where it cannot know (flagged). *groups* counts the groups of the section with that "
+        "kind in that measure (u = of which the simulator says the events cannot show it); *example* is the "
+        "first such case and the first seeded random workload among them, which "
+        "`.venv/bin/python -m benchmarks.fidelity --case CASE --view VIEW --measure MEASURE [--show-log]` "
+        "replays in detail.",
+        "",
+    ]
+    order = {WRONG: 0, FLAGGED: 1}
+    for section, title in SECTIONS:
+        tallies = mismatch_tallies(rows, section)
+        if not tallies:
+            continue
+        groups = {(r.view, r.case_id) for r in rows if section_of(r) == section}
+        view_groups = Counter(v for v, _ in groups)
+        out += [f"### {title}", ""]
+        for view in (v.name for v in VIEWS):
+            found = sorted(
+                ((key, t) for key, t in tallies.items() if key[0] == view),
+                key=lambda kt: (order[kt[0][2]], MEASURES.index(kt[0][1]), -kt[1].groups, kt[0][3]),
+            )
+            if not found:
+                continue
+            n = view_groups[view]
+            out += [f"**{view}** ({n} groups)", "", "| measure | outcome | kind | groups | % | example |"]
+            out.append("|---|---|---|---|---|---|")
+            for (_, measure, cls, mismatch), t in found:
+                label = "silently wrong" if cls == WRONG else "flagged"
+                count = f"{t.groups} (u {t.unobservable})" if t.unobservable else str(t.groups)
+                out.append(
+                    f"| {measure} | {label} | {mismatch} | {count} | {100.0 * t.groups / n:.1f} | {t.examples} |"
+                )
+            out.append("")
+    return out
+
+
+def render_remaining(rows: list[Row], limit: int = 3) -> list[str]:
+    """The doc's summary: per view, the most frequent silently wrong kinds (all sections)."""
+    out = [
+        "## What remains: the most frequent silently wrong kinds per view",
+        "",
+        f"Up to {limit} per view, over all sections; groups = cases with that kind in that measure; example = "
+        "the first such case and the first random workload among them (`--case CASE --view VIEW`). The full "
+        "tallies, flagged kinds included: *Mismatch kinds* below.",
+        "",
+        "| view | measure | kind | groups | example |",
+        "|---|---|---|---|---|",
+    ]
+    for view in (v.name for v in VIEWS):
+        for (_, measure, _, mismatch), t in top_mismatches(rows, view, WRONG, limit):
+            out.append(f"| {view} | {measure} | {mismatch} | {t.groups} | {t.examples} |")
+    return out + [""]
+
+
+def render_top_mismatches(rows: list[Row], limit: int = 5) -> list[str]:
+    """Per view, the most frequent silently wrong kinds with an example case (the run's summary)."""
+    out = []
+    for view in (v.name for v in VIEWS):
+        top = top_mismatches(rows, view, WRONG, limit)
+        if not top:
+            continue
+        out.append(f"{view}:")
+        for (_, measure, _, mismatch), t in top:
+            out.append(f"  {t.groups:5d}  {measure:15} {mismatch:45} e.g. {t.examples.replace('`', '')}")
+    return out
+
+
+def git_describe() -> str:
+    try:
+        described = subprocess.run(
+            ["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--tags"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        date = subprocess.run(
+            ["git", "-C", str(ROOT), "log", "-1", "--format=%cI"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        return f"{described} ({date})"
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def render_unknowable(rows: list[Row]) -> list[str]:
+    """Per view, the measures it does not carry and what the replay reports for them instead."""
+    out = [
+        "## What a view cannot know, and what the replay reports instead",
+        "",
+        "Per view, each measure its logs do not carry (`carries` in the script) and, over the groups of the "
+        "section, what the replay gave: the truth anyway (exact), a null / an `inferred` value / a "
+        "coordinator-timed bound / nothing for a generation no line shows (flagged), or a confident wrong "
+        "value (silently wrong, the target is 0).",
+        "",
+    ]
+    for section, title in SECTIONS[:2]:
+        cells = matrix(rows, section)
+        if not cells:
+            continue
+        consumer = section == "consumer"
+        out += [f"### {title}", "", "| view | measure | exact % | flagged % (kinds) | silently wrong % |"]
+        out.append("|---|---|---|---|---|")
+        for view in VIEWS:
+            for measure in MEASURES:
+                cell = cells.get((view.name, measure))
+                if cell is None or not cell.n or carries(view, measure, consumer):
+                    continue
+                kinds = ", ".join(f"{k} {100.0 * v / cell.n:.0f}" for k, v in cell.flags.most_common())
+                flagged = f"{cell.share(FLAGGED):.1f}" + (f" ({kinds})" if kinds else "")
+                out.append(
+                    f"| {view.name} | {measure} | {cell.share(EXACT):.1f} | {flagged} | {cell.share(WRONG):.1f} |"
+                )
+        out.append("")
+    return out
+
+
+def render_doc(rows: list[Row], command: str) -> str:
+    """The report; deterministic for a given code and command (no wall-clock time in it)."""
+    kinds = Counter(k for k, _ in {(r.kind, r.case_id) for r in rows})
+    lines = [
+        "# Fidelity matrix",
+        "",
+        "Generated by `benchmarks/fidelity.py` (do not edit by hand): the same simulated histories written as "
+        "Kafka logs in every view, parsed, replayed and compared with the simulator's truth per measure. How "
+        "cases, views, measures and the classification are defined: the script's docstring.",
+        "",
+        f"- command: `{command}`",
+        f"- code: `{git_describe()}`",
+        f"- cases: {sum(kinds.values())} ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}); "
+        f"{len(rows)} (case, view, measure) outcomes",
+        "",
+        "Views: `events` = the canonical events (baseline, no log text); `broker-E` = the broker's server.log "
+        "alone in wording era E (0.10, 2.x, 3.x = Scala 3.9, 4.x = the Java coordinator of 4.0), replayed with "
+        "the topics' partition counts and the group's assignor as `default_assignor`; `client-E` = the "
+        "consumers' logs alone; `both-E` = both. KIP-848 groups exist from 3.6 on (no 0.10/2.x views).",
+        "",
+        "Classification: *exact* = equal to the truth; *flagged* = differs, and the replay says it cannot know "
+        "(null, `inferred`, a coordinator-timed value within the protocol's bound, a generation no line of the "
+        "view shows); *silently wrong* = differs without saying so. A cell in parentheses is one the view does "
+        "not carry (e.g. assignments in a broker log): flagged is the right answer there; a cell without "
+        "parentheses must reach 100% exact.",
+        "",
+    ]
+    lines += render_remaining(rows)
+    lines += ["## The matrix", ""]
+    lines += render_matrix(rows)
+    lines += render_unknowable(rows)
+    lines += render_mismatches(rows)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# ------------------------------------------------------------------------------------------ one case
+def explain(case_id: str, view_name: str, measure: str | None, show_log: bool) -> None:
+    case = build_case(case_id)
+    view = VIEW_BY_NAME[view_name]
+    print(f"{case_id}: {case.description}; {len(case.events)} events; view {view.name}")
+    if case.unobservable or case.unobservable_from_coordinator:
+        print(
+            "  simulator: unobservable:",
+            case.unobservable[:3],
+            "from coordinator:",
+            case.unobservable_from_coordinator[:3],
+        )
+    reference = case.truth
+    if reference is None:
+        observed = observe(case, VIEW_BY_NAME["events"])
+        reference = replay(observed.events, observed.settings)
+    observed = observe(case, view)
+    if show_log:
+        for line in observed.lines:
+            if (line.stream == BROKER and view.broker_era) or (line.stream == CLIENT and view.client_era):
+                print(line.text)
+    replayed = replay(observed.events, observed.settings)
+    truth = renumbered_truth(reference, observed.renumbering)
+    print(
+        f"  parsed {len(observed.events)} events, {observed.quarantined} quarantined; settings {observed.settings}"
+    )
+    for name, outcome in compare(case, view, truth, replayed).items():
+        if measure and name != measure:
+            continue
+        kind = f"[{outcome.mismatch}] " if outcome.mismatch else ""
+        print(f"  {name:15} {outcome.cls:8} {kind}{outcome.detail}")
+    if measure in (None, "rounds", "stw_ms", "unavailable_ms", "moved", "revoked", "wasted"):
+        for label, tables in (("truth", truth), ("replay", replayed)):
+            print(f"  {label} episodes:")
+            for r in tables["rebalance_episodes"]:
+                print(
+                    f"    {r['episode_id']} rounds={r['rounds']} gens={r['first_generation_id']}-{r['last_generation_id']} "
+                    f"stw={r['stw_ms']} unavail={r['partition_unavailable_ms']} moved={r['partitions_moved']} "
+                    f"revoked={r['partitions_revoked']} wasted={r['revocations_wasted']} timing={r['timing_source']} "
+                    f"source={r['source']}"
+                )
+    if replayed["anomalies"]:
+        print("  replay anomalies:", Counter(a["rule"] for a in replayed["anomalies"]).most_common())
+
+
+# ------------------------------------------------------------------------------------------ command line
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: the fixed cases, 40 random workloads, 10 fleet groups",
+    )
+    parser.add_argument(
+        "--workloads", type=int, default=1000, help="seeded random workloads, seeds 0..N-1 (default 1000)"
+    )
+    parser.add_argument("--fleet", type=int, default=100, help="small fleet groups (default 100)")
+    parser.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument(
+        "--out", default=str(DOC), help=f"the report (default {DOC.relative_to(ROOT)}); '-' = none"
+    )
+    parser.add_argument(
+        "--rows", metavar="PATH", help="also write every (case, view, measure) outcome as JSON lines"
+    )
+    parser.add_argument("--case", help="explain one case (e.g. random:17) instead of running the matrix")
+    parser.add_argument("--view", default="broker-3.x", help="with --case: the view (default broker-3.x)")
+    parser.add_argument("--measure", choices=MEASURES, help="with --case: only this measure")
+    parser.add_argument("--show-log", action="store_true", help="with --case: print the view's log text")
+    parser.add_argument(
+        "--session-timeout",
+        action="store_true",
+        help="log views also get the group's session.timeout.ms in ReplaySettings (a user who knows it)",
+    )
+    args = parser.parse_args(argv)
+    global GIVE_SESSION_TIMEOUT
+    GIVE_SESSION_TIMEOUT = args.session_timeout
+    if args.case:
+        explain(args.case, args.view, args.measure, args.show_log)
+        return 0
+    random_count, fleet_count = (40, 10) if args.quick else (args.workloads, args.fleet)
+    ids = case_ids(random_count, fleet_count)
+    print(f"fidelity: {len(ids)} cases x {len(VIEWS)} views, {args.processes} processes", file=sys.stderr)
+    started = time.monotonic()
+    rows = run_cases(ids, args.processes, progress=_print_progress)
+    seconds = time.monotonic() - started
+    # the command that reproduces the rows (processes, --out and --rows do not change them)
+    command = f".venv/bin/python -m benchmarks.fidelity --workloads {random_count} --fleet {fleet_count}"
+    command += " --session-timeout" if args.session_timeout else ""
+    doc = render_doc(rows, command)
+    print("\n".join(render_matrix(rows)))
+    print("\nmost frequent silently wrong kinds per view (groups, measure, kind, example case):")
+    print("\n".join(render_top_mismatches(rows)))
+    print(f"{len(ids)} cases, {len(rows)} outcomes, {seconds:.0f} s", file=sys.stderr)
+    if args.rows:
+        with open(args.rows, "w") as f:
+            for row in rows:
+                f.write(json.dumps(dataclasses.asdict(row)) + "\n")
+    if args.out != "-":
+        Path(args.out).write_text(doc)
+        print(f"wrote {args.out} ({dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
