@@ -1,0 +1,189 @@
+"""A scenario for one group: its simulator settings (plan), its simulation, and the replay of what the
+actual input would have shown of it (as_observed -> replay_events)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rebalance_core.assignors import AssignmentError, get_assignor
+from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.events import Event
+from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
+from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
+from rebalance_core.timeline import Join, Timeline
+from rebalance_core.whatif.config import (
+    CLIENT_ASSIGNORS,
+    DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS,
+    SERVER_ASSIGNORS,
+    Scenario,
+    WhatIfError,
+)
+from rebalance_core.whatif.extract import ActualSettings, ExtractedGroup
+from schemas.events import Side
+
+
+# ------------------------------------------------------------------------------------- scenarios
+@dataclass(frozen=True)
+class ScenarioPlan:
+    """What a scenario runs for one group: the timeline and the simulator settings (classic or KIP-848)."""
+
+    scenario: Scenario
+    timeline: Timeline
+    settings: Any  # SimulationSettings | ConsumerSimSettings
+    group_protocol: str  # classic | consumer
+
+
+# anomalies rules of what-if rows: what extraction assumed, a scenario that could not run for the group
+ASSUMPTION = "whatif_assumption"
+NOT_APPLICABLE = "whatif_not_applicable"
+
+
+class NotApplicable(WhatIfError):
+    """The scenario cannot run for this group (e.g. a protocol its assignor does not support)."""
+
+
+def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
+    """The scenario's settings for this group: its own values, the group's actual ones elsewhere."""
+    actual = extracted.actual
+    latency = actual.latency
+    values = {
+        name: getattr(scenario, name) if getattr(scenario, name) is not None else default
+        for name, default in (
+            ("session_timeout_ms", actual.session_timeout_ms),
+            ("max_poll_interval_ms", actual.max_poll_interval_ms),
+            ("scheduled_rebalance_max_delay_ms", actual.scheduled_rebalance_max_delay_ms),
+            ("join_round_trip_ms", latency.join_round_trip_ms),
+            ("sync_round_trip_ms", latency.sync_round_trip_ms),
+            ("revoke_callback_ms", latency.revoke_callback_ms),
+            ("assignment_ms", latency.assignment_ms),
+            ("group_initial_rebalance_delay_ms", latency.group_initial_rebalance_delay_ms),
+        )
+    }
+    static = scenario.static_membership
+    timeline = extracted.timeline
+    if static is False:
+        timeline = _without_instance_ids(timeline)
+    group_protocol = _scenario_group_protocol(actual, scenario)
+    if group_protocol == "consumer":
+        name = scenario.assignor or (actual.assignor if actual.group_protocol == "consumer" else "uniform")
+        if name not in SERVER_ASSIGNORS:
+            raise NotApplicable(
+                f"the consumer protocol (KIP-848) has server assignors uniform and range, not {name!r}"
+            )
+        heartbeat = scenario.heartbeat_interval_ms
+        if heartbeat is None:
+            heartbeat = (
+                actual.heartbeat_interval_ms
+                if actual.group_protocol == "consumer"
+                else DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
+            )
+        settings = ConsumerSimSettings(
+            assignor=SERVER_ASSIGNORS[name],
+            static_membership=bool(static),
+            heartbeat_interval_ms=heartbeat,
+            session_timeout_ms=values["session_timeout_ms"],
+            max_poll_interval_ms=values["max_poll_interval_ms"],
+            network_ms=max(1, values["join_round_trip_ms"] // 2),
+            revoke_callback_ms=max(1, values["revoke_callback_ms"]),
+        )
+        return ScenarioPlan(scenario, timeline, settings, group_protocol)
+    assignor = scenario.assignor or (actual.assignor if actual.group_protocol == "classic" else None)
+    if assignor is None:
+        raise NotApplicable(
+            "a classic scenario for a KIP-848 group needs an 'assignor' (e.g. cooperative-sticky)"
+        )
+    if assignor not in CLIENT_ASSIGNORS:
+        raise NotApplicable(f"{assignor!r} is a KIP-848 server assignor: set protocol consumer")
+    protocol = scenario.protocol
+    if protocol is None and scenario.assignor is None and actual.group_protocol == "classic":
+        protocol = actual.protocol
+    supported = [p.value for p in get_assignor(assignor).supported_protocols]
+    if protocol is not None and protocol not in supported:
+        raise NotApplicable(
+            f"assignor {assignor} supports {', '.join(supported)}, not the {protocol} protocol"
+        )
+    try:
+        settings = SimulationSettings(
+            assignor=assignor,
+            protocol=protocol,
+            static_membership=bool(static),
+            heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
+            metadata_refresh_ms=latency.metadata_refresh_ms,
+            **values,
+        )
+    except (SimulationError, AssignmentError) as exc:
+        raise NotApplicable(str(exc)) from None
+    return ScenarioPlan(scenario, timeline, settings, group_protocol)
+
+
+def _scenario_group_protocol(actual: ActualSettings, scenario: Scenario) -> str:
+    if scenario.protocol == "consumer" or scenario.assignor in ("uniform", "server-range"):
+        return "consumer"
+    if scenario.protocol in ("eager", "cooperative"):
+        return "classic"
+    if actual.group_protocol == "consumer" and scenario.assignor in (None, "range"):
+        return "consumer"
+    return "classic"
+
+
+def _without_instance_ids(timeline: Timeline) -> Timeline:
+    actions = tuple(
+        dataclasses.replace(a, instance_id=None) if isinstance(a, Join) and a.instance_id else a
+        for a in timeline.actions
+    )
+    return dataclasses.replace(timeline, actions=actions)
+
+
+def simulate_plan(scenario_plan: ScenarioPlan) -> list[Event]:
+    """The canonical events the scenario's simulation logs (both sides, every member)."""
+    if scenario_plan.group_protocol == "consumer":
+        return simulate_consumer_group(scenario_plan.timeline, scenario_plan.settings).events
+    return simulate(scenario_plan.timeline, scenario_plan.settings).events
+
+
+def as_observed(events: Iterable[Event], extracted: ExtractedGroup) -> list[Event]:
+    """The simulated events the actual input would have shown: from its first event on, coordinator
+    events only if it had the coordinator's log, member events only of processes whose log it had."""
+    kept = []
+    for e in events:
+        if e.ts < extracted.observed_from:
+            continue
+        if e.side == Side.COORDINATOR.value:
+            if extracted.has_coordinator_log:
+                kept.append(e)
+        elif (e.client_id or e.source) in extracted.member_logged:
+            kept.append(e)
+    return kept
+
+
+def replay_events(
+    cluster: str, group_id: str, events: Sequence[Event], settings: ReplaySettings
+) -> dict[str, list[dict]]:
+    """One group's events through the reconstructor that fits them (`replay.new_replayer`: classic or
+    KIP-848), in replay order."""
+    ordered = sorted(events, key=event_order_key)
+    replayer = new_replayer(cluster, group_id, settings, None, ordered)
+    replayer.feed(ordered)
+    return replayer.finish()
+
+
+def run_scenario(
+    extracted: ExtractedGroup, scenario: Scenario, replay_settings: ReplaySettings | None = None
+) -> dict[str, list[dict]]:
+    """The replay tables of one scenario for one group (rows with scenario = the scenario's name).
+    Raises NotApplicable when the scenario cannot run for this group."""
+    scenario_plan = plan(extracted, scenario)
+    observed = as_observed(simulate_plan(scenario_plan), extracted)
+    base = replay_settings or ReplaySettings()
+    settings = dataclasses.replace(
+        base,
+        scenario=scenario.name,
+        final=True,
+        topics=dict(extracted.timeline.topics),
+        session_timeout_ms=scenario_plan.settings.session_timeout_ms,
+    )
+    timeline = extracted.timeline
+    return replay_events(timeline.cluster, timeline.group_id, observed, settings)
