@@ -17,6 +17,7 @@ from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
     Action,
     Crash,
+    Heartbeat,
     Join,
     Leave,
     PartitionCount,
@@ -65,6 +66,19 @@ class ExtractedGroup:
 
 
 # ----------------------------------------------------------------------------------- extraction
+# Kinds of evidence of a member's heartbeat instant (converted by heartbeat_instants at finish):
+HEARTBEAT_ANSWERED = "answered"  # its own log: the heartbeat's answer (REBALANCE_IN_PROGRESS), exact
+JOIN_COMPLETED = "join_completed"  # the coordinator completed a join phase it had to rejoin: at the latest
+JOIN_RESPONDED = "join_responded"  # member logs only: the first JoinGroup response of that phase
+KIP848_ARRIVED = "kip848_arrived"  # KIP-848 coordinator: its heartbeat got a new member epoch
+KIP848_ANSWERED = "kip848_answered"  # KIP-848 client: the heartbeat's answer started a reconciliation
+
+# a member's own log: it learned of a rebalance it did not start (AbstractCoordinator heartbeat thread,
+# 2.x "Attempt to heartbeat failed since group is rebalancing" is heartbeat_rebalancing; an offset commit
+# refused with REBALANCE_IN_PROGRESS: ConsumerCoordinator "offset commit failed since group is already
+# rebalancing")
+_NOTICED_REBALANCE = re.compile(r"already rebalancing|group is rebalancing", re.IGNORECASE)
+_SAME_HEARTBEAT_MS = 50  # two instants of evidence this close are one heartbeat
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -80,12 +94,16 @@ class _Incarnation:
     instance_id: str | None = None
     start: int | None = None  # the process joined at (None: before the input)
     start_exact: bool = False  # from its own log (else coordinator instant, latency-corrected later)
+    # its JoinGroup started a rebalance that other members' logs show they noticed at `start`: it joined
+    # before (finish() places it so that the rebalance began before the first of them noticed)
+    joined_before_notice: bool = False
     subscription: tuple[str, ...] | None = None
     changes: list[tuple[int, bool, tuple[str, ...]]] = field(default_factory=list)  # (ts, exact, topics)
     end: int | None = None
     end_kind: str | None = None
     end_exact: bool = True  # False: a LeaveGroup seen by the coordinator (latency-corrected later)
     removed_at: int | None = None
+    reset_by_join: int | None = None  # the JoinGroup without member id (its own log) that ended it
     alive_after_end: bool = False
     revived_at: int | None = None  # its first own event after the group dropped it (end of a pause)
     lost_at: int | None = None  # it logged partitions_lost (its membership was reset while it ran)
@@ -99,6 +117,23 @@ class _Incarnation:
     join_reason: str | None = None  # the client reason of its first JoinGroup
     owns: bool | None = None  # its latest assignment had partitions (None: no assignment seen)
     last_join_at: int | None = None  # its latest JoinGroup at the coordinator
+    # evidence of its heartbeat instants (see _Round, _heartbeat_instants): (instant, kind of evidence,
+    # the instant the rebalance it noticed started, or None)
+    heartbeats: list[tuple[int, str, int | None]] = field(default_factory=list)
+    noticed: bool = False  # its own log showed a rebalance signal since its last sync
+
+
+@dataclass
+class _Round:
+    """A join phase the group's members had to notice (a rebalance round), from its start until it
+    completes: who was in the group, who caused it (named by the coordinator's reason), who showed in its
+    own log when it noticed. A member learns of a rebalance at its next heartbeat (AbstractCoordinator:
+    the heartbeat thread gets REBALANCE_IN_PROGRESS), at an instant its own drifting heartbeat timer
+    decides; the join phase ends when the last member has rejoined (GroupCoordinator.tryCompleteJoin)."""
+
+    started_at: int
+    members: frozenset[str]  # member ids in the group when it started
+    causes: set[str] = field(default_factory=set)  # member ids that rejoined of their own accord
 
 
 class TimelineExtractor:
@@ -132,6 +167,7 @@ class TimelineExtractor:
         self.session_timeouts: Counter[int] = Counter()
         self.rebalance_timeouts: Counter[int] = Counter()
         self.kip415_delay = False
+        self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
         self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
         self.topic_changes: list[tuple[int, str, int, bool]] = []  # (ts, topic, count, member-signalled)
         self.full_topics: set[str] = set()  # topics a full assignment has shown
@@ -141,6 +177,9 @@ class TimelineExtractor:
         self.generations: list[tuple[int, frozenset[str]]] = []  # full assignments: (round start, members)
         self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
         self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
+        self.round: _Round | None = None  # the join phase in progress (classic)
+        self.closed_round: _Round | None = None  # the last join phase that completed
+        self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
         self.notes: list[str] = []
 
     # -------------------------------------------------------------------------------- feeding
@@ -257,6 +296,9 @@ class TimelineExtractor:
     def _c_rebalance_prepared(self, e: Event) -> None:
         self.prepared_at.append(e.ts)
         del self.prepared_at[:-_PREPARED_KEPT]
+        self._open_round(e.ts)
+        # the member the reason names rejoined of its own accord (joined, left, re-joined, expired)
+        self.round.causes.update(m for m in self.round.members if m in (e.reason or ""))
         # "removing member M on LeaveGroup; client reason: consumer poll timeout has expired"
         leaving = _LEAVE_REASON.search(e.reason or "")
         if leaving:
@@ -265,6 +307,7 @@ class TimelineExtractor:
     def _c_join_completed(self, e: Event) -> None:
         if e.protocol_name:
             self.protocol_names[e.protocol_name] += 1
+        self._close_round(e.ts)
         for member in e.members or ():
             self._known(member, e)
 
@@ -286,6 +329,8 @@ class TimelineExtractor:
     def _c_member_epoch_updated(self, e: Event) -> None:
         if e.member_id:
             self._known(e.member_id, e)
+            # the coordinator updates a member's assignment state when its heartbeat arrives
+            self.current[e.member_id].heartbeats.append((e.ts, KIP848_ARRIVED, None))
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
         for key, value in (e.attributes or {}).items():
@@ -304,6 +349,14 @@ class TimelineExtractor:
         if replaced is not None and replaced is not inc:
             replaced.successor = e.member_id
             del self.awaiting_successor[_client_key(e)]
+        if inc.reset_by_join is not None and inc.end == inc.reset_by_join:
+            # the coordinator answered that JoinGroup with this same member id: it carried the id, the log
+            # line did not print it (a JoinGroup without one always gets a new id): no new process
+            if self.pending_start.get(_client_key(e)) == inc.reset_by_join:
+                del self.pending_start[_client_key(e)]
+            if self.awaiting_successor.get(_client_key(e)) is inc:
+                del self.awaiting_successor[_client_key(e)]
+            inc.end_kind = inc.end = inc.reset_by_join = None
         dropped = [t for t in (inc.end, inc.removed_at, inc.poll_timeout_at) if t is not None]
         if inc.end_kind not in (None, REPLACED) and inc.revived_at is None and e.ts > max(dropped):
             # still running after the group dropped it: a pause, not a crash, and it ended here
@@ -322,15 +375,24 @@ class TimelineExtractor:
 
     def _m_join_sent(self, e: Event) -> None:
         if e.member_id:
-            self._m_any(e)
+            inc = self._m_any(e)
+            if inc is not None and not self.has_coordinator:
+                self._open_round(e.ts)
+                if not inc.noticed:
+                    self.round.causes.add(inc.member_id)
             return
         # a JoinGroup without member id: a new process, or one whose membership was reset (its old
         # member id expired or it left on a poll timeout): the new incarnation starts here
         key = _client_key(e)
         self.pending_start[key] = e.ts
+        if not self.has_coordinator:
+            self._open_round(e.ts)
         for inc in self.current.values():
             if inc.end_kind is None and inc.logged and inc.client_key == key:
                 self._end(inc, RESET, e.ts)
+                inc.reset_by_join = e.ts
+                if self.round is not None:
+                    self.round.causes.add(inc.member_id)  # it rejoins of its own accord
                 if e.group_instance_id and not self.has_coordinator and inc.lost_at is None:
                     # KIP-345: a static member's new process takes over its instance id (no coordinator
                     # log to say so: assumed within the session timeout)
@@ -338,12 +400,23 @@ class TimelineExtractor:
                     self.awaiting_successor[key] = inc
 
     def _m_join_response(self, e: Event) -> None:
-        self._m_any(e)
+        inc = self._m_any(e)
+        if inc is not None:
+            inc.noticed = False
+        generation = e.generation_id
+        if (
+            not self.has_coordinator
+            and generation is not None
+            and generation not in self.completed_generations
+        ):
+            # member logs only: the first JoinGroup response of a generation is the join phase's end
+            self.completed_generations.add(generation)
+            self._close_round(e.ts, response=True)
         if e.protocol_name:
             self.protocol_names[e.protocol_name] += 1
 
     def _m_heartbeat_rebalancing(self, e: Event) -> None:
-        self._m_any(e)
+        self._noticed(self._m_any(e), e.ts)
         if self.round_signal is None:
             self.round_signal = e.ts
 
@@ -353,7 +426,9 @@ class TimelineExtractor:
             self._assignment_seen(e, self.round_signal if self.round_signal is not None else e.ts)
 
     def _m_sync_response(self, e: Event) -> None:
-        self._m_any(e)
+        inc = self._m_any(e)
+        if inc is not None:
+            inc.noticed = False
         self.round_signal = self.metadata_signal = None
 
     def _m_partitions_lost(self, e: Event) -> None:
@@ -361,8 +436,20 @@ class TimelineExtractor:
         if inc is not None and inc.lost_at is None:
             inc.lost_at = e.ts
 
+    def _m_partitions_revoked(self, e: Event) -> None:
+        inc = self.current.get(e.member_id or "")
+        if inc is not None and inc.last_member_event == EventType.SYNC_RESPONSE.value:
+            # revoking right after its SyncGroup response: ConsumerCoordinator.onJoinComplete under the
+            # COOPERATIVE protocol (KIP-429); an eager member revokes in onJoinPrepare, before rejoining
+            self.revoked_after_sync = True
+        self._m_any(e)
+
     def _m_join_requested(self, e: Event) -> None:
         inc = self._m_any(e)
+        if _NOTICED_REBALANCE.search(e.reason or ""):
+            self._noticed(inc, e.ts)
+        elif inc is not None and self.round is not None:
+            self.round.causes.add(inc.member_id)  # it rejoins for its own reason
         if self.round_signal is None:
             self.round_signal = e.ts
         if inc is not None and "subscription" in (e.reason or "").lower():
@@ -400,6 +487,8 @@ class TimelineExtractor:
         inc = self._m_any(e)
         if inc is None:
             return
+        if to_state == "RECONCILING" and from_state == "STABLE":
+            inc.heartbeats.append((e.ts, KIP848_ANSWERED, None))  # a heartbeat answered with a new assignment
         if to_state == "PREPARE_LEAVING" and inc.end_kind is None and inc.poll_timeout_at is None:
             self._end(inc, LEFT, e.ts)
         elif to_state == "FENCED" and inc.end_kind is None:
@@ -421,6 +510,36 @@ class TimelineExtractor:
         self.current[member_id] = inc
         return inc
 
+    def _noticed(self, inc: _Incarnation | None, ts: int) -> None:
+        """Its own log shows it learned of a rebalance (the heartbeat's REBALANCE_IN_PROGRESS, or an
+        offset commit refused for it): the first such signal since its last sync is its heartbeat instant."""
+        if inc is None:
+            return
+        if not self.has_coordinator:
+            self._open_round(ts)
+        if not inc.noticed:
+            inc.noticed = True
+            inc.heartbeats.append((ts, HEARTBEAT_ANSWERED, None))
+
+    def _open_round(self, ts: int) -> None:
+        if self.round is None:
+            members = frozenset(m for m, inc in self.current.items() if inc.end_kind is None)
+            self.round = _Round(ts, members)
+
+    def _close_round(self, ts: int, response: bool = False) -> None:
+        """The join phase completed at `ts` (`response`: a member's JoinGroup response, member logs only).
+        A member without a log of its own that was in the group and did not cause the round rejoined last
+        at the latest: replayed as noticing the rebalance in time to rejoin by then (finish() subtracts
+        the rejoin's own latency)."""
+        found, self.round = self.round, None
+        if found is None:
+            return
+        self.closed_round = found
+        for member in found.members - found.causes:
+            inc = self.current.get(member)
+            if inc is not None and inc.end_kind is None and not inc.logged:
+                inc.heartbeats.append((ts, JOIN_RESPONDED if response else JOIN_COMPLETED, found.started_at))
+
     def _identify(self, inc: _Incarnation, e: Event) -> None:
         """A member first known by its id alone gets its process identity from a later event."""
         if e.group_instance_id and not inc.instance_id:
@@ -436,10 +555,16 @@ class TimelineExtractor:
         change between two assignments is the evidence: a member new to a later one joined when that
         rebalance started; one missing from it had left (see _departures_from_assignments)."""
         members = frozenset(e.assignment)
+        member_logs_only = not self.has_coordinator and e.side == Side.MEMBER.value
+        # the input's first assignment: its unknown members were there before, unless the logged members
+        # all learned of this rebalance from the coordinator (someone else's JoinGroup started it)
+        noticed = member_logs_only and self.closed_round is not None and not self.closed_round.causes
         for member in members - set(self.current):
             self._known(member, e)
-            if self.generations:  # not in the input's first assignment: it joined in this rebalance
-                self.current[member].start, self.current[member].start_exact = started, True
+            if self.generations or noticed:  # it joined in this rebalance
+                inc = self.current[member]
+                inc.start, inc.start_exact = started, True
+                inc.joined_before_notice = member_logs_only
         self.generations.append((started, members))
         del self.generations[:-_GENERATIONS_KEPT]
 
@@ -466,9 +591,14 @@ class TimelineExtractor:
         was seen is a partition count change (at the leader's metadata signal when a member log shows
         one); before, the topic simply had that many."""
         full = e.assignment is not None
+        owned_before = e.event_type in (EventType.PARTITIONS_REVOKED.value, EventType.PARTITIONS_LOST.value)
         for tps in (e.partitions or (), *(e.assignment or {}).values()):
             for tp in tps:
-                if tp.topic in self.full_topics:
+                if owned_before:
+                    # a member gives up what it owned: the partition existed already (a cooperative
+                    # assignment withholds a partition until its owner has revoked it: no growth)
+                    self._existed(tp.topic, tp.partition + 1)
+                elif tp.topic in self.full_topics:
                     signal = self.metadata_signal
                     self._topic_count(
                         e.ts if signal is None else signal, tp.topic, tp.partition + 1, signal is not None
@@ -477,6 +607,18 @@ class TimelineExtractor:
                     self.topics[tp.topic] = max(self.topics.get(tp.topic, 0), tp.partition + 1)
         if full:
             self.full_topics.update(tp.topic for tps in e.assignment.values() for tp in tps)
+
+    def _existed(self, topic: str, count: int) -> None:
+        """The topic had at least `count` partitions as of the latest count known for it."""
+        changes = [c for c in self.topic_changes if c[1] == topic]
+        if not changes:
+            self.topics[topic] = max(self.topics.get(topic, 0), count)
+        elif changes[-1][2] < count:
+            self.topic_changes[self.topic_changes.index(changes[-1])] = (
+                *changes[-1][:2],
+                count,
+                changes[-1][3],
+            )
 
     def _topic_count(self, ts: int, topic: str, count: int, signalled: bool = False) -> None:
         """The topic has `count` partitions from `ts` on (`signalled`: ts is a member's metadata signal,
@@ -513,6 +655,9 @@ class TimelineExtractor:
         self._departures_from_assignments(actual)
         half_join = actual.latency.join_round_trip_ms // 2
         for inc in self.incarnations:
+            if inc.joined_before_notice:
+                # its JoinGroup reached the coordinator before the first member noticed the rebalance
+                inc.start -= 2 * actual.latency.join_round_trip_ms + 1
             if inc.start is not None and not inc.start_exact:
                 inc.start -= half_join  # the JoinGroup left the process half a round trip earlier
             if inc.end_kind == LEFT and not inc.end_exact:
@@ -609,6 +754,12 @@ class TimelineExtractor:
             name = _most_common(self.protocol_names) or _most_common(self.offered_protocols)
             if name in CLIENT_ASSIGNORS:
                 observed.append("assignor")
+            elif rebalance_protocol_of(name) == "cooperative" or (name is None and self.revoked_after_sync):
+                # Streams' "stream", or members revoking on their sync (KIP-429): cooperative
+                self.notes.append(
+                    f"protocol {name or 'not logged'} is cooperative (KIP-429): replayed with cooperative-sticky"
+                )
+                name = "cooperative-sticky"
             else:
                 if name is not None:
                     self.notes.append(
@@ -704,6 +855,11 @@ class TimelineExtractor:
             )
             busy_until = first.start if first.start is not None else self.first_ts
             for index, inc in enumerate(chain):
+                actions.extend(
+                    Heartbeat(at=at, member=name)
+                    for at in self._heartbeat_instants(inc, actual)
+                    if (inc.start is None or at > inc.start) and (inc.end is None or at < inc.end)
+                )
                 for ts, _exact, topics in inc.changes:
                     at = max(ts, busy_until or ts, inc.start or ts)
                     if inc.end is not None and at >= inc.end:
@@ -713,6 +869,37 @@ class TimelineExtractor:
                 step, busy_until = self._transition(name, inc, following, actual, busy_until)
                 actions.extend(step)
         return actions, member_logged, pre_existing
+
+    def _heartbeat_instants(self, inc: _Incarnation, actual: ActualSettings) -> list[int]:
+        """When the member's heartbeats went out, from the evidence (see the kinds above), so that the
+        replayed member learns of each rebalance when the real one did. A member that had to rejoin by
+        the end of a join phase it did not cause sent its JoinGroup half a round trip before, after its
+        revocation callback (eager: onJoinPrepare revokes everything), learning of the rebalance at its
+        heartbeat before that; such an instant before the rebalance began says nothing (it rejoined of its
+        own accord)."""
+        latency = actual.latency
+        rtt = latency.join_round_trip_ms
+        prepare = latency.revoke_callback_ms if actual.protocol == "eager" and inc.owns is not False else 0
+        network = max(1, rtt // 2)  # the KIP-848 simulator's one way (plan: network_ms)
+        instants = []
+        for ts, kind, started in inc.heartbeats:
+            if kind == HEARTBEAT_ANSWERED:
+                at = ts
+            elif kind == JOIN_COMPLETED:
+                at = ts - rtt // 2 - prepare
+            elif kind == JOIN_RESPONDED:
+                at = ts - rtt - prepare
+            elif kind == KIP848_ARRIVED:
+                at = ts - network
+            else:  # KIP848_ANSWERED: sent, arrived, answered
+                at = ts - 2 * network
+            if started is None or at > started:
+                instants.append(at)
+        kept: list[int] = []
+        for at in sorted(instants):  # one heartbeat seen from both sides is one heartbeat
+            if not kept or at - kept[-1] > _SAME_HEARTBEAT_MS:
+                kept.append(at)
+        return kept
 
     def _transition(
         self, name: str, inc: _Incarnation, nxt: _Incarnation | None, actual: ActualSettings, busy

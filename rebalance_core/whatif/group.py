@@ -5,19 +5,29 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rebalance_core.events import Event
 from rebalance_core.measures import utc_date
 from rebalance_core.replay import ReplaySettings, event_order_key
-from rebalance_core.whatif.compare import compare_daily
+from rebalance_core.whatif.compare import FAILED, NOT_RUN, ModelCheck, compare_daily, model_check
 from rebalance_core.whatif.config import ACTUAL, Scenario, WhatIfConfig
 from rebalance_core.whatif.extract import ExtractedGroup, TimelineExtractor
-from rebalance_core.whatif.plan import ASSUMPTION, NOT_APPLICABLE, replay_events, run_scenario
+from rebalance_core.whatif.moments import costliest_moments
+from rebalance_core.whatif.plan import (
+    ASSUMPTION,
+    MODEL_CHECK_FAILED,
+    NOT_APPLICABLE,
+    plan,
+    replay_events,
+    run_plan,
+)
 from schemas.tables import REPLAY_TABLES
 
-
 # ------------------------------------------------------------------------------------ one group
+MODEL_CHECK_SCENARIO = "as-actual"  # run for the model check when no scenario of the file changes nothing
+
+
 @dataclass
 class ScenarioOutcome:
     """One scenario's result for one group: its tables, or why it could not run."""
@@ -25,13 +35,16 @@ class ScenarioOutcome:
     scenario: Scenario
     tables: dict[str, list[dict]] | None
     not_applicable: str | None = None
+    moments: dict = field(default_factory=dict)  # event_date -> the costliest timeline moments
 
 
 class GroupWhatIf:
     """The what-if side of one group in a replay pass: `feed` the group's events (the same batches, in
     the same order, as the actual GroupReplayer), then `finish(actual_daily)` with the actual replay's
     group_daily_summary rows. Returns the scenario rows of every REPLAY_TABLES table plus
-    `whatif_comparison`."""
+    `whatif_comparison`. The model check (the group's timeline replayed under its actual settings
+    against what happened, see rebalance_core.whatif.compare) runs for every group, as the file's first
+    scenario that changes nothing or as an unlisted `as-actual`; its result is on every comparison row."""
 
     def __init__(
         self,
@@ -47,6 +60,7 @@ class GroupWhatIf:
         self.extractor = TimelineExtractor(cluster, group_id, config.extraction, self.replay_settings)
         self.extracted: ExtractedGroup | None = None
         self.outcomes: list[ScenarioOutcome] = []
+        self.check: ModelCheck | None = None
 
     def feed(self, events: Iterable[Event]) -> None:
         self.extractor.feed(events)
@@ -56,33 +70,62 @@ class GroupWhatIf:
         out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
         if self.extractor.first_ts is None:
             return out
+        baseline = next((s for s in self.config.scenarios if s.changes_nothing), None)
         try:
             self.extracted = self.extractor.finish()
         except ValueError as exc:  # TimelineError, WhatIfError: a timeline the events cannot give
             reason = f"no timeline could be extracted: {exc}"
             self.outcomes = [ScenarioOutcome(s, None, reason) for s in self.config.scenarios]
+            self.check = ModelCheck(NOT_RUN, reason)
         else:
             self.outcomes = [self._run(scenario) for scenario in self.config.scenarios]
+            reference = next(
+                (o for o in self.outcomes if o.scenario is baseline),
+                None,
+            ) or self._run(Scenario(MODEL_CHECK_SCENARIO))
+            daily = reference.tables["group_daily_summary"] if reference.tables is not None else None
+            self.check = model_check(actual_daily, daily, reference.not_applicable or "")
+        # the as-actual replay's moments explain the actual night (it reproduces it when the check passed)
+        actual_moments = reference.moments if self.extracted is not None else {}
         day = utc_date(self.extractor.first_ts)
         for outcome in self.outcomes:
             name = outcome.scenario.name
             daily = outcome.tables["group_daily_summary"] if outcome.tables is not None else None
             out["whatif_comparison"].extend(
-                compare_daily(self.cluster, self.group_id, name, actual_daily, daily)
+                compare_daily(
+                    self.cluster,
+                    self.group_id,
+                    name,
+                    actual_daily,
+                    daily,
+                    self.check,
+                    actual_moments,
+                    outcome.moments,
+                )
             )
             for table, rows in (outcome.tables or {}).items():
                 out[table].extend(rows)
             if outcome.not_applicable is not None:
                 out["anomalies"].append(self._note(name, day, NOT_APPLICABLE, outcome.not_applicable))
+            if self.check.status == FAILED:
+                out["anomalies"].append(
+                    self._note(name, day, MODEL_CHECK_FAILED, f"model check failed: {self.check.detail}")
+                )
             for note in self.extracted.notes if self.extracted is not None else ():
                 out["anomalies"].append(self._note(name, day, ASSUMPTION, note))
         return out
 
     def _run(self, scenario: Scenario) -> ScenarioOutcome:
         try:
-            return ScenarioOutcome(scenario, run_scenario(self.extracted, scenario, self.replay_settings))
+            scenario_plan = plan(self.extracted, scenario)
+            tables = run_plan(self.extracted, scenario_plan, self.replay_settings)
         except ValueError as exc:  # NotApplicable, or settings the simulators refuse
             return ScenarioOutcome(scenario, None, str(exc))
+        settings = scenario_plan.settings
+        moments = costliest_moments(
+            scenario_plan.timeline, tables, settings.session_timeout_ms, settings.max_poll_interval_ms
+        )
+        return ScenarioOutcome(scenario, tables, moments=moments)
 
     def _note(self, scenario: str, day, rule: str, detail: str) -> dict:
         """An anomalies row (scenario = the what-if's) saying what the what-if assumed or could not do."""

@@ -39,6 +39,7 @@ class ScenarioPlan:
 # anomalies rules of what-if rows: what extraction assumed, a scenario that could not run for the group
 ASSUMPTION = "whatif_assumption"
 NOT_APPLICABLE = "whatif_not_applicable"
+MODEL_CHECK_FAILED = "whatif_model_check_failed"  # the group's as-actual replay does not reproduce it
 
 
 class NotApplicable(WhatIfError):
@@ -139,9 +140,16 @@ def _without_instance_ids(timeline: Timeline) -> Timeline:
 
 def simulate_plan(scenario_plan: ScenarioPlan) -> list[Event]:
     """The canonical events the scenario's simulation logs (both sides, every member)."""
+    return _simulate(scenario_plan)[0]
+
+
+def _simulate(scenario_plan: ScenarioPlan) -> tuple[list[Event], dict[str, list[dict]]]:
+    """The scenario's events and the simulator's ground truth."""
     if scenario_plan.group_protocol == "consumer":
-        return simulate_consumer_group(scenario_plan.timeline, scenario_plan.settings).events
-    return simulate(scenario_plan.timeline, scenario_plan.settings).events
+        run = simulate_consumer_group(scenario_plan.timeline, scenario_plan.settings)
+    else:
+        run = simulate(scenario_plan.timeline, scenario_plan.settings)
+    return run.events, run.truth
 
 
 def as_observed(events: Iterable[Event], extracted: ExtractedGroup) -> list[Event]:
@@ -175,15 +183,68 @@ def run_scenario(
 ) -> dict[str, list[dict]]:
     """The replay tables of one scenario for one group (rows with scenario = the scenario's name).
     Raises NotApplicable when the scenario cannot run for this group."""
-    scenario_plan = plan(extracted, scenario)
-    observed = as_observed(simulate_plan(scenario_plan), extracted)
+    return run_plan(extracted, plan(extracted, scenario), replay_settings)
+
+
+def run_plan(
+    extracted: ExtractedGroup, scenario_plan: ScenarioPlan, replay_settings: ReplaySettings | None = None
+) -> dict[str, list[dict]]:
+    """`run_scenario` for a plan made already: simulate, keep what the actual input would have shown,
+    replay it, then uncover the downtime no log shows but the timeline knows (uncover_hidden_stops)."""
+    events, truth = _simulate(scenario_plan)
+    observed = as_observed(events, extracted)
     base = replay_settings or ReplaySettings()
     settings = dataclasses.replace(
         base,
-        scenario=scenario.name,
+        scenario=scenario_plan.scenario.name,
         final=True,
         topics=dict(extracted.timeline.topics),
         session_timeout_ms=scenario_plan.settings.session_timeout_ms,
     )
     timeline = extracted.timeline
-    return replay_events(timeline.cluster, timeline.group_id, observed, settings)
+    tables = replay_events(timeline.cluster, timeline.group_id, observed, settings)
+    uncover_hidden_stops(tables, truth, extracted.observed_from)
+    return tables
+
+
+HIDDEN_STOP_MATCH_MS = 1_000  # a replayed start and the simulator's true one of the same movement
+
+
+def uncover_hidden_stops(
+    tables: dict[str, list[dict]], truth: dict[str, list[dict]], observed_from: int
+) -> None:
+    """A process that dies without a word (killed, frozen) stops consuming at its last heartbeat; when
+    no log says when (a static member replaced before its session expired, KIP-345), the replay can only
+    stop its partitions when the new process shows up, a lower bound. The simulation knows the instant
+    from the timeline (a restart the extraction dated from the actual's session expiry): the replayed
+    movement takes it, and its episode and day their partition-unavailable time. Only earlier stops of
+    cause member_failed are taken: the rest of the replay stays what the logs show."""
+    true_stops: dict[tuple[str, int], list[dict]] = {}
+    for row in truth.get("partition_movements", ()):
+        if row.get("stop_cause") == "member_failed" and row.get("assigned_at") is not None:
+            true_stops.setdefault((row["topic"], row["partition"]), []).append(row)
+    if not true_stops:
+        return
+    episodes = {row["episode_id"]: row for row in tables.get("rebalance_episodes", ())}
+    daily = {row["event_date"]: row for row in tables.get("group_daily_summary", ())}
+    for row in tables.get("partition_movements", ()):
+        if row.get("stop_cause") != "member_failed" or row.get("assigned_at") is None:
+            continue
+        candidates = [
+            t
+            for t in true_stops.get((row["topic"], row["partition"]), ())
+            if abs(t["assigned_at"] - row["assigned_at"]) <= HIDDEN_STOP_MATCH_MS
+            and observed_from <= t["revoked_at"] < row["revoked_at"]
+        ]
+        if not candidates:
+            continue
+        earlier = min(t["revoked_at"] for t in candidates)
+        hidden = row["revoked_at"] - earlier
+        row["revoked_at"] = earlier
+        row["unavailable_ms"] = (row.get("unavailable_ms") or 0) + hidden
+        for total in (episodes.get(row.get("episode_id")), daily.get(row["event_date"])):
+            if total is not None:
+                total["partition_unavailable_ms"] = (total.get("partition_unavailable_ms") or 0) + hidden
+                total["max_partition_unavailable_ms"] = max(
+                    total.get("max_partition_unavailable_ms") or 0, row["unavailable_ms"]
+                )
