@@ -915,6 +915,10 @@ class TimelineExtractor:
                 self.notes.append(
                     f"{name} left on a poll timeout and did not rejoin in the input: replayed as a leave"
                 )
+            if inc.end_kind == EXPIRED and inc.instance_id and self._closed_static(inc):
+                # a static member's close() for good: revoked, no LeaveGroup, removed a session later
+                # (KIP-345): it left at its revocation, not at its last heartbeat
+                return [Leave(at=max(inc.last_member_ts, floor), member=name)], end
             stop = Leave if inc.end_kind in (LEFT, POLL) else Crash
             return [stop(at=end, member=name)], end
         back = nxt.start if nxt.start is not None else nxt.first_seen
@@ -928,8 +932,7 @@ class TimelineExtractor:
         # removal, or its rejoin's client reason (AbstractCoordinator: "encountered UNKNOWN_MEMBER_ID")
         fenced = "unknown_member_id" in (nxt.join_reason or "").lower()
         kind, paused = inc.end_kind, inc.alive_after_end or fenced or self.options.expired_rejoin == "pause"
-        # its own log ends with a revocation and no LeaveGroup: a static member's close() (KIP-345)
-        closed = inc.last_member_event == EventType.PARTITIONS_REVOKED.value and inc.last_member_ts <= back
+        closed = self._closed_static(inc) and inc.last_member_ts <= back
         if kind in (EXPIRED, REPLACED, RESET) and closed:
             return self._bounce(name, inc.last_member_ts, back, True, floor, inc, nxt)
         if kind == REPLACED and self._left_on_poll_timeout(inc, nxt):
@@ -969,6 +972,12 @@ class TimelineExtractor:
             # a GC pause the session timeout did not outlast: frozen from its last heartbeat to its revival
             return [Pause(at=end, member=name, duration_ms=resume - end, kind="gc")], resume + 1
         return self._bounce(name, end, back, kind == LEFT, floor, inc, nxt)
+
+    @staticmethod
+    def _closed_static(inc: _Incarnation) -> bool:
+        """Its own log ends with a revocation and no LeaveGroup: a static member's close() (KIP-345;
+        AbstractCoordinator.maybeLeaveGroup sends LeaveGroup for dynamic members only)."""
+        return inc.last_member_event == EventType.PARTITIONS_REVOKED.value
 
     def _bounce(
         self, name: str, end: int, back: int, graceful: bool, floor: int, inc: _Incarnation, nxt: _Incarnation

@@ -38,7 +38,7 @@ from rebalance_core.whatif import (
     plan,
     whatif,
 )
-from schemas.events import Side
+from schemas.events import EventType, Side
 from schemas.tables import TABLES
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "whatif.yaml"
@@ -399,3 +399,25 @@ def test_the_as_actual_scenario_of_a_simulated_group_changes_nothing():
     totals = compared(simulate(timeline, SimulationSettings()).events, Scenario("as-actual"))["as-actual"]
     assert all(value == 0 for key, value in totals.items() if key.endswith("_delta"))
     assert dataclasses.replace(Scenario("x")).assignor is None
+
+
+def test_a_static_member_whose_log_ends_with_its_close_revocation_left_at_the_revocation():
+    # KIP-345: a static consumer's close() revokes (onLeavePrepare) and sends no LeaveGroup
+    # (AbstractCoordinator.maybeLeaveGroup); the coordinator removes it a session timeout later
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Crash(60 * S, "c2"))
+    events = simulate(timeline, SimulationSettings(static_membership=True, session_timeout_ms=20 * S)).events
+    names = {e.member_id: e.client_id for e in events if e.member_id and e.client_id}
+    last_own = max(
+        (e for e in events if e.side == Side.MEMBER.value and names.get(e.member_id) == "c2"),
+        key=lambda e: e.ts,
+    )
+    close_revocation = dataclasses.replace(
+        last_own,
+        event_id="close-revocation",
+        ts=events[0].ts + 60 * S,
+        event_type=EventType.PARTITIONS_REVOKED.value,
+        partitions=(),
+    )
+    extracted = extract(sorted([*events, close_revocation], key=lambda e: e.ts))
+    (leave,) = actions_of(extracted)
+    assert leave == Leave(60 * S, "c2")
