@@ -40,7 +40,7 @@ class Scenario:
     session_timeout_ms: int | None = None
     max_poll_interval_ms: int | None = None  # also the classic rebalance timeout
     heartbeat_interval_ms: int | None = None
-    scheduled_rebalance_max_delay_ms: int | None = None  # KIP-415 (cooperative only)
+    scheduled_rebalance_max_delay_ms: int | None = None  # KIP-415: Connect groups only (plan)
     group_initial_rebalance_delay_ms: int | None = None
     join_round_trip_ms: int | None = None  # latency model overrides (default: fitted from the events)
     sync_round_trip_ms: int | None = None

@@ -51,6 +51,9 @@ class ActualSettings:
     scheduled_rebalance_max_delay_ms: int
     latency: LatencyModel
     observed: tuple[str, ...] = ()
+    # the classic protocol type the events show (consumer | connect | ...); None: no event says. KIP-415
+    # is a Kafka Connect feature (IncrementalCooperativeAssignor), offered only where this is connect
+    protocol_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,7 @@ class TimelineExtractor:
         self.session_timeouts: Counter[int] = Counter()
         self.rebalance_timeouts: Counter[int] = Counter()
         self.kip415_delay = False
+        self.protocol_types: Counter[str] = Counter()
         self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
         self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
         self.topic_changes: list[tuple[int, str, int, bool]] = []  # (ts, topic, count, member-signalled)
@@ -193,6 +197,8 @@ class TimelineExtractor:
         self.first_ts = e.ts if self.first_ts is None else min(self.first_ts, e.ts)
         self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
         self.latency.observe(e)
+        if e.protocol_type:
+            self.protocol_types[e.protocol_type] += 1
         if is_consumer_protocol_event(e):
             self.kip848 = True
         self._learn_partitions(e)
@@ -795,6 +801,7 @@ class TimelineExtractor:
             scheduled_rebalance_max_delay_ms=0,
             latency=latency,
             observed=tuple(observed) + tuple(f"latency.{name}" for name in latency.fitted),
+            protocol_type=_most_common(self.protocol_types),
         )
 
     def _processes(self) -> dict[str, list[_Incarnation]]:

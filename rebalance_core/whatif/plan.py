@@ -42,6 +42,9 @@ NOT_APPLICABLE = "whatif_not_applicable"
 MODEL_CHECK_FAILED = "whatif_model_check_failed"  # the group's as-actual replay does not reproduce it
 
 
+CONNECT = "connect"  # the classic protocol type of Kafka Connect workers' groups
+
+
 class NotApplicable(WhatIfError):
     """The scenario cannot run for this group (e.g. a protocol its assignor does not support)."""
 
@@ -50,6 +53,18 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
     """The scenario's settings for this group: its own values, the group's actual ones elsewhere."""
     actual = extracted.actual
     latency = actual.latency
+    if scenario.scheduled_rebalance_max_delay_ms and actual.protocol_type != CONNECT:
+        # KIP-415's delay is Kafka Connect's IncrementalCooperativeAssignor (scheduled.rebalance.max.delay.ms
+        # of a Connect worker); a consumer's ConsumerCoordinator has no such setting, so no numbers
+        raise NotApplicable(
+            "scheduled_rebalance_max_delay_ms (KIP-415) is a Kafka Connect setting "
+            "(IncrementalCooperativeAssignor); "
+            + (
+                f"this is a {actual.protocol_type} group"
+                if actual.protocol_type
+                else "the events do not show this is a Connect group"
+            )
+        )
     values = {
         name: getattr(scenario, name) if getattr(scenario, name) is not None else default
         for name, default in (

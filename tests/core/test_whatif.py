@@ -312,6 +312,38 @@ def test_a_protocol_the_assignor_does_not_support_is_not_applicable_and_stays_vi
     ) and "supports eager" in note["detail"]
 
 
+KIP415 = Scenario("kip415", protocol="cooperative", assignor="cooperative-sticky",
+                  scheduled_rebalance_max_delay_ms=30 * S)  # fmt: skip
+
+
+@pytest.mark.parametrize("protocol_type", ["consumer", None])
+def test_kip415_for_a_consumer_group_is_not_applicable_never_numbers(protocol_type):
+    # scheduled.rebalance.max.delay.ms is Kafka Connect's (IncrementalCooperativeAssignor); a consumer
+    # group, or one whose events do not show it is Connect, gets no numbers for it
+    events = simulate(
+        group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)), SimulationSettings()
+    ).events
+    events = [dataclasses.replace(e, protocol_type=protocol_type) for e in events]
+    out = whatif(events, WhatIfConfig((KIP415,)))
+    assert out["whatif_comparison"]
+    for row in out["whatif_comparison"]:
+        assert row["rebalances_scenario"] is None and row["partition_unavailable_ms_scenario"] is None
+    (note,) = [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
+    assert "Kafka Connect" in note["detail"]
+    assert not [r for r in out["generations"] if r["scenario"] == "kip415"]
+
+
+def test_kip415_for_a_connect_group_still_runs():
+    events = simulate(
+        group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)),
+        SimulationSettings(assignor="cooperative-sticky"),
+    ).events
+    events = [dataclasses.replace(e, protocol_type="connect") for e in events]
+    out = whatif(events, WhatIfConfig((KIP415,)))
+    assert not [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
+    assert all(row["rebalances_scenario"] is not None for row in out["whatif_comparison"])
+
+
 # ------------------------------------------------------------------------------------- comparison
 def test_comparison_rows_per_date_with_deltas_scenario_minus_actual():
     day1, day2 = dt.date(2024, 11, 8), dt.date(2024, 11, 9)
