@@ -69,6 +69,7 @@ class ExtractedGroup:
 
 
 # ----------------------------------------------------------------------------------- extraction
+_COOPERATIVE_FOLLOW_UP = "need to revoke partitions"  # a JoinGroup's client reason (KIP-429 follow-up)
 # Kinds of evidence of a member's heartbeat instant (converted by heartbeat_instants at finish):
 HEARTBEAT_ANSWERED = "answered"  # its own log: the heartbeat's answer (REBALANCE_IN_PROGRESS), exact
 JOIN_COMPLETED = "join_completed"  # the coordinator completed a join phase it had to rejoin: at the latest
@@ -309,6 +310,10 @@ class TimelineExtractor:
         leaving = _LEAVE_REASON.search(e.reason or "")
         if leaving:
             self.leave_reasons[leaving.group(1)] = e.reason
+        # ConsumerCoordinator.onJoinComplete (cooperative only, KIP-429): a member that had to revoke on
+        # its sync rejoins with the client reason "need to revoke partitions and re-join"
+        if _COOPERATIVE_FOLLOW_UP in (e.reason or ""):
+            self.revoked_after_sync = True
 
     def _c_join_completed(self, e: Event) -> None:
         if e.protocol_name:
