@@ -13,7 +13,7 @@ from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consu
 from rebalance_core.events import Event
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
 from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
-from rebalance_core.timeline import Join, Timeline
+from rebalance_core.timeline import Heartbeat, Join, Restart, Timeline
 from rebalance_core.whatif.config import (
     CLIENT_ASSIGNORS,
     DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS,
@@ -96,6 +96,10 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
                 if actual.group_protocol == "consumer"
                 else DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
             )
+        if static is not False and actual.group_protocol == "classic":
+            timeline = _static_restarts_wait_for_release(
+                timeline, bool(static), values["session_timeout_ms"], heartbeat
+            )
         settings = ConsumerSimSettings(
             assignor=SERVER_ASSIGNORS[name],
             static_membership=bool(static),
@@ -143,6 +147,35 @@ def _scenario_group_protocol(actual: ActualSettings, scenario: Scenario) -> str:
     if actual.group_protocol == "consumer" and scenario.assignor in (None, "range"):
         return "consumer"
     return "classic"
+
+
+def _static_restarts_wait_for_release(
+    timeline: Timeline, all_static: bool, session_timeout_ms: int, heartbeat_ms: int
+) -> Timeline:
+    """KIP-848: a static member killed (no leave heartbeat with epoch -2) still owns its instance id, so its
+    new process is refused with UNRELEASED_INSTANCE_ID (GroupMetadataManager.throwIfInstanceIdIsUnreleased),
+    a fatal error for the consumer (ConsumerHeartbeatRequestManager); its supervisor restarts it until the
+    old member's session has expired. A classic group's kill-and-restart is replayed as down until then
+    (the retry lands within a heartbeat interval of the expiry), not as a process that gives up for good;
+    never past the member's next action."""
+    static = {a.member for a in timeline.actions if isinstance(a, Join) and (all_static or a.instance_id)}
+    released_after = session_timeout_ms + heartbeat_ms
+    actions = list(timeline.actions)
+    for index, action in enumerate(actions):
+        if not isinstance(action, Restart) or action.graceful or action.member not in static:
+            continue
+        later = (
+            a.at
+            for a in actions[index + 1 :]
+            if getattr(a, "member", None) == action.member
+            and not isinstance(a, Heartbeat)  # heartbeat instants are taken only while it runs
+            and a.at > action.at
+        )
+        next_at = min(later, default=None)
+        down = released_after if next_at is None else min(released_after, next_at - action.at - 1)
+        if down > action.down_ms:
+            actions[index] = dataclasses.replace(action, down_ms=down)
+    return dataclasses.replace(timeline, actions=tuple(actions))
 
 
 def _without_instance_ids(timeline: Timeline) -> Timeline:

@@ -292,6 +292,20 @@ def test_the_consumer_protocol_runs_the_kip848_simulator_with_a_server_assignor(
         plan(extracted, Scenario("x", protocol="consumer", assignor="sticky"))
 
 
+def test_under_kip848_a_killed_static_member_is_back_only_once_its_old_session_expired():
+    # GroupMetadataManager.throwIfInstanceIdIsUnreleased: UNRELEASED_INSTANCE_ID, fatal for the new process
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c1", 2 * S, graceful=False))
+    events = simulate(timeline, SimulationSettings(static_membership=True, session_timeout_ms=20 * S)).events
+    extracted = extract(events)
+    (killed,) = actions_of(extracted)  # the kill instant is in no log: down 0 at the replacement
+    assert isinstance(killed, Restart) and killed.member == "c1" and not killed.graceful
+    kip848 = plan(extracted, Scenario("x", protocol="consumer", assignor="uniform"))
+    (restart,) = [a for a in kip848.timeline.actions if isinstance(a, Restart)]
+    assert restart == dataclasses.replace(killed, down_ms=20 * S + kip848.settings.heartbeat_interval_ms)
+    classic = plan(extracted, Scenario("y", assignor="cooperative-sticky"))
+    assert killed in classic.timeline.actions
+
+
 def test_a_protocol_the_assignor_does_not_support_is_not_applicable_and_stays_visible():
     events = simulate(group(Join(0, "c1"), Join(0, "c2")), SimulationSettings()).events
     side = GroupWhatIf("k", "g", WhatIfConfig((Scenario("coop-range", protocol="cooperative"),)))
