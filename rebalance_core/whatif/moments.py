@@ -71,10 +71,20 @@ def costliest_moments(
         effects.append((at + _delay(action, session_timeout_ms, max_poll_interval_ms), at, action))
     effects.sort(key=lambda item: item[0])
     instants = [effect for effect, _, _ in effects]
+    # a movement outside any episode stops at the process's own instant (a static member down, which
+    # the coordinator does not see): it is charged to the latest action at or before it
+    by_action = sorted(range(len(effects)), key=lambda i: effects[i][1])
+    action_instants = [effects[i][1] for i in by_action]
     costs: dict[int, _Cost] = {}
 
-    def charge(instant: int | None) -> _Cost:
-        index = bisect.bisect_right(instants, instant) - 1 if instant is not None else -1
+    def charge(instant: int | None, seen_by_coordinator: bool = True) -> _Cost:
+        if instant is None:
+            index = -1
+        elif seen_by_coordinator:
+            index = bisect.bisect_right(instants, instant) - 1
+        else:
+            found = bisect.bisect_right(action_instants, instant) - 1
+            index = by_action[found] if found >= 0 else -1
         if index < 0:
             return costs.setdefault(-1, _Cost(None, None))
         _, at, action = effects[index]
@@ -92,7 +102,7 @@ def costliest_moments(
         cost.dates.add(row["event_date"])
     for row in tables.get("partition_movements", ()):
         if row.get("episode_id") is None and row.get("unavailable_ms"):
-            cost = charge(row.get("revoked_at"))
+            cost = charge(row.get("revoked_at"), seen_by_coordinator=False)
             cost.unavailable_ms += row["unavailable_ms"]
             cost.moved += bool(row.get("moved"))
             cost.dates.add(row["event_date"])
