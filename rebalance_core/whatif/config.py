@@ -89,6 +89,9 @@ class ExtractionOptions:
     heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS  # not in any log
     session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS  # when no event says
     max_poll_interval_ms: int = DEFAULT_MAX_POLL_INTERVAL_MS  # when no event says
+    # a group's input spanning longer is not replayed (the simulator runs every heartbeat of the span:
+    # months of excerpts pasted together would take hours); run the what-if per day or week instead
+    max_span_ms: int = 7 * 24 * 3_600_000
 
     def __post_init__(self) -> None:
         if self.expired_rejoin not in ("restart", "pause"):

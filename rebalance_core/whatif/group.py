@@ -11,7 +11,7 @@ from rebalance_core.events import Event
 from rebalance_core.measures import utc_date
 from rebalance_core.replay import ReplaySettings, event_order_key
 from rebalance_core.whatif.compare import FAILED, NOT_RUN, ModelCheck, compare_daily, model_check
-from rebalance_core.whatif.config import ACTUAL, Scenario, WhatIfConfig
+from rebalance_core.whatif.config import ACTUAL, Scenario, WhatIfConfig, WhatIfError
 from rebalance_core.whatif.extract import ExtractedGroup, TimelineExtractor
 from rebalance_core.whatif.moments import costliest_moments
 from rebalance_core.whatif.plan import (
@@ -71,7 +71,16 @@ class GroupWhatIf:
         if self.extractor.first_ts is None:
             return out
         baseline = next((s for s in self.config.scenarios if s.changes_nothing), None)
+        span_ms, max_span_ms = (
+            self.extractor.last_ts - self.extractor.first_ts,
+            self.config.extraction.max_span_ms,
+        )
         try:
+            if span_ms > max_span_ms:
+                raise WhatIfError(
+                    f"the input spans {span_ms / 86_400_000:.1f} days, more than extraction.max_span_ms "
+                    f"({max_span_ms / 86_400_000:.1f} days): run the what-if over fewer dates"
+                )
             self.extracted = self.extractor.finish()
         except ValueError as exc:  # TimelineError, WhatIfError: a timeline the events cannot give
             reason = f"no timeline could be extracted: {exc}"
