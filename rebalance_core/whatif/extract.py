@@ -440,6 +440,8 @@ class TimelineExtractor:
         inc = self._m_any(e)
         if inc is not None:
             inc.noticed = False
+            if e.partitions is not None:  # its own assignment (a static rejoin gets it with no rebalance)
+                inc.owns = bool(e.partitions)
         self.round_signal = self.metadata_signal = None
 
     def _m_partitions_lost(self, e: Event) -> None:
