@@ -83,6 +83,7 @@ KIP848_ANSWERED = "kip848_answered"  # KIP-848 client: the heartbeat's answer st
 # rebalancing")
 _NOTICED_REBALANCE = re.compile(r"already rebalancing|group is rebalancing", re.IGNORECASE)
 _SAME_HEARTBEAT_MS = 50  # two instants of evidence this close are one heartbeat
+_ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance id (?:Some\()?([^;)\s]+)")
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -306,6 +307,16 @@ class TimelineExtractor:
         self._open_round(e.ts)
         # the member the reason names rejoined of its own accord (joined, left, re-joined, expired)
         self.round.causes.update(m for m in self.round.members if m in (e.reason or ""))
+        # GroupCoordinator.addMemberAndRebalance: "Adding new member M with group instance id I": a member
+        # whose JoinGroup line is not in the input (2.x brokers log none) joined here
+        added = _ADDED_MEMBER.search(e.reason or "")
+        if added and (
+            added.group(1) not in self.current or self.current[added.group(1)].end_kind is not None
+        ):
+            inc = self._new_incarnation(e, added.group(1))
+            inc.start, inc.start_exact = e.ts, False
+            if added.group(2) not in (None, "None"):
+                inc.instance_id = inc.hint = added.group(2)
         # "removing member M on LeaveGroup; client reason: consumer poll timeout has expired"
         leaving = _LEAVE_REASON.search(e.reason or "")
         if leaving:

@@ -467,3 +467,13 @@ def test_a_static_member_whose_log_ends_with_its_close_revocation_left_at_the_re
     extracted = extract(sorted([*events, close_revocation], key=lambda e: e.ts))
     (leave,) = actions_of(extracted)
     assert leave == Leave(60 * S, "c2")
+
+
+def test_a_member_only_the_rebalance_reason_names_joined_at_that_rebalance():
+    # 2.x brokers log no JoinGroup line: "Adding new member M with group instance id None" is the join
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    without_join_lines = [e for e in events if e.event_type != EventType.JOIN_RECEIVED.value]
+    extracted = extract(without_join_lines)
+    joins = sorted(absolute(extracted, a) for a in extracted.timeline.actions if isinstance(a, Join))
+    assert len(joins) == 3 and joins[-1] == timeline.start_ms + 60 * S  # its JoinGroup one trip earlier

@@ -35,6 +35,7 @@ REPRODUCED = {
     ("12_client_connect_incremental_cooperative.log", "connect-http-sink"),
     ("broker_1.1_session_timeout.log", "billing"),
     ("broker_4.0_java_classic.log", "search"),
+    ("mixed_compose_iso.log", "web"),
     ("seeds/eager_join", "orders"),
     ("seeds/eager_join/server.log", "orders"),
     ("seeds/cooperative_join", "orders"),
