@@ -694,6 +694,9 @@ class TimelineExtractor:
             ]
         processes = self._processes()
         actions, member_logged, pre_existing = self._actions(processes, actual)
+        if not any(isinstance(a, Join) for a in actions):
+            # 0.9/0.10 broker lines and member logs without member ids name nobody: nothing to replay
+            raise WhatIfError("the events name no member of the group: no membership timeline to replay")
         warmup = 0
         if pre_existing:
             warmup = actual.latency.group_initial_rebalance_delay_ms + WARMUP_MARGIN_MS

@@ -69,3 +69,10 @@ def test_every_fixture_group_says_whether_the_what_if_reproduces_it(name):
         assert (status == "passed") == ((name, group) in REPRODUCED), (
             f"{name} {group}: {rows[0]['model_check_detail']}"
         )
+
+
+def test_a_group_whose_lines_name_no_member_is_not_replayed_and_says_why():
+    # 0.10's "Preparing to restabilize group orders-app with old generation 6" names no member
+    ((rows, failures),) = model_checks("broker_0.10.1_eager.log").values()
+    assert {row["model_check"] for row in rows} == {"not_run"} and not failures
+    assert "name no member" in rows[0]["model_check_detail"]
