@@ -83,7 +83,8 @@ KIP848_ANSWERED = "kip848_answered"  # KIP-848 client: the heartbeat's answer st
 # rebalancing")
 _NOTICED_REBALANCE = re.compile(r"already rebalancing|group is rebalancing", re.IGNORECASE)
 _SAME_HEARTBEAT_MS = 50  # two instants of evidence this close are one heartbeat
-_ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance id (?:Some\()?([^;)\s]+)")
+# "group instanceid Some(i)" in 2.3/2.4, "group instance id Some(i)" later, "... id None" for dynamic ones
+_ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance ?id (?:Some\()?([^;)\s]+)")
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -251,6 +252,15 @@ class TimelineExtractor:
     def _c_member_removed(self, e: Event) -> None:
         member = e.member_id or self._member_of_instance(e.group_instance_id)
         if not member:
+            return
+        if (e.attributes or {}).get("pending") == "true":
+            # KIP-394: a JoinGroup without member id creates a pending member only (MEMBER_ID_REQUIRED);
+            # removed while still pending, it never was a member (its pending JoinGroup line, the only
+            # one a 3.x broker logs, made an incarnation that is dropped here)
+            pending = self.current.get(member)
+            if pending is not None and pending.end_kind is None and pending.start is not None:
+                self.incarnations.remove(pending)
+                del self.current[member]
             return
         if member not in self.current:  # in the group before the input started
             self._known(member, e)

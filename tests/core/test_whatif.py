@@ -477,3 +477,20 @@ def test_a_member_only_the_rebalance_reason_names_joined_at_that_rebalance():
     extracted = extract(without_join_lines)
     joins = sorted(absolute(extracted, a) for a in extracted.timeline.actions if isinstance(a, Join))
     assert len(joins) == 3 and joins[-1] == timeline.start_ms + 60 * S  # its JoinGroup one trip earlier
+
+
+def test_a_pending_member_that_never_joined_is_no_member():
+    # KIP-394: a JoinGroup without member id creates a pending member only (MEMBER_ID_REQUIRED); one that
+    # leaves before joining with its id was never in the group
+    events = coordinator_only(simulate(group(Join(0, "c1"), Join(0, "c2")), SimulationSettings()).events)
+    join = next(e for e in events if e.event_type == EventType.JOIN_RECEIVED.value)
+    pending = {"member_id": "c9-pending", "client_id": "c9", "attributes": {"pending": "true"}}
+    events += [
+        dataclasses.replace(join, event_id="p1", ts=join.ts + 60 * S, **pending),
+        dataclasses.replace(
+            join, event_id="p2", ts=join.ts + 60 * S + 10, event_type=EventType.MEMBER_REMOVED.value,
+            reason="leave_group", **pending,
+        ),
+    ]  # fmt: skip
+    assert {a.member for a in extract(events).timeline.actions if isinstance(a, Join)} == {"c1", "c2"}
+    assert actions_of(extract(events)) == []

@@ -34,6 +34,7 @@ REPRODUCED = {
     ("11_client_streams_cooperative_4threads.log", "_confluent-ksql-default_query_CSAS_SENSORS_3"),
     ("12_client_connect_incremental_cooperative.log", "connect-http-sink"),
     ("broker_1.1_session_timeout.log", "billing"),
+    ("broker_2.4_static_members.log", "inventory"),
     ("broker_4.0_java_classic.log", "search"),
     ("mixed_compose_iso.log", "web"),
     ("seeds/eager_join", "orders"),
