@@ -85,6 +85,9 @@ _NOTICED_REBALANCE = re.compile(r"already rebalancing|group is rebalancing", re.
 _SAME_HEARTBEAT_MS = 50  # two instants of evidence this close are one heartbeat
 # "group instanceid Some(i)" in 2.3/2.4, "group instance id Some(i)" later, "... id None" for dynamic ones
 _ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance ?id (?:Some\()?([^;)\s]+)")
+# AbstractCoordinator's rejoin after MEMBER_ID_REQUIRED: 2.x "... needs to have a valid member id before
+# actually entering a consumer group", 3.x "need to re-join with the given member-id"
+_MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given member-id", re.IGNORECASE)
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -480,6 +483,10 @@ class TimelineExtractor:
 
     def _m_join_requested(self, e: Event) -> None:
         inc = self._m_any(e)
+        if inc is not None and inc.start is None and _MEMBER_ID_REQUIRED.search(e.reason or ""):
+            # KIP-394: its JoinGroup without member id was answered MEMBER_ID_REQUIRED: a new member, whose
+            # process joined here (not one in the group before the input)
+            inc.start, inc.start_exact = e.ts, False
         if _NOTICED_REBALANCE.search(e.reason or ""):
             self._noticed(inc, e.ts)
         elif inc is not None and self.round is not None:

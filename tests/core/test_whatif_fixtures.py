@@ -36,6 +36,7 @@ REPRODUCED = {
     ("broker_1.1_session_timeout.log", "billing"),
     ("broker_2.4_static_members.log", "inventory"),
     ("broker_4.0_java_classic.log", "search"),
+    ("client_ecs_json.jsonl", "json-group"),
     ("mixed_compose_iso.log", "web"),
     ("seeds/eager_join", "orders"),
     ("seeds/eager_join/server.log", "orders"),
