@@ -60,6 +60,13 @@ measures: exactly (event for event) for simulator-produced input with both sides
 coordinator's log only, counts exactly and times within 5 % + 100 ms; a KIP-848 group within a heartbeat
 interval per rebalance (tests/core/test_whatif_anchor.py). Member logs alone, and inputs that start
 mid-life, are approximations (their first rebalance replays with unknown heartbeat phases).
+Every group gets this model check on real input too (rebalance_core.whatif.compare: counts exactly, times
+within max(50 ms, 5 %)); a group that fails it, or whose events name no member or span more than
+extraction.max_span_ms, says so on its rows and is ranked by no report (tests/core/test_whatif_fixtures.py).
+
+Scenario rules that follow Kafka rather than the actual run: KIP-415 (scheduled_rebalance_max_delay_ms)
+is Kafka Connect's and not applicable to consumer groups; under KIP-848 a static member killed and
+restarted at once is refused (UNRELEASED_INSTANCE_ID) until its old member's session expired.
 """
 
 from __future__ import annotations
