@@ -53,6 +53,7 @@ class GroupReport:
     group_id: str
     totals: dict[str, dict[str, int | None]]  # scenario ('actual' first) -> measure -> total over the dates
     best: str | None = None  # the scenario with the least partition-unavailable time
+    model_check_failed: str | None = None  # why as-actual does not reproduce the night: nothing ranked
     ownership: dict[str, list[Segment]] = field(default_factory=dict)  # actual and best
     notes: list[str] = field(default_factory=list)
 
@@ -95,6 +96,8 @@ def build_report(
         group = groups.get(key)
         if group is None:
             group = groups[key] = GroupReport(*key, totals={ACTUAL: {}, **{s: {} for s in scenarios}})
+        if row.get("model_check") == "failed":
+            group.model_check_failed = row.get("model_check_detail") or "as-actual differs from the actual"
         scenario = group.totals.setdefault(row["scenario"], {})
         for name in MEASURES:
             value, so_far = row[f"{name}_scenario"], scenario.get(name, 0)
@@ -108,6 +111,10 @@ def build_report(
     )
     shown = shown[:max_groups]
     for group in shown:
+        if group.model_check_failed is not None:
+            # the what-if does not reproduce this group's night: its scenarios' numbers are not ranked
+            group.notes.append(f"model check failed, scenarios not ranked: {group.model_check_failed}")
+            continue
         group.best = best_scenario({s: t for s, t in group.totals.items() if s not in baselines})
     by_group = {(g.cluster, g.group_id): g for g in shown}
     wanted = {(g.cluster, g.group_id, s) for g in shown for s in (ACTUAL, g.best) if s}
@@ -120,6 +127,8 @@ def build_report(
     for row in notes:
         group = by_group.get((row["cluster"], row["group_id"]))
         # an assumption holds for every scenario (shown once); a scenario that could not run is named
+        if row["rule"] == "whatif_model_check_failed":
+            continue  # said once per group above
         text = row["detail"] if row["rule"] == "whatif_assumption" else f"{row['scenario']}: {row['detail']}"
         if group is not None and text not in group.notes:
             group.notes.append(text)

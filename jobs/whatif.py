@@ -193,7 +193,7 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
         daily = frame[frame["_table"] == "group_daily_summary"]
         for row in daily.to_dict("records"):
             actual_daily.setdefault((row["cluster"], row["group_id"]), []).append(row)
-        yield frame.reindex(columns=WHATIF_OUTPUT_NAMES)
+        yield _output_frame(frame)
         finished = frame.loc[frame["_table"] == "group_state", ["cluster", "group_id"]]
         for key in map(tuple, finished.to_numpy().tolist()):
             side = sides.pop(key, None)
@@ -211,7 +211,7 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
                 )
                 scenario_frame = sink.flush()
                 if scenario_frame is not None:
-                    yield scenario_frame.reindex(columns=WHATIF_OUTPUT_NAMES)
+                    yield _output_frame(scenario_frame)
             if comparison:
                 # None, not NaN, in the other tables' columns: Arrow turns no NaN into a string or list
                 rows = [
@@ -219,6 +219,19 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
                     for r in comparison
                 ]
                 yield pd.DataFrame.from_records(rows, columns=WHATIF_OUTPUT_NAMES)
+
+
+def _output_frame(frame):
+    """The frame with every output column: the comparison's own columns (model check, moments: strings
+    and lists) as None objects in the replay tables' rows, not reindex's NaN, which Arrow turns into no
+    string or list."""
+    import pandas as pd
+
+    out = frame.reindex(columns=WHATIF_OUTPUT_NAMES)
+    for column in WHATIF_OUTPUT_COLUMNS:
+        if column.name not in frame.columns and column.type in ("string", "array<string>"):
+            out[column.name] = pd.Series([None] * len(out), index=out.index, dtype=object)
+    return out
 
 
 def _report_folder(config) -> Path:

@@ -12,8 +12,12 @@ JoinGroup response        coordinator join_completed -> first member join_respon
 SyncGroup (coordinator)   leader assignment_computed -> coordinator assignment_received sync_round_trip_ms // 2
                           coordinator assignment_received -> first member sync_response the other half
 SyncGroup (member only)   leader assignment_computed -> the leader's sync_response      sync_round_trip_ms
+JoinGroup (member only)   a member's join_sent -> its join_response, the quickest of a  join_round_trip_ms
+                          generation (the last member to rejoin waits for nobody)
 assignment                leader join_response -> assignment_computed                   assignment_ms
 revocation callback       partitions_revoked (or _lost) -> the member's next join_sent  revoke_callback_ms
+                          (eager: from the rebalance signal before it, when logged: the
+                          poll loop's way to onJoinPrepare counts, as the join phase waits)
                           (eager onJoinPrepare, reset) or partitions_assigned (KIP-429);
                           KIP-848: RECONCILING -> partitions_revoked
 metadata refresh          topic_metadata_changed -> a join_requested "metadata"         metadata_refresh_ms
@@ -90,6 +94,7 @@ class LatencyFit:
                 "sync_request",
                 "sync_response",
                 "sync_member",
+                "join_member",
                 "assignment",
                 "revoke",
                 "metadata",
@@ -100,12 +105,15 @@ class LatencyFit:
         self._join_sent: dict[str, int] = {}  # member id or client key -> join_sent instant
         self._join_completed: tuple[int, int] | None = None  # (generation, ts), until its first response
         self._completed_at: tuple[int, int] | None = None  # (generation, ts) of the last join_completed
-        self._leader_join: dict[tuple[str, int], int] = {}  # (leader, generation) -> join_response ts
+        self._leader_join: dict[tuple[str, int], int] = {}  # (member, generation) -> its join_response ts
+        self._member_join_sent: dict[str, int] = {}  # member's client key -> its latest join_sent
+        self._quickest_join: tuple[int, int] | None = None  # (generation, quickest join_sent -> response)
         self._assignment_computed: dict[int, tuple[str, int]] = {}  # generation -> (leader, ts)
         self._assignment_received: tuple[int, int] | None = None
         self._member_states = False  # KIP-848 client states are logged: callbacks timed from RECONCILING
         self._reconciling: dict[str, int] = {}  # KIP-848 client -> RECONCILING instant
         self._revoked: dict[str, tuple[int, bool]] = {}  # client -> (revoked / lost instant, lost)
+        self._signalled: dict[str, int] = {}  # client -> its first rebalance signal since its last JoinGroup
         self._metadata_changed: int | None = None
         self._empty_join = False  # a member joined an Empty group: the next prepare starts the delay
         self._prepared_empty: int | None = None
@@ -118,8 +126,11 @@ class LatencyFit:
     def observe(self, e: Event) -> None:
         kind = e.event_type
         member = e.member_id or ""
+        if kind in (EventType.JOIN_REQUESTED.value, EventType.HEARTBEAT_REBALANCING.value):
+            self._signalled.setdefault(_join_key(e, by_member=False), e.ts)
         if kind == EventType.JOIN_SENT.value:
             self._join_sent[_join_key(e)] = e.ts
+            self._member_join_sent[_join_key(e, by_member=False)] = e.ts
             self._pop_revoke(e)
         elif kind == EventType.JOIN_RECEIVED.value:
             sent = self._join_sent.pop(member, None) if member else None
@@ -164,8 +175,19 @@ class LatencyFit:
                 # may be members that joined after the phase, e.g. a static replacement)
                 self.samples["join_response"].add(e.ts - self._join_completed[1])
                 self._join_completed = None
-            if member and e.leader_id == member and e.generation_id is not None:
+            if member and e.generation_id is not None:
+                # the leader is the member that logs the assignment (its join response names no leader)
                 self._leader_join[(member, e.generation_id)] = e.ts
+                if len(self._leader_join) > 64:
+                    del self._leader_join[next(iter(self._leader_join))]
+            sent = self._member_join_sent.pop(_join_key(e, by_member=False), None)
+            if sent is not None and e.generation_id is not None:
+                quickest = self._quickest_join
+                if quickest is not None and quickest[0] != e.generation_id:
+                    self.samples["join_member"].add(quickest[1])
+                    quickest = None
+                if quickest is None or e.ts - sent < quickest[1]:
+                    self._quickest_join = (e.generation_id, e.ts - sent)
         elif kind == EventType.ASSIGNMENT_COMPUTED.value and e.generation_id is not None:
             joined = self._leader_join.pop((member, e.generation_id), None)
             if joined is not None:
@@ -212,10 +234,13 @@ class LatencyFit:
     def _pop_revoke(self, e: Event) -> None:
         """The callback ended at this JoinGroup / onPartitionsAssigned. A JoinGroup without member id
         after a revocation (not a loss) is a new process: a static member's close() sends no LeaveGroup."""
-        revoked = self._revoked.pop(_join_key(e, by_member=False), None)
+        client = _join_key(e, by_member=False)
+        revoked = self._revoked.pop(client, None)
+        signalled = self._signalled.pop(client, None) if e.event_type == EventType.JOIN_SENT.value else None
         new_process = e.event_type == EventType.JOIN_SENT.value and not e.member_id
         if revoked is not None and (revoked[1] or not new_process):
-            self.samples["revoke"].add(e.ts - revoked[0])
+            began = signalled if signalled is not None and signalled <= revoked[0] else revoked[0]
+            self.samples["revoke"].add(e.ts - began)
 
     def model(self) -> LatencyModel:
         values: dict[str, int] = {}
@@ -232,6 +257,14 @@ class LatencyFit:
             )
         elif self.samples["sync_member"].median() is not None:
             values["sync_round_trip_ms"] = self.samples["sync_member"].median()
+        if "join_round_trip_ms" not in values:
+            quickest = _Samples()
+            for value in self.samples["join_member"].values + (
+                [self._quickest_join[1]] if self._quickest_join is not None else []
+            ):
+                quickest.add(value)
+            if quickest.minimum() is not None:  # each is a bound: the quickest is the best one
+                values["join_round_trip_ms"] = quickest.minimum()
         for name, setting in (
             ("assignment", "assignment_ms"),
             ("revoke", "revoke_callback_ms"),

@@ -78,6 +78,7 @@ from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
     Crash,
+    Heartbeat,
     Join,
     Leave,
     PartitionCount,
@@ -410,12 +411,17 @@ class _Simulation:
         self.initial_remaining_ms = 0
         self.initial_last_delay_ms = 0
         self.new_member_added = False
+        # member -> the instants its heartbeat timer drifted to (timeline `heartbeat` actions), ascending
+        self.heartbeat_instants: dict[str, deque[int]] = {}
 
     # ------------------------------------------------------------------------------------- driver
     def run(self) -> SimulationResult:
         start = self.timeline.start_ms
         for action in self.timeline.actions:
-            self.queue.push(start + action.at, self._apply_action, action)
+            if isinstance(action, Heartbeat):
+                self.heartbeat_instants.setdefault(action.member, deque()).append(start + action.at)
+            else:
+                self.queue.push(start + action.at, self._apply_action, action)
         end = start + self.timeline.end_ms if self.timeline.end_ms is not None else None
         while self.queue.has_essential():
             if self.events:
@@ -555,7 +561,19 @@ class _Simulation:
 
     def _start_heartbeats(self, p: _Process) -> None:
         self.queue.cancel(p.heartbeat_token)
-        p.heartbeat_token = self._later(self.s.heartbeat_interval_ms, self._heartbeat, p, essential=False)
+        p.heartbeat_token = self._schedule_heartbeat(p)
+
+    def _schedule_heartbeat(self, p: _Process) -> int:
+        """The next heartbeat, heartbeat.interval.ms from now (Heartbeat.sentHeartbeat / resetTimeouts),
+        unless the timeline says the member's timer drifted to an instant less than two intervals away
+        (a `heartbeat` action): then at that instant."""
+        interval = self.s.heartbeat_interval_ms
+        pinned = self.heartbeat_instants.get(p.name)
+        while pinned and pinned[0] <= self.now:
+            pinned.popleft()
+        if pinned and pinned[0] < self.now + 2 * interval:
+            return self.queue.push(pinned.popleft(), self._heartbeat, p, essential=False)
+        return self._later(interval, self._heartbeat, p, essential=False)
 
     def _stop_heartbeats(self, p: _Process) -> None:
         self.queue.cancel(p.heartbeat_token)
@@ -714,7 +732,7 @@ class _Simulation:
             return
         error = self._on_heartbeat(p.member_id, p.generation)
         if error is None:  # the usual case: nothing changed, the next heartbeat follows
-            p.heartbeat_token = self._later(self.s.heartbeat_interval_ms, self._heartbeat, p, essential=False)
+            p.heartbeat_token = self._schedule_heartbeat(p)
             return
         if error == REBALANCE_IN_PROGRESS:
             if p.state == STABLE_MEMBER:
@@ -728,7 +746,7 @@ class _Simulation:
                 0, p, self._reset_and_rejoin, f"encountered {error} from HEARTBEAT response", error
             )
         if p.heartbeating and p.heartbeat_token is None:
-            p.heartbeat_token = self._later(self.s.heartbeat_interval_ms, self._heartbeat, p, essential=False)
+            p.heartbeat_token = self._schedule_heartbeat(p)
 
     # ------------------------------------------------------------------------ member: rebalance
     def _request_rejoin(self, p: _Process, reason: str, *, signal: bool) -> None:

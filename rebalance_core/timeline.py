@@ -20,6 +20,10 @@ Actions (each names the member it happens to, except partition count changes):
                the heartbeat thread keeps running (beyond max.poll.interval.ms the member leaves the group)
     subscribe  the member changes its subscription (it rejoins: KIP-429 revokes the unsubscribed partitions)
     partitions a topic's partition count grows (Kafka partitions only grow; a new topic starts at 0)
+    heartbeat  the member's heartbeat thread sends a heartbeat at this instant. Kafka's heartbeat timer
+               drifts (AbstractCoordinator's heartbeat thread waits in retry.backoff.ms steps), so when a
+               member learns of a rebalance is its own: a what-if replays the observed instants. The
+               regular heartbeat due less than one heartbeat interval before it does not happen.
 
 Document form (YAML or JSON), durations as milliseconds or strings such as "250ms", "45s", "5m", "1h":
 
@@ -37,6 +41,7 @@ Document form (YAML or JSON), durations as milliseconds or strings such as "250m
       - {at: 3m, action: subscribe, member: c1, topics: [t, u]}
       - {at: 4m, action: partitions, topic: t, count: 8}
       - {at: 5m, action: leave, member: c1}
+      - {at: 301400ms, action: heartbeat, member: c2}
 
 A scenario file adds `settings:` (SimulationSettings fields, read by `rebalance_core.simulate
 .load_scenario`) and may carry `name:` and `description:`.
@@ -118,7 +123,13 @@ class PartitionCount:
     count: int
 
 
-Action = Join | Leave | Crash | Restart | Pause | Subscribe | PartitionCount
+@dataclass(frozen=True)
+class Heartbeat:
+    at: int
+    member: str
+
+
+Action = Join | Leave | Crash | Restart | Pause | Subscribe | PartitionCount | Heartbeat
 
 ACTION_NAMES: dict[str, type] = {
     "join": Join,
@@ -128,6 +139,7 @@ ACTION_NAMES: dict[str, type] = {
     "pause": Pause,
     "subscribe": Subscribe,
     "partitions": PartitionCount,
+    "heartbeat": Heartbeat,
 }
 
 
@@ -173,6 +185,10 @@ def validate(timeline: Timeline) -> None:
         member = action.member
         if not member:
             raise TimelineError(f"{where}: 'member' must be a non-empty name")
+        if isinstance(action, Heartbeat):
+            if member not in up:
+                raise TimelineError(f"{where}: member {member!r} has not joined")
+            continue  # an instant of its heartbeat timer: taken only while it runs
         if member in busy_until and action.at < busy_until[member]:
             raise TimelineError(
                 f"{where}: member {member!r} is restarting or paused until {busy_until[member]} ms"
@@ -278,6 +294,7 @@ _FIELDS: dict[str, dict[str, bool]] = {  # per action: field -> required
     "pause": {"member": True, "duration": True, "kind": False},
     "subscribe": {"member": True, "topics": True},
     "partitions": {"topic": True, "count": True},
+    "heartbeat": {"member": True},
 }
 
 
@@ -317,6 +334,8 @@ def _load_action(index: int, raw: Any) -> Action:
         return Join(at=at, member=member, topics=topics, instance_id=instance_id)
     if name == "leave":
         return Leave(at=at, member=member)
+    if name == "heartbeat":
+        return Heartbeat(at=at, member=member)
     if name == "crash":
         return Crash(at=at, member=member)
     if name == "restart":

@@ -154,10 +154,30 @@ COMPARED_MEASURES = (
     ("partitions_moved", INT),
     ("revocations_wasted", INT),
 )
-WHATIF_COMPARISON = KEY_COLUMNS + tuple(
-    Column(f"{name}_{suffix}", kind)
-    for name, kind in COMPARED_MEASURES
-    for suffix in ("actual", "scenario", "delta")
+WHATIF_COMPARISON = (
+    KEY_COLUMNS
+    + tuple(
+        Column(f"{name}_{suffix}", kind)
+        for name, kind in COMPARED_MEASURES
+        for suffix in ("actual", "scenario", "delta")
+    )
+    + (
+        Column(
+            "model_check",
+            STRING,
+            True,
+            "passed | failed | not_run: the group's timeline replayed under its actual settings against "
+            "what happened (counts exact, times within max(50 ms, 5 %)); failed: do not rank its scenarios",
+        ),
+        Column(
+            "model_check_detail",
+            STRING,
+            False,
+            "The measures that differ (actual vs as-actual), or why not run",
+        ),
+        Column("actual_moments", STRINGS, False, "The day's costliest timeline moments as they happened"),
+        Column("scenario_moments", STRINGS, False, "The day's costliest timeline moments under the scenario"),
+    )
 )
 
 RUN_ACCOUNTING = (

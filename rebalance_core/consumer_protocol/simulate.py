@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +52,17 @@ from rebalance_core.consumer_protocol.states import (
 )
 from rebalance_core.events import Event, TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
-from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from rebalance_core.timeline import (
+    Crash,
+    Heartbeat,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Subscribe,
+    Timeline,
+)
 from schemas.events import EventType, Side
 from schemas.tables import REPLAY_TABLES
 
@@ -176,15 +187,22 @@ class _Simulation:
         self.by_member_id: dict[str, _Client] = {}
         self.incarnations: dict[str, int] = {}
         self.pending_actions = 0
+        # member -> the instants its heartbeat timer drifted to (timeline `heartbeat` actions), ascending
+        self.heartbeat_instants: dict[str, deque[int]] = {}
         self.now = self.start
         self.unobservable: list[str] = []
 
     # =========================================================================== event loop
     def run(self) -> ConsumerSimulation:
         for action in self.timeline.actions:
+            if isinstance(action, Heartbeat):
+                self.heartbeat_instants.setdefault(action.member, deque()).append(self.start + action.at)
+                continue
             self._at(self.start + action.at, self._action, action)
             self.pending_actions += 1
-        last_action = self.start + max((a.at for a in self.timeline.actions), default=0)
+        last_action = self.start + max(
+            (a.at for a in self.timeline.actions if not isinstance(a, Heartbeat)), default=0
+        )
         end = self.start + self.timeline.end_ms if self.timeline.end_ms is not None else None
         give_up = last_action + self.settings.max_settle_ms
         while self._queue:
@@ -384,10 +402,17 @@ class _Simulation:
 
     # ============================================================================ heartbeats
     def _schedule_heartbeat(self, ts: int, client: _Client) -> None:
+        """The next heartbeat, an interval from now, unless the timeline says the member's timer drifted to
+        an instant less than two intervals away (a `heartbeat` action): then at that instant."""
         client.hb_token += 1
-        self._client_step(
-            ts + self.settings.heartbeat_interval_ms, client, self._periodic_heartbeat, client.hb_token
-        )
+        interval = self.settings.heartbeat_interval_ms
+        due = ts + interval
+        pinned = self.heartbeat_instants.get(client.name)
+        while pinned and pinned[0] <= ts:
+            pinned.popleft()
+        if pinned and pinned[0] < ts + 2 * interval:
+            due = pinned.popleft()
+        self._client_step(due, client, self._periodic_heartbeat, client.hb_token)
 
     def _periodic_heartbeat(self, ts: int, client: _Client, token: int) -> None:
         if token == client.hb_token:

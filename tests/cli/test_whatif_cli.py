@@ -76,6 +76,25 @@ def test_report_without_spark(tmp_path):
     assert "coop (best)" in page.read_text() and (page.parent / "group-01.png").stat().st_size > 0
 
 
+def test_the_report_ranks_no_scenario_of_a_group_that_fails_the_model_check():
+    day = dt.date(2024, 11, 8)
+    row = {"cluster": "k", "group_id": "g", "event_date": day, "model_check": "failed",
+           "model_check_detail": "rebalances 2 actual vs 0 as-actual"}  # fmt: skip
+    measures = ("rebalances", "stw_ms", "partition_unavailable_ms", "partitions_moved", "revocations_wasted")
+    comparison = [
+        {**row, "scenario": name, **{f"{k}_{s}": v for k in measures for s, v in (("actual", 900), ("scenario", would), ("delta", would - 900))}}
+        for name, would in (("as-actual", 0), ("coop", 100))
+    ]  # fmt: skip
+    note = {"cluster": "k", "group_id": "g", "scenario": "coop", "rule": "whatif_model_check_failed",
+            "detail": "model check failed: rebalances 2 actual vs 0 as-actual"}  # fmt: skip
+    report = build_report(
+        "r1", day, day, ("as-actual", "coop"), comparison, notes=[note], baselines={"as-actual"}
+    )
+    (g,) = report.groups
+    assert g.best is None
+    assert g.notes == ["model check failed, scenarios not ranked: rebalances 2 actual vs 0 as-actual"]
+
+
 @pytest.mark.spark
 def test_a_run_on_the_sample_prints_the_comparison_and_writes_the_report(spark, tmp_path, capsys):
     status = cli_main(

@@ -470,3 +470,46 @@ def test_durations_and_scenario_loading():
         and settings.seed == 9
         and settings.rebalance_protocol == "cooperative"
     )
+
+
+def test_a_member_learns_of_a_rebalance_at_the_heartbeat_its_timer_drifted_to():
+    # AbstractCoordinator's heartbeat thread waits in retry.backoff.ms steps: after minutes the members'
+    # heartbeats are out of phase, and each learns of a rebalance at its own next heartbeat
+    from rebalance_core.timeline import Heartbeat
+
+    result = sim(
+        Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"), Heartbeat(61_400, "c1"), Heartbeat(62_750, "c2")
+    )
+    noticed = {
+        e.client_id: e.ts - result.start
+        for e in result.events
+        if e.event_type == EventType.JOIN_REQUESTED.value and e.reason == "group is already rebalancing"
+    }
+    assert noticed == {"c1": 61_400, "c2": 62_750}
+    with pytest.raises(TimelineError, match="has not joined"):
+        Timeline(topics={"t": 1}, actions=(Heartbeat(5, "c9"),))
+    assert load_timeline(
+        {"topics": {"t": 1}, "actions": [{"at": 0, "action": "join", "member": "c1"},
+                                         {"at": "4s", "action": "heartbeat", "member": "c1"}]}
+    ).actions[1] == Heartbeat(4 * S, "c1")  # fmt: skip
+
+
+def test_a_kip848_member_heartbeats_at_the_instants_its_timer_drifted_to():
+    from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+    from rebalance_core.timeline import Heartbeat
+
+    timeline = Timeline(
+        topics={"t": 6},
+        actions=(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"), Heartbeat(62_300, "c1")),
+        group_id="g",
+    )
+    events = simulate_consumer_group(timeline, ConsumerSimSettings()).events
+    reconciling = [
+        e.ts - timeline.start_ms
+        for e in events
+        if e.client_id == "c1"
+        and e.event_type == EventType.MEMBER_STATE_CHANGED.value
+        and e.attributes.get("to_state") == "RECONCILING"
+        and e.ts - timeline.start_ms > 60 * S
+    ]
+    assert reconciling and 62_300 <= reconciling[0] <= 62_300 + 2 * ConsumerSimSettings().network_ms

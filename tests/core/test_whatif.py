@@ -14,7 +14,17 @@ import yaml
 from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.latency import LatencyFit, LatencyModel
 from rebalance_core.simulate import SimulationSettings, simulate
-from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from rebalance_core.timeline import (
+    Crash,
+    Heartbeat,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Subscribe,
+    Timeline,
+)
 from rebalance_core.whatif import (
     ExtractionOptions,
     GroupWhatIf,
@@ -28,7 +38,7 @@ from rebalance_core.whatif import (
     plan,
     whatif,
 )
-from schemas.events import Side
+from schemas.events import EventType, Side
 from schemas.tables import TABLES
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "whatif.yaml"
@@ -50,7 +60,8 @@ def coordinator_only(events):
 
 
 def actions_of(extracted):
-    return [a for a in extracted.timeline.actions if not isinstance(a, Join)]
+    """The timeline's actions but the joins and the heartbeat instants."""
+    return [a for a in extracted.timeline.actions if not isinstance(a, (Join, Heartbeat))]
 
 
 def absolute(extracted, action):
@@ -281,6 +292,20 @@ def test_the_consumer_protocol_runs_the_kip848_simulator_with_a_server_assignor(
         plan(extracted, Scenario("x", protocol="consumer", assignor="sticky"))
 
 
+def test_under_kip848_a_killed_static_member_is_back_only_once_its_old_session_expired():
+    # GroupMetadataManager.throwIfInstanceIdIsUnreleased: UNRELEASED_INSTANCE_ID, fatal for the new process
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c1", 2 * S, graceful=False))
+    events = simulate(timeline, SimulationSettings(static_membership=True, session_timeout_ms=20 * S)).events
+    extracted = extract(events)
+    (killed,) = actions_of(extracted)  # the kill instant is in no log: down 0 at the replacement
+    assert isinstance(killed, Restart) and killed.member == "c1" and not killed.graceful
+    kip848 = plan(extracted, Scenario("x", protocol="consumer", assignor="uniform"))
+    (restart,) = [a for a in kip848.timeline.actions if isinstance(a, Restart)]
+    assert restart == dataclasses.replace(killed, down_ms=20 * S + kip848.settings.heartbeat_interval_ms)
+    classic = plan(extracted, Scenario("y", assignor="cooperative-sticky"))
+    assert killed in classic.timeline.actions
+
+
 def test_a_protocol_the_assignor_does_not_support_is_not_applicable_and_stays_visible():
     events = simulate(group(Join(0, "c1"), Join(0, "c2")), SimulationSettings()).events
     side = GroupWhatIf("k", "g", WhatIfConfig((Scenario("coop-range", protocol="cooperative"),)))
@@ -294,11 +319,43 @@ def test_a_protocol_the_assignor_does_not_support_is_not_applicable_and_stays_vi
     )
     assert "supports eager" in side.outcomes[0].not_applicable
     assert out["generations"] == []
-    (note,) = out["anomalies"]
+    (note,) = [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
     assert (note["scenario"], note["rule"]) == (
         "coop-range",
         "whatif_not_applicable",
     ) and "supports eager" in note["detail"]
+
+
+KIP415 = Scenario("kip415", protocol="cooperative", assignor="cooperative-sticky",
+                  scheduled_rebalance_max_delay_ms=30 * S)  # fmt: skip
+
+
+@pytest.mark.parametrize("protocol_type", ["consumer", None])
+def test_kip415_for_a_consumer_group_is_not_applicable_never_numbers(protocol_type):
+    # scheduled.rebalance.max.delay.ms is Kafka Connect's (IncrementalCooperativeAssignor); a consumer
+    # group, or one whose events do not show it is Connect, gets no numbers for it
+    events = simulate(
+        group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)), SimulationSettings()
+    ).events
+    events = [dataclasses.replace(e, protocol_type=protocol_type) for e in events]
+    out = whatif(events, WhatIfConfig((KIP415,)))
+    assert out["whatif_comparison"]
+    for row in out["whatif_comparison"]:
+        assert row["rebalances_scenario"] is None and row["partition_unavailable_ms_scenario"] is None
+    (note,) = [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
+    assert "Kafka Connect" in note["detail"]
+    assert not [r for r in out["generations"] if r["scenario"] == "kip415"]
+
+
+def test_kip415_for_a_connect_group_still_runs():
+    events = simulate(
+        group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)),
+        SimulationSettings(assignor="cooperative-sticky"),
+    ).events
+    events = [dataclasses.replace(e, protocol_type="connect") for e in events]
+    out = whatif(events, WhatIfConfig((KIP415,)))
+    assert not [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
+    assert all(row["rebalances_scenario"] is not None for row in out["whatif_comparison"])
 
 
 # ------------------------------------------------------------------------------------- comparison
@@ -388,3 +445,52 @@ def test_the_as_actual_scenario_of_a_simulated_group_changes_nothing():
     totals = compared(simulate(timeline, SimulationSettings()).events, Scenario("as-actual"))["as-actual"]
     assert all(value == 0 for key, value in totals.items() if key.endswith("_delta"))
     assert dataclasses.replace(Scenario("x")).assignor is None
+
+
+def test_a_static_member_whose_log_ends_with_its_close_revocation_left_at_the_revocation():
+    # KIP-345: a static consumer's close() revokes (onLeavePrepare) and sends no LeaveGroup
+    # (AbstractCoordinator.maybeLeaveGroup); the coordinator removes it a session timeout later
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Crash(60 * S, "c2"))
+    events = simulate(timeline, SimulationSettings(static_membership=True, session_timeout_ms=20 * S)).events
+    names = {e.member_id: e.client_id for e in events if e.member_id and e.client_id}
+    last_own = max(
+        (e for e in events if e.side == Side.MEMBER.value and names.get(e.member_id) == "c2"),
+        key=lambda e: e.ts,
+    )
+    close_revocation = dataclasses.replace(
+        last_own,
+        event_id="close-revocation",
+        ts=events[0].ts + 60 * S,
+        event_type=EventType.PARTITIONS_REVOKED.value,
+        partitions=(),
+    )
+    extracted = extract(sorted([*events, close_revocation], key=lambda e: e.ts))
+    (leave,) = actions_of(extracted)
+    assert leave == Leave(60 * S, "c2")
+
+
+def test_a_member_only_the_rebalance_reason_names_joined_at_that_rebalance():
+    # 2.x brokers log no JoinGroup line: "Adding new member M with group instance id None" is the join
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    without_join_lines = [e for e in events if e.event_type != EventType.JOIN_RECEIVED.value]
+    extracted = extract(without_join_lines)
+    joins = sorted(absolute(extracted, a) for a in extracted.timeline.actions if isinstance(a, Join))
+    assert len(joins) == 3 and joins[-1] == timeline.start_ms + 60 * S  # its JoinGroup one trip earlier
+
+
+def test_a_pending_member_that_never_joined_is_no_member():
+    # KIP-394: a JoinGroup without member id creates a pending member only (MEMBER_ID_REQUIRED); one that
+    # leaves before joining with its id was never in the group
+    events = coordinator_only(simulate(group(Join(0, "c1"), Join(0, "c2")), SimulationSettings()).events)
+    join = next(e for e in events if e.event_type == EventType.JOIN_RECEIVED.value)
+    pending = {"member_id": "c9-pending", "client_id": "c9", "attributes": {"pending": "true"}}
+    events += [
+        dataclasses.replace(join, event_id="p1", ts=join.ts + 60 * S, **pending),
+        dataclasses.replace(
+            join, event_id="p2", ts=join.ts + 60 * S + 10, event_type=EventType.MEMBER_REMOVED.value,
+            reason="leave_group", **pending,
+        ),
+    ]  # fmt: skip
+    assert {a.member for a in extract(events).timeline.actions if isinstance(a, Join)} == {"c1", "c2"}
+    assert actions_of(extract(events)) == []

@@ -1,90 +1,23 @@
-"""What-if replays: a group's own membership timeline under another assignor, protocol or setting.
-
-"What would last night's deploy have cost with cooperative-sticky / static membership / a longer
-session timeout / the new consumer protocol?" is answered from the group's actual canonical events in
-four steps:
-
-1. extract (`TimelineExtractor`): the membership timeline the events show, as the simulator's
-   `Timeline`: who joined, left, crashed, bounced, paused, changed subscription, and partition count
-   changes, with their instants; plus the group's actual settings (assignor, protocol, timeouts, static
-   ids) and its latency model (`rebalance_core.latency`, fitted from the events);
-2. simulate: the timeline under a `Scenario` (the actual settings with some changed) through the
-   classic simulator (`rebalance_core.simulate`) or the KIP-848 one (`rebalance_core.consumer_protocol`);
-3. measure: the simulated events go through the same reconstructor as the actual ones, seen through the
-   same lens: only the sides (coordinator / each member's own log) the actual input had, and nothing
-   before the actual input's first event. So a scenario and the actual are measured by the same code
-   with the same blind spots;
-4. compare (`compare_daily`): per group and date, actual vs scenario for the measures of
-   `schemas.tables.COMPARED_MEASURES`, with deltas = scenario - actual (WHATIF_COMPARISON rows).
-
-From events to timeline actions (instants are the process's own: "when it happened", not "when the
-coordinator noticed"; member-side events give them exactly, coordinator-side ones through the latency
-model and the session timeout):
-
-    event evidence                                                timeline action
-    a new member id joins (member join_sent without id /          join (at the JoinGroup; the process started
-      coordinator join_received of an unknown id; KIP-848         there); members already in the group when
-      JOINING; a member new to a later full assignment)           the input starts join during a warm-up
-    LeaveGroup (member leave_sent / member_removed leave_group)   leave, or restart (graceful) when the same
-                                                                  process joins again within bounce_window
-    session expiry (member_removed session_timeout)               crash at expiry - session.timeout.ms (its
-                                                                  last heartbeat), or restart (killed) when
-                                                                  the process is back within that timeout
-    expiry, then proof the process lived on (its own log:         pause kind gc from its last heartbeat to its
-      partitions_lost, FENCED; its rejoin's client reason         revival
-      "encountered UNKNOWN_MEMBER_ID")
-    poll timeout (poll_timeout_expired; LeaveGroup or rejoin      pause kind poll from expiry -
-      with client reason "poll timeout"; removal on the           max.poll.interval.ms to the rejoin
-      rebalance timeout)
-    static replacement (static_member_replaced, KIP-345)          restart of that instance: from its graceful
-                                                                  close when its log shows one, from the first
-                                                                  rebalance it missed, else down 0 (the crash
-                                                                  instant is in no log)
-    a member missing from a later full assignment, no removal     leave (no log of its own) or crash (its log
-      logged (member logs only, KIP-848 target assignments)       went silent) before that rebalance
-    a rejoin with another subscription                            subscribe
-    topic_metadata_changed / partitions beyond a known count      partitions
-
-A process is a consumer across restarts: its group.instance.id when static, else its client id (the
-simulator names processes the same way); two members with the same client id at the same time are two
-processes (`client#2`). Everything extraction had to assume is in `ExtractedGroup.notes`.
-
-What the events cannot show, a what-if cannot replay: a GC pause or slow poll that caused no event (it
-stayed below the actual timeouts) is not in the timeline, so a scenario with *shorter* timeouts does
-not see it; heartbeat.interval.ms is not logged (ExtractionOptions gives it); KIP-848 logs do not say
-whose subscription changed. A what-if replays the run's input afresh (no state carried from an earlier
-run), and simulates until the group settles, so a scenario's cost can fall on the day after the input.
-
-Sanity anchor: the scenario equal to the actual settings (`Scenario("as-actual")`) reproduces the actual
-measures: exactly (event for event) for simulator-produced input with both sides logged; with the
-coordinator's log only, counts exactly and times within 5 % + 100 ms; a KIP-848 group within a heartbeat
-interval per rebalance (tests/core/test_whatif_anchor.py). Member logs alone, and inputs that start
-mid-life, are approximations (their first rebalance replays with unknown heartbeat phases).
-"""
+"""Extraction: a group's events -> its membership timeline, actual settings and latency model
+(see the package docstring for the table of evidence -> timeline action)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_core.assignors import AssignmentError, get_assignor
-from rebalance_core.consumer_protocol import (
-    ConsumerSimSettings,
-    is_consumer_protocol_event,
-    simulate_consumer_group,
-)
+from rebalance_core.consumer_protocol import is_consumer_protocol_event
 from rebalance_core.events import Event
 from rebalance_core.latency import LatencyFit, LatencyModel
-from rebalance_core.measures import utc_date
-from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer, rebalance_protocol_of
-from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
+from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
     Action,
     Crash,
+    Heartbeat,
     Join,
     Leave,
     PartitionCount,
@@ -92,161 +25,16 @@ from rebalance_core.timeline import (
     Restart,
     Subscribe,
     Timeline,
-    TimelineError,
-    parse_duration,
+)
+from rebalance_core.whatif.config import (
+    CLIENT_ASSIGNORS,
+    DEFAULT_HEARTBEAT_INTERVAL_MS,
+    DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS,
+    WARMUP_MARGIN_MS,
+    ExtractionOptions,
+    WhatIfError,
 )
 from schemas.events import EventType, RemovalReason, Side
-from schemas.tables import COMPARED_MEASURES, REPLAY_TABLES
-
-ACTUAL = "actual"
-PROTOCOLS = ("eager", "cooperative", "consumer")
-CLIENT_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
-SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range", "server-range": "server-range"}  # KIP-848
-# Kafka defaults where neither the events nor the configuration say (consumer / broker configs).
-DEFAULT_SESSION_TIMEOUT_MS = 45_000  # session.timeout.ms (3.0+)
-DEFAULT_MAX_POLL_INTERVAL_MS = 300_000  # max.poll.interval.ms
-DEFAULT_HEARTBEAT_INTERVAL_MS = 3_000  # heartbeat.interval.ms (classic client)
-DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS = 5_000  # group.consumer.heartbeat.interval.ms (broker)
-WARMUP_MARGIN_MS = 10_000  # members present before the input: their first rebalance ends before it
-
-
-class WhatIfError(ValueError):
-    """A what-if configuration that cannot be used; the message says what and where."""
-
-
-# ------------------------------------------------------------------------------------ configuration
-@dataclass(frozen=True)
-class Scenario:
-    """The actual settings with some changed; a None field keeps the group's actual value."""
-
-    name: str
-    description: str = ""
-    assignor: str | None = None  # range | roundrobin | sticky | cooperative-sticky | uniform
-    protocol: str | None = None  # eager | cooperative | consumer (KIP-848); None: the assignor's
-    static_membership: bool | None = None  # True: every process gets group.instance.id (KIP-345)
-    session_timeout_ms: int | None = None
-    max_poll_interval_ms: int | None = None  # also the classic rebalance timeout
-    heartbeat_interval_ms: int | None = None
-    scheduled_rebalance_max_delay_ms: int | None = None  # KIP-415 (cooperative only)
-    group_initial_rebalance_delay_ms: int | None = None
-    join_round_trip_ms: int | None = None  # latency model overrides (default: fitted from the events)
-    sync_round_trip_ms: int | None = None
-    revoke_callback_ms: int | None = None
-    assignment_ms: int | None = None
-
-    @property
-    def changes_nothing(self) -> bool:
-        """The actual settings themselves (a model check such as as-actual)."""
-        return all(
-            getattr(self, f.name) is None
-            for f in dataclasses.fields(self)
-            if f.name not in ("name", "description")
-        )
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise WhatIfError("a scenario needs a non-empty 'name'")
-        if self.name == ACTUAL:
-            raise WhatIfError("'actual' names the replay of what happened; give the scenario another name")
-        if self.protocol is not None and self.protocol not in PROTOCOLS:
-            raise WhatIfError(f"scenario {self.name!r}: protocol must be one of {', '.join(PROTOCOLS)}")
-        known = (*CLIENT_ASSIGNORS, *SERVER_ASSIGNORS)
-        if self.assignor is not None and self.assignor not in known:
-            raise WhatIfError(
-                f"scenario {self.name!r}: assignor must be one of {', '.join(dict.fromkeys(known))}"
-            )
-        if self.assignor in ("uniform", "server-range") and self.protocol not in (None, "consumer"):
-            raise WhatIfError(
-                f"scenario {self.name!r}: {self.assignor} is a KIP-848 server assignor (protocol consumer)"
-            )
-        if self.static_membership is not None and not isinstance(self.static_membership, bool):
-            raise WhatIfError(f"scenario {self.name!r}: static_membership must be true, false or null")
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name.endswith("_ms") and value is not None and (not isinstance(value, int) or value < 0):
-                raise WhatIfError(f"scenario {self.name!r}: {f.name} must be a duration >= 0")
-
-
-@dataclass(frozen=True)
-class ExtractionOptions:
-    """How events become a timeline where the events leave a choice (conf/whatif.yaml `extraction`)."""
-
-    bounce_window_ms: int = 600_000  # a process back within this is a restart (else leave + join)
-    expired_rejoin: str = "restart"  # session expiry + rejoin without proof of life: restart | pause
-    heartbeat_interval_ms: int = DEFAULT_HEARTBEAT_INTERVAL_MS  # not in any log
-    session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS  # when no event says
-    max_poll_interval_ms: int = DEFAULT_MAX_POLL_INTERVAL_MS  # when no event says
-
-    def __post_init__(self) -> None:
-        if self.expired_rejoin not in ("restart", "pause"):
-            raise WhatIfError("extraction.expired_rejoin must be restart or pause")
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name.endswith("_ms") and (not isinstance(value, int) or value <= 0):
-                raise WhatIfError(f"extraction.{f.name} must be a duration > 0")
-
-
-@dataclass(frozen=True)
-class WhatIfConfig:
-    scenarios: tuple[Scenario, ...]
-    extraction: ExtractionOptions = field(default_factory=ExtractionOptions)
-
-    def select(self, names: Sequence[str] | None) -> WhatIfConfig:
-        """Only the named scenarios, in the order given (None or empty: all)."""
-        if not names:
-            return self
-        by_name = {s.name: s for s in self.scenarios}
-        unknown = [n for n in names if n not in by_name]
-        if unknown:
-            raise WhatIfError(
-                f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(by_name) or 'none'}"
-            )
-        return dataclasses.replace(self, scenarios=tuple(by_name[n] for n in dict.fromkeys(names)))
-
-
-_SCENARIO_FIELDS = {f.name for f in dataclasses.fields(Scenario)}
-_EXTRACTION_FIELDS = {f.name for f in dataclasses.fields(ExtractionOptions)}
-
-
-def load_whatif(doc: Any) -> WhatIfConfig:
-    """A WhatIfConfig from a parsed YAML document: `scenarios` (a list of mappings with Scenario's field
-    names; durations as ms or '45s') and an optional `extraction` mapping. WhatIfError if bad."""
-    if not isinstance(doc, Mapping):
-        raise WhatIfError("a what-if file must be a mapping with 'scenarios'")
-    unknown = sorted(set(doc) - {"scenarios", "extraction"})
-    if unknown:
-        raise WhatIfError(f"unknown what-if field(s): {', '.join(map(str, unknown))}")
-    raw = doc.get("scenarios")
-    if not isinstance(raw, list) or not raw:
-        raise WhatIfError("'scenarios' must be a non-empty list")
-    scenarios = tuple(
-        _load_fields(Scenario, item, _SCENARIO_FIELDS, f"scenario #{i + 1}") for i, item in enumerate(raw)
-    )
-    names = Counter(s.name for s in scenarios)
-    repeated = sorted(n for n, count in names.items() if count > 1)
-    if repeated:
-        raise WhatIfError(f"scenario name(s) used twice: {', '.join(repeated)}")
-    extraction = _load_fields(
-        ExtractionOptions, doc.get("extraction") or {}, _EXTRACTION_FIELDS, "extraction"
-    )
-    return WhatIfConfig(scenarios, extraction)
-
-
-def _load_fields(cls, raw: Any, names: set[str], where: str):
-    if not isinstance(raw, Mapping):
-        raise WhatIfError(f"{where}: must be a mapping")
-    unknown = sorted(set(raw) - names)
-    if unknown:
-        raise WhatIfError(f"{where}: unknown field(s) {', '.join(map(str, unknown))}")
-    kwargs = {}
-    for key, value in raw.items():
-        if key.endswith("_ms") and value is not None:
-            try:
-                value = parse_duration(value, f"{where}: {key}")
-            except TimelineError as exc:
-                raise WhatIfError(str(exc)) from None
-        kwargs[key] = value
-    return cls(**kwargs)
 
 
 # ------------------------------------------------------------------------------ actual settings
@@ -263,6 +51,9 @@ class ActualSettings:
     scheduled_rebalance_max_delay_ms: int
     latency: LatencyModel
     observed: tuple[str, ...] = ()
+    # the classic protocol type the events show (consumer | connect | ...); None: no event says. KIP-415
+    # is a Kafka Connect feature (IncrementalCooperativeAssignor), offered only where this is connect
+    protocol_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -278,6 +69,25 @@ class ExtractedGroup:
 
 
 # ----------------------------------------------------------------------------------- extraction
+_COOPERATIVE_FOLLOW_UP = "need to revoke partitions"  # a JoinGroup's client reason (KIP-429 follow-up)
+# Kinds of evidence of a member's heartbeat instant (converted by heartbeat_instants at finish):
+HEARTBEAT_ANSWERED = "answered"  # its own log: the heartbeat's answer (REBALANCE_IN_PROGRESS), exact
+JOIN_COMPLETED = "join_completed"  # the coordinator completed a join phase it had to rejoin: at the latest
+JOIN_RESPONDED = "join_responded"  # member logs only: the first JoinGroup response of that phase
+KIP848_ARRIVED = "kip848_arrived"  # KIP-848 coordinator: its heartbeat got a new member epoch
+KIP848_ANSWERED = "kip848_answered"  # KIP-848 client: the heartbeat's answer started a reconciliation
+
+# a member's own log: it learned of a rebalance it did not start (AbstractCoordinator heartbeat thread,
+# 2.x "Attempt to heartbeat failed since group is rebalancing" is heartbeat_rebalancing; an offset commit
+# refused with REBALANCE_IN_PROGRESS: ConsumerCoordinator "offset commit failed since group is already
+# rebalancing")
+_NOTICED_REBALANCE = re.compile(r"already rebalancing|group is rebalancing", re.IGNORECASE)
+_SAME_HEARTBEAT_MS = 50  # two instants of evidence this close are one heartbeat
+# "group instanceid Some(i)" in 2.3/2.4, "group instance id Some(i)" later, "... id None" for dynamic ones
+_ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance ?id (?:Some\()?([^;)\s]+)")
+# AbstractCoordinator's rejoin after MEMBER_ID_REQUIRED: 2.x "... needs to have a valid member id before
+# actually entering a consumer group", 3.x "need to re-join with the given member-id"
+_MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given member-id", re.IGNORECASE)
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -293,12 +103,16 @@ class _Incarnation:
     instance_id: str | None = None
     start: int | None = None  # the process joined at (None: before the input)
     start_exact: bool = False  # from its own log (else coordinator instant, latency-corrected later)
+    # its JoinGroup started a rebalance that other members' logs show they noticed at `start`: it joined
+    # before (finish() places it so that the rebalance began before the first of them noticed)
+    joined_before_notice: bool = False
     subscription: tuple[str, ...] | None = None
     changes: list[tuple[int, bool, tuple[str, ...]]] = field(default_factory=list)  # (ts, exact, topics)
     end: int | None = None
     end_kind: str | None = None
     end_exact: bool = True  # False: a LeaveGroup seen by the coordinator (latency-corrected later)
     removed_at: int | None = None
+    reset_by_join: int | None = None  # the JoinGroup without member id (its own log) that ended it
     alive_after_end: bool = False
     revived_at: int | None = None  # its first own event after the group dropped it (end of a pause)
     lost_at: int | None = None  # it logged partitions_lost (its membership was reset while it ran)
@@ -312,6 +126,23 @@ class _Incarnation:
     join_reason: str | None = None  # the client reason of its first JoinGroup
     owns: bool | None = None  # its latest assignment had partitions (None: no assignment seen)
     last_join_at: int | None = None  # its latest JoinGroup at the coordinator
+    # evidence of its heartbeat instants (see _Round, _heartbeat_instants): (instant, kind of evidence,
+    # the instant the rebalance it noticed started, or None)
+    heartbeats: list[tuple[int, str, int | None]] = field(default_factory=list)
+    noticed: bool = False  # its own log showed a rebalance signal since its last sync
+
+
+@dataclass
+class _Round:
+    """A join phase the group's members had to notice (a rebalance round), from its start until it
+    completes: who was in the group, who caused it (named by the coordinator's reason), who showed in its
+    own log when it noticed. A member learns of a rebalance at its next heartbeat (AbstractCoordinator:
+    the heartbeat thread gets REBALANCE_IN_PROGRESS), at an instant its own drifting heartbeat timer
+    decides; the join phase ends when the last member has rejoined (GroupCoordinator.tryCompleteJoin)."""
+
+    started_at: int
+    members: frozenset[str]  # member ids in the group when it started
+    causes: set[str] = field(default_factory=set)  # member ids that rejoined of their own accord
 
 
 class TimelineExtractor:
@@ -345,6 +176,8 @@ class TimelineExtractor:
         self.session_timeouts: Counter[int] = Counter()
         self.rebalance_timeouts: Counter[int] = Counter()
         self.kip415_delay = False
+        self.protocol_types: Counter[str] = Counter()
+        self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
         self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
         self.topic_changes: list[tuple[int, str, int, bool]] = []  # (ts, topic, count, member-signalled)
         self.full_topics: set[str] = set()  # topics a full assignment has shown
@@ -354,6 +187,9 @@ class TimelineExtractor:
         self.generations: list[tuple[int, frozenset[str]]] = []  # full assignments: (round start, members)
         self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
         self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
+        self.round: _Round | None = None  # the join phase in progress (classic)
+        self.closed_round: _Round | None = None  # the last join phase that completed
+        self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
         self.notes: list[str] = []
 
     # -------------------------------------------------------------------------------- feeding
@@ -367,6 +203,8 @@ class TimelineExtractor:
         self.first_ts = e.ts if self.first_ts is None else min(self.first_ts, e.ts)
         self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
         self.latency.observe(e)
+        if e.protocol_type:
+            self.protocol_types[e.protocol_type] += 1
         if is_consumer_protocol_event(e):
             self.kip848 = True
         self._learn_partitions(e)
@@ -417,6 +255,15 @@ class TimelineExtractor:
     def _c_member_removed(self, e: Event) -> None:
         member = e.member_id or self._member_of_instance(e.group_instance_id)
         if not member:
+            return
+        if (e.attributes or {}).get("pending") == "true":
+            # KIP-394: a JoinGroup without member id creates a pending member only (MEMBER_ID_REQUIRED);
+            # removed while still pending, it never was a member (its pending JoinGroup line, the only
+            # one a 3.x broker logs, made an incarnation that is dropped here)
+            pending = self.current.get(member)
+            if pending is not None and pending.end_kind is None and pending.start is not None:
+                self.incarnations.remove(pending)
+                del self.current[member]
             return
         if member not in self.current:  # in the group before the input started
             self._known(member, e)
@@ -470,14 +317,32 @@ class TimelineExtractor:
     def _c_rebalance_prepared(self, e: Event) -> None:
         self.prepared_at.append(e.ts)
         del self.prepared_at[:-_PREPARED_KEPT]
+        self._open_round(e.ts)
+        # the member the reason names rejoined of its own accord (joined, left, re-joined, expired)
+        self.round.causes.update(m for m in self.round.members if m in (e.reason or ""))
+        # GroupCoordinator.addMemberAndRebalance: "Adding new member M with group instance id I": a member
+        # whose JoinGroup line is not in the input (2.x brokers log none) joined here
+        added = _ADDED_MEMBER.search(e.reason or "")
+        if added and (
+            added.group(1) not in self.current or self.current[added.group(1)].end_kind is not None
+        ):
+            inc = self._new_incarnation(e, added.group(1))
+            inc.start, inc.start_exact = e.ts, False
+            if added.group(2) not in (None, "None"):
+                inc.instance_id = inc.hint = added.group(2)
         # "removing member M on LeaveGroup; client reason: consumer poll timeout has expired"
         leaving = _LEAVE_REASON.search(e.reason or "")
         if leaving:
             self.leave_reasons[leaving.group(1)] = e.reason
+        # ConsumerCoordinator.onJoinComplete (cooperative only, KIP-429): a member that had to revoke on
+        # its sync rejoins with the client reason "need to revoke partitions and re-join"
+        if _COOPERATIVE_FOLLOW_UP in (e.reason or ""):
+            self.revoked_after_sync = True
 
     def _c_join_completed(self, e: Event) -> None:
         if e.protocol_name:
             self.protocol_names[e.protocol_name] += 1
+        self._close_round(e.ts)
         for member in e.members or ():
             self._known(member, e)
 
@@ -499,6 +364,8 @@ class TimelineExtractor:
     def _c_member_epoch_updated(self, e: Event) -> None:
         if e.member_id:
             self._known(e.member_id, e)
+            # the coordinator updates a member's assignment state when its heartbeat arrives
+            self.current[e.member_id].heartbeats.append((e.ts, KIP848_ARRIVED, None))
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
         for key, value in (e.attributes or {}).items():
@@ -517,6 +384,14 @@ class TimelineExtractor:
         if replaced is not None and replaced is not inc:
             replaced.successor = e.member_id
             del self.awaiting_successor[_client_key(e)]
+        if inc.reset_by_join is not None and inc.end == inc.reset_by_join:
+            # the coordinator answered that JoinGroup with this same member id: it carried the id, the log
+            # line did not print it (a JoinGroup without one always gets a new id): no new process
+            if self.pending_start.get(_client_key(e)) == inc.reset_by_join:
+                del self.pending_start[_client_key(e)]
+            if self.awaiting_successor.get(_client_key(e)) is inc:
+                del self.awaiting_successor[_client_key(e)]
+            inc.end_kind = inc.end = inc.reset_by_join = None
         dropped = [t for t in (inc.end, inc.removed_at, inc.poll_timeout_at) if t is not None]
         if inc.end_kind not in (None, REPLACED) and inc.revived_at is None and e.ts > max(dropped):
             # still running after the group dropped it: a pause, not a crash, and it ended here
@@ -535,15 +410,24 @@ class TimelineExtractor:
 
     def _m_join_sent(self, e: Event) -> None:
         if e.member_id:
-            self._m_any(e)
+            inc = self._m_any(e)
+            if inc is not None and not self.has_coordinator:
+                self._open_round(e.ts)
+                if not inc.noticed:
+                    self.round.causes.add(inc.member_id)
             return
         # a JoinGroup without member id: a new process, or one whose membership was reset (its old
         # member id expired or it left on a poll timeout): the new incarnation starts here
         key = _client_key(e)
         self.pending_start[key] = e.ts
+        if not self.has_coordinator:
+            self._open_round(e.ts)
         for inc in self.current.values():
             if inc.end_kind is None and inc.logged and inc.client_key == key:
                 self._end(inc, RESET, e.ts)
+                inc.reset_by_join = e.ts
+                if self.round is not None:
+                    self.round.causes.add(inc.member_id)  # it rejoins of its own accord
                 if e.group_instance_id and not self.has_coordinator and inc.lost_at is None:
                     # KIP-345: a static member's new process takes over its instance id (no coordinator
                     # log to say so: assumed within the session timeout)
@@ -551,12 +435,23 @@ class TimelineExtractor:
                     self.awaiting_successor[key] = inc
 
     def _m_join_response(self, e: Event) -> None:
-        self._m_any(e)
+        inc = self._m_any(e)
+        if inc is not None:
+            inc.noticed = False
+        generation = e.generation_id
+        if (
+            not self.has_coordinator
+            and generation is not None
+            and generation not in self.completed_generations
+        ):
+            # member logs only: the first JoinGroup response of a generation is the join phase's end
+            self.completed_generations.add(generation)
+            self._close_round(e.ts, response=True)
         if e.protocol_name:
             self.protocol_names[e.protocol_name] += 1
 
     def _m_heartbeat_rebalancing(self, e: Event) -> None:
-        self._m_any(e)
+        self._noticed(self._m_any(e), e.ts)
         if self.round_signal is None:
             self.round_signal = e.ts
 
@@ -566,7 +461,11 @@ class TimelineExtractor:
             self._assignment_seen(e, self.round_signal if self.round_signal is not None else e.ts)
 
     def _m_sync_response(self, e: Event) -> None:
-        self._m_any(e)
+        inc = self._m_any(e)
+        if inc is not None:
+            inc.noticed = False
+            if e.partitions is not None:  # its own assignment (a static rejoin gets it with no rebalance)
+                inc.owns = bool(e.partitions)
         self.round_signal = self.metadata_signal = None
 
     def _m_partitions_lost(self, e: Event) -> None:
@@ -574,8 +473,24 @@ class TimelineExtractor:
         if inc is not None and inc.lost_at is None:
             inc.lost_at = e.ts
 
+    def _m_partitions_revoked(self, e: Event) -> None:
+        inc = self.current.get(e.member_id or "")
+        if inc is not None and inc.last_member_event == EventType.SYNC_RESPONSE.value:
+            # revoking right after its SyncGroup response: ConsumerCoordinator.onJoinComplete under the
+            # COOPERATIVE protocol (KIP-429); an eager member revokes in onJoinPrepare, before rejoining
+            self.revoked_after_sync = True
+        self._m_any(e)
+
     def _m_join_requested(self, e: Event) -> None:
         inc = self._m_any(e)
+        if inc is not None and inc.start is None and _MEMBER_ID_REQUIRED.search(e.reason or ""):
+            # KIP-394: its JoinGroup without member id was answered MEMBER_ID_REQUIRED: a new member, whose
+            # process joined here (not one in the group before the input)
+            inc.start, inc.start_exact = e.ts, False
+        if _NOTICED_REBALANCE.search(e.reason or ""):
+            self._noticed(inc, e.ts)
+        elif inc is not None and self.round is not None:
+            self.round.causes.add(inc.member_id)  # it rejoins for its own reason
         if self.round_signal is None:
             self.round_signal = e.ts
         if inc is not None and "subscription" in (e.reason or "").lower():
@@ -613,6 +528,8 @@ class TimelineExtractor:
         inc = self._m_any(e)
         if inc is None:
             return
+        if to_state == "RECONCILING" and from_state == "STABLE":
+            inc.heartbeats.append((e.ts, KIP848_ANSWERED, None))  # a heartbeat answered with a new assignment
         if to_state == "PREPARE_LEAVING" and inc.end_kind is None and inc.poll_timeout_at is None:
             self._end(inc, LEFT, e.ts)
         elif to_state == "FENCED" and inc.end_kind is None:
@@ -634,6 +551,36 @@ class TimelineExtractor:
         self.current[member_id] = inc
         return inc
 
+    def _noticed(self, inc: _Incarnation | None, ts: int) -> None:
+        """Its own log shows it learned of a rebalance (the heartbeat's REBALANCE_IN_PROGRESS, or an
+        offset commit refused for it): the first such signal since its last sync is its heartbeat instant."""
+        if inc is None:
+            return
+        if not self.has_coordinator:
+            self._open_round(ts)
+        if not inc.noticed:
+            inc.noticed = True
+            inc.heartbeats.append((ts, HEARTBEAT_ANSWERED, None))
+
+    def _open_round(self, ts: int) -> None:
+        if self.round is None:
+            members = frozenset(m for m, inc in self.current.items() if inc.end_kind is None)
+            self.round = _Round(ts, members)
+
+    def _close_round(self, ts: int, response: bool = False) -> None:
+        """The join phase completed at `ts` (`response`: a member's JoinGroup response, member logs only).
+        A member without a log of its own that was in the group and did not cause the round rejoined last
+        at the latest: replayed as noticing the rebalance in time to rejoin by then (finish() subtracts
+        the rejoin's own latency)."""
+        found, self.round = self.round, None
+        if found is None:
+            return
+        self.closed_round = found
+        for member in found.members - found.causes:
+            inc = self.current.get(member)
+            if inc is not None and inc.end_kind is None and not inc.logged:
+                inc.heartbeats.append((ts, JOIN_RESPONDED if response else JOIN_COMPLETED, found.started_at))
+
     def _identify(self, inc: _Incarnation, e: Event) -> None:
         """A member first known by its id alone gets its process identity from a later event."""
         if e.group_instance_id and not inc.instance_id:
@@ -649,10 +596,16 @@ class TimelineExtractor:
         change between two assignments is the evidence: a member new to a later one joined when that
         rebalance started; one missing from it had left (see _departures_from_assignments)."""
         members = frozenset(e.assignment)
+        member_logs_only = not self.has_coordinator and e.side == Side.MEMBER.value
+        # the input's first assignment: its unknown members were there before, unless the logged members
+        # all learned of this rebalance from the coordinator (someone else's JoinGroup started it)
+        noticed = member_logs_only and self.closed_round is not None and not self.closed_round.causes
         for member in members - set(self.current):
             self._known(member, e)
-            if self.generations:  # not in the input's first assignment: it joined in this rebalance
-                self.current[member].start, self.current[member].start_exact = started, True
+            if self.generations or noticed:  # it joined in this rebalance
+                inc = self.current[member]
+                inc.start, inc.start_exact = started, True
+                inc.joined_before_notice = member_logs_only
         self.generations.append((started, members))
         del self.generations[:-_GENERATIONS_KEPT]
 
@@ -679,9 +632,14 @@ class TimelineExtractor:
         was seen is a partition count change (at the leader's metadata signal when a member log shows
         one); before, the topic simply had that many."""
         full = e.assignment is not None
+        owned_before = e.event_type in (EventType.PARTITIONS_REVOKED.value, EventType.PARTITIONS_LOST.value)
         for tps in (e.partitions or (), *(e.assignment or {}).values()):
             for tp in tps:
-                if tp.topic in self.full_topics:
+                if owned_before:
+                    # a member gives up what it owned: the partition existed already (a cooperative
+                    # assignment withholds a partition until its owner has revoked it: no growth)
+                    self._existed(tp.topic, tp.partition + 1)
+                elif tp.topic in self.full_topics:
                     signal = self.metadata_signal
                     self._topic_count(
                         e.ts if signal is None else signal, tp.topic, tp.partition + 1, signal is not None
@@ -690,6 +648,18 @@ class TimelineExtractor:
                     self.topics[tp.topic] = max(self.topics.get(tp.topic, 0), tp.partition + 1)
         if full:
             self.full_topics.update(tp.topic for tps in e.assignment.values() for tp in tps)
+
+    def _existed(self, topic: str, count: int) -> None:
+        """The topic had at least `count` partitions as of the latest count known for it."""
+        changes = [c for c in self.topic_changes if c[1] == topic]
+        if not changes:
+            self.topics[topic] = max(self.topics.get(topic, 0), count)
+        elif changes[-1][2] < count:
+            self.topic_changes[self.topic_changes.index(changes[-1])] = (
+                *changes[-1][:2],
+                count,
+                changes[-1][3],
+            )
 
     def _topic_count(self, ts: int, topic: str, count: int, signalled: bool = False) -> None:
         """The topic has `count` partitions from `ts` on (`signalled`: ts is a member's metadata signal,
@@ -726,6 +696,9 @@ class TimelineExtractor:
         self._departures_from_assignments(actual)
         half_join = actual.latency.join_round_trip_ms // 2
         for inc in self.incarnations:
+            if inc.joined_before_notice:
+                # its JoinGroup reached the coordinator before the first member noticed the rebalance
+                inc.start -= 2 * actual.latency.join_round_trip_ms + 1
             if inc.start is not None and not inc.start_exact:
                 inc.start -= half_join  # the JoinGroup left the process half a round trip earlier
             if inc.end_kind == LEFT and not inc.end_exact:
@@ -738,6 +711,9 @@ class TimelineExtractor:
             ]
         processes = self._processes()
         actions, member_logged, pre_existing = self._actions(processes, actual)
+        if not any(isinstance(a, Join) for a in actions):
+            # 0.9/0.10 broker lines and member logs without member ids name nobody: nothing to replay
+            raise WhatIfError("the events name no member of the group: no membership timeline to replay")
         warmup = 0
         if pre_existing:
             warmup = actual.latency.group_initial_rebalance_delay_ms + WARMUP_MARGIN_MS
@@ -822,6 +798,12 @@ class TimelineExtractor:
             name = _most_common(self.protocol_names) or _most_common(self.offered_protocols)
             if name in CLIENT_ASSIGNORS:
                 observed.append("assignor")
+            elif rebalance_protocol_of(name) == "cooperative" or (name is None and self.revoked_after_sync):
+                # Streams' "stream", or members revoking on their sync (KIP-429): cooperative
+                self.notes.append(
+                    f"protocol {name or 'not logged'} is cooperative (KIP-429): replayed with cooperative-sticky"
+                )
+                name = "cooperative-sticky"
             else:
                 if name is not None:
                     self.notes.append(
@@ -857,6 +839,7 @@ class TimelineExtractor:
             scheduled_rebalance_max_delay_ms=0,
             latency=latency,
             observed=tuple(observed) + tuple(f"latency.{name}" for name in latency.fitted),
+            protocol_type=_most_common(self.protocol_types),
         )
 
     def _processes(self) -> dict[str, list[_Incarnation]]:
@@ -917,6 +900,11 @@ class TimelineExtractor:
             )
             busy_until = first.start if first.start is not None else self.first_ts
             for index, inc in enumerate(chain):
+                actions.extend(
+                    Heartbeat(at=at, member=name)
+                    for at in self._heartbeat_instants(inc, actual)
+                    if (inc.start is None or at > inc.start) and (inc.end is None or at < inc.end)
+                )
                 for ts, _exact, topics in inc.changes:
                     at = max(ts, busy_until or ts, inc.start or ts)
                     if inc.end is not None and at >= inc.end:
@@ -926,6 +914,37 @@ class TimelineExtractor:
                 step, busy_until = self._transition(name, inc, following, actual, busy_until)
                 actions.extend(step)
         return actions, member_logged, pre_existing
+
+    def _heartbeat_instants(self, inc: _Incarnation, actual: ActualSettings) -> list[int]:
+        """When the member's heartbeats went out, from the evidence (see the kinds above), so that the
+        replayed member learns of each rebalance when the real one did. A member that had to rejoin by
+        the end of a join phase it did not cause sent its JoinGroup half a round trip before, after its
+        revocation callback (eager: onJoinPrepare revokes everything), learning of the rebalance at its
+        heartbeat before that; such an instant before the rebalance began says nothing (it rejoined of its
+        own accord)."""
+        latency = actual.latency
+        rtt = latency.join_round_trip_ms
+        prepare = latency.revoke_callback_ms if actual.protocol == "eager" and inc.owns is not False else 0
+        network = max(1, rtt // 2)  # the KIP-848 simulator's one way (plan: network_ms)
+        instants = []
+        for ts, kind, started in inc.heartbeats:
+            if kind == HEARTBEAT_ANSWERED:
+                at = ts
+            elif kind == JOIN_COMPLETED:
+                at = ts - rtt // 2 - prepare
+            elif kind == JOIN_RESPONDED:
+                at = ts - rtt - prepare
+            elif kind == KIP848_ARRIVED:
+                at = ts - network
+            else:  # KIP848_ANSWERED: sent, arrived, answered
+                at = ts - 2 * network
+            if started is None or at > started:
+                instants.append(at)
+        kept: list[int] = []
+        for at in sorted(instants):  # one heartbeat seen from both sides is one heartbeat
+            if not kept or at - kept[-1] > _SAME_HEARTBEAT_MS:
+                kept.append(at)
+        return kept
 
     def _transition(
         self, name: str, inc: _Incarnation, nxt: _Incarnation | None, actual: ActualSettings, busy
@@ -943,6 +962,7 @@ class TimelineExtractor:
                 )
             if inc.end_kind == EXPIRED and inc.instance_id and self._closed_static(inc):
                 # a static member's close() for good: revoked, no LeaveGroup, removed a session later
+                # (KIP-345): it left at its revocation, not at its last heartbeat
                 return [Leave(at=max(inc.last_member_ts, floor), member=name)], end
             stop = Leave if inc.end_kind in (LEFT, POLL) else Crash
             return [stop(at=end, member=name)], end
@@ -1000,7 +1020,7 @@ class TimelineExtractor:
 
     @staticmethod
     def _closed_static(inc: _Incarnation) -> bool:
-        """Its own log ends with a revocation and no LeaveGroup: a static member's close() (KIP-345,
+        """Its own log ends with a revocation and no LeaveGroup: a static member's close() (KIP-345;
         AbstractCoordinator.maybeLeaveGroup sends LeaveGroup for dynamic members only)."""
         return inc.last_member_event == EventType.PARTITIONS_REVOKED.value
 
@@ -1049,320 +1069,3 @@ def _unique_name(base: str, taken: Mapping[str, Any]) -> str:
 
 def _most_common(counter: Counter) -> Any:
     return counter.most_common(1)[0][0] if counter else None
-
-
-# ------------------------------------------------------------------------------------- scenarios
-@dataclass(frozen=True)
-class ScenarioPlan:
-    """What a scenario runs for one group: the timeline and the simulator settings (classic or KIP-848)."""
-
-    scenario: Scenario
-    timeline: Timeline
-    settings: Any  # SimulationSettings | ConsumerSimSettings
-    group_protocol: str  # classic | consumer
-
-
-# anomalies rules of what-if rows: what extraction assumed, a scenario that could not run for the group
-ASSUMPTION = "whatif_assumption"
-NOT_APPLICABLE = "whatif_not_applicable"
-
-
-class NotApplicable(WhatIfError):
-    """The scenario cannot run for this group (e.g. a protocol its assignor does not support)."""
-
-
-def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
-    """The scenario's settings for this group: its own values, the group's actual ones elsewhere."""
-    actual = extracted.actual
-    latency = actual.latency
-    values = {
-        name: getattr(scenario, name) if getattr(scenario, name) is not None else default
-        for name, default in (
-            ("session_timeout_ms", actual.session_timeout_ms),
-            ("max_poll_interval_ms", actual.max_poll_interval_ms),
-            ("scheduled_rebalance_max_delay_ms", actual.scheduled_rebalance_max_delay_ms),
-            ("join_round_trip_ms", latency.join_round_trip_ms),
-            ("sync_round_trip_ms", latency.sync_round_trip_ms),
-            ("revoke_callback_ms", latency.revoke_callback_ms),
-            ("assignment_ms", latency.assignment_ms),
-            ("group_initial_rebalance_delay_ms", latency.group_initial_rebalance_delay_ms),
-        )
-    }
-    static = scenario.static_membership
-    timeline = extracted.timeline
-    if static is False:
-        timeline = _without_instance_ids(timeline)
-    group_protocol = _scenario_group_protocol(actual, scenario)
-    if group_protocol == "consumer":
-        name = scenario.assignor or (actual.assignor if actual.group_protocol == "consumer" else "uniform")
-        if name not in SERVER_ASSIGNORS:
-            raise NotApplicable(
-                f"the consumer protocol (KIP-848) has server assignors uniform and range, not {name!r}"
-            )
-        heartbeat = scenario.heartbeat_interval_ms
-        if heartbeat is None:
-            heartbeat = (
-                actual.heartbeat_interval_ms
-                if actual.group_protocol == "consumer"
-                else DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
-            )
-        settings = ConsumerSimSettings(
-            assignor=SERVER_ASSIGNORS[name],
-            static_membership=bool(static),
-            heartbeat_interval_ms=heartbeat,
-            session_timeout_ms=values["session_timeout_ms"],
-            max_poll_interval_ms=values["max_poll_interval_ms"],
-            network_ms=max(1, values["join_round_trip_ms"] // 2),
-            revoke_callback_ms=max(1, values["revoke_callback_ms"]),
-        )
-        return ScenarioPlan(scenario, timeline, settings, group_protocol)
-    assignor = scenario.assignor or (actual.assignor if actual.group_protocol == "classic" else None)
-    if assignor is None:
-        raise NotApplicable(
-            "a classic scenario for a KIP-848 group needs an 'assignor' (e.g. cooperative-sticky)"
-        )
-    if assignor not in CLIENT_ASSIGNORS:
-        raise NotApplicable(f"{assignor!r} is a KIP-848 server assignor: set protocol consumer")
-    protocol = scenario.protocol
-    if protocol is None and scenario.assignor is None and actual.group_protocol == "classic":
-        protocol = actual.protocol
-    supported = [p.value for p in get_assignor(assignor).supported_protocols]
-    if protocol is not None and protocol not in supported:
-        raise NotApplicable(
-            f"assignor {assignor} supports {', '.join(supported)}, not the {protocol} protocol"
-        )
-    try:
-        settings = SimulationSettings(
-            assignor=assignor,
-            protocol=protocol,
-            static_membership=bool(static),
-            heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
-            metadata_refresh_ms=latency.metadata_refresh_ms,
-            **values,
-        )
-    except (SimulationError, AssignmentError) as exc:
-        raise NotApplicable(str(exc)) from None
-    return ScenarioPlan(scenario, timeline, settings, group_protocol)
-
-
-def _scenario_group_protocol(actual: ActualSettings, scenario: Scenario) -> str:
-    if scenario.protocol == "consumer" or scenario.assignor in ("uniform", "server-range"):
-        return "consumer"
-    if scenario.protocol in ("eager", "cooperative"):
-        return "classic"
-    if actual.group_protocol == "consumer" and scenario.assignor in (None, "range"):
-        return "consumer"
-    return "classic"
-
-
-def _without_instance_ids(timeline: Timeline) -> Timeline:
-    actions = tuple(
-        dataclasses.replace(a, instance_id=None) if isinstance(a, Join) and a.instance_id else a
-        for a in timeline.actions
-    )
-    return dataclasses.replace(timeline, actions=actions)
-
-
-def simulate_plan(scenario_plan: ScenarioPlan) -> list[Event]:
-    """The canonical events the scenario's simulation logs (both sides, every member)."""
-    if scenario_plan.group_protocol == "consumer":
-        return simulate_consumer_group(scenario_plan.timeline, scenario_plan.settings).events
-    return simulate(scenario_plan.timeline, scenario_plan.settings).events
-
-
-def as_observed(events: Iterable[Event], extracted: ExtractedGroup) -> list[Event]:
-    """The simulated events the actual input would have shown: from its first event on, coordinator
-    events only if it had the coordinator's log, member events only of processes whose log it had."""
-    kept = []
-    for e in events:
-        if e.ts < extracted.observed_from:
-            continue
-        if e.side == Side.COORDINATOR.value:
-            if extracted.has_coordinator_log:
-                kept.append(e)
-        elif (e.client_id or e.source) in extracted.member_logged:
-            kept.append(e)
-    return kept
-
-
-def replay_events(
-    cluster: str, group_id: str, events: Sequence[Event], settings: ReplaySettings
-) -> dict[str, list[dict]]:
-    """One group's events through the reconstructor that fits them (`replay.new_replayer`: classic or
-    KIP-848), in replay order."""
-    ordered = sorted(events, key=event_order_key)
-    replayer = new_replayer(cluster, group_id, settings, None, ordered)
-    replayer.feed(ordered)
-    return replayer.finish()
-
-
-def run_scenario(
-    extracted: ExtractedGroup, scenario: Scenario, replay_settings: ReplaySettings | None = None
-) -> dict[str, list[dict]]:
-    """The replay tables of one scenario for one group (rows with scenario = the scenario's name).
-    Raises NotApplicable when the scenario cannot run for this group."""
-    scenario_plan = plan(extracted, scenario)
-    observed = as_observed(simulate_plan(scenario_plan), extracted)
-    base = replay_settings or ReplaySettings()
-    settings = dataclasses.replace(
-        base,
-        scenario=scenario.name,
-        final=True,
-        topics=dict(extracted.timeline.topics),
-        session_timeout_ms=scenario_plan.settings.session_timeout_ms,
-    )
-    timeline = extracted.timeline
-    return replay_events(timeline.cluster, timeline.group_id, observed, settings)
-
-
-# ------------------------------------------------------------------------------------ comparison
-def compare_daily(
-    cluster: str,
-    group_id: str,
-    scenario: str,
-    actual_daily: Iterable[dict],
-    scenario_daily: Iterable[dict] | None,
-) -> list[dict]:
-    """WHATIF_COMPARISON rows: per date either side has, actual vs scenario and scenario - actual.
-    `scenario_daily` None (the scenario could not run): scenario and delta columns are null."""
-    actual_by_date = _sum_by_date(actual_daily, cluster, group_id)
-    scenario_by_date = _sum_by_date(scenario_daily or (), cluster, group_id)
-    rows = []
-    for date in sorted(set(actual_by_date) | set(scenario_by_date)):
-        row: dict[str, Any] = {
-            "cluster": cluster,
-            "group_id": group_id,
-            "scenario": scenario,
-            "event_date": date,
-        }
-        for name, _kind in COMPARED_MEASURES:
-            was = actual_by_date.get(date, {}).get(name, 0)
-            row[f"{name}_actual"] = was
-            if scenario_daily is None:
-                row[f"{name}_scenario"] = row[f"{name}_delta"] = None
-            else:
-                would = scenario_by_date.get(date, {}).get(name, 0)
-                row[f"{name}_scenario"] = would
-                row[f"{name}_delta"] = would - was
-        rows.append(row)
-    return rows
-
-
-def _sum_by_date(rows: Iterable[dict], cluster: str, group_id: str) -> dict:
-    out: dict = {}
-    for row in rows:
-        if row["cluster"] != cluster or row["group_id"] != group_id:
-            continue
-        day = out.setdefault(row["event_date"], {})
-        for name, _kind in COMPARED_MEASURES:
-            day[name] = day.get(name, 0) + (row.get(name) or 0)
-    return out
-
-
-# ------------------------------------------------------------------------------------ one group
-@dataclass
-class ScenarioOutcome:
-    """One scenario's result for one group: its tables, or why it could not run."""
-
-    scenario: Scenario
-    tables: dict[str, list[dict]] | None
-    not_applicable: str | None = None
-
-
-class GroupWhatIf:
-    """The what-if side of one group in a replay pass: `feed` the group's events (the same batches, in
-    the same order, as the actual GroupReplayer), then `finish(actual_daily)` with the actual replay's
-    group_daily_summary rows. Returns the scenario rows of every REPLAY_TABLES table plus
-    `whatif_comparison`."""
-
-    def __init__(
-        self,
-        cluster: str,
-        group_id: str,
-        config: WhatIfConfig,
-        replay_settings: ReplaySettings | None = None,
-    ):
-        self.cluster = cluster
-        self.group_id = group_id
-        self.config = config
-        self.replay_settings = replay_settings or ReplaySettings()
-        self.extractor = TimelineExtractor(cluster, group_id, config.extraction, self.replay_settings)
-        self.extracted: ExtractedGroup | None = None
-        self.outcomes: list[ScenarioOutcome] = []
-
-    def feed(self, events: Iterable[Event]) -> None:
-        self.extractor.feed(events)
-
-    def finish(self, actual_daily: Iterable[dict]) -> dict[str, list[dict]]:
-        actual_daily = list(actual_daily)
-        out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
-        if self.extractor.first_ts is None:
-            return out
-        try:
-            self.extracted = self.extractor.finish()
-        except ValueError as exc:  # TimelineError, WhatIfError: a timeline the events cannot give
-            reason = f"no timeline could be extracted: {exc}"
-            self.outcomes = [ScenarioOutcome(s, None, reason) for s in self.config.scenarios]
-        else:
-            self.outcomes = [self._run(scenario) for scenario in self.config.scenarios]
-        day = utc_date(self.extractor.first_ts)
-        for outcome in self.outcomes:
-            name = outcome.scenario.name
-            daily = outcome.tables["group_daily_summary"] if outcome.tables is not None else None
-            out["whatif_comparison"].extend(
-                compare_daily(self.cluster, self.group_id, name, actual_daily, daily)
-            )
-            for table, rows in (outcome.tables or {}).items():
-                out[table].extend(rows)
-            if outcome.not_applicable is not None:
-                out["anomalies"].append(self._note(name, day, NOT_APPLICABLE, outcome.not_applicable))
-            for note in self.extracted.notes if self.extracted is not None else ():
-                out["anomalies"].append(self._note(name, day, ASSUMPTION, note))
-        return out
-
-    def _run(self, scenario: Scenario) -> ScenarioOutcome:
-        try:
-            return ScenarioOutcome(scenario, run_scenario(self.extracted, scenario, self.replay_settings))
-        except ValueError as exc:  # NotApplicable, or settings the simulators refuse
-            return ScenarioOutcome(scenario, None, str(exc))
-
-    def _note(self, scenario: str, day, rule: str, detail: str) -> dict:
-        """An anomalies row (scenario = the what-if's) saying what the what-if assumed or could not do."""
-        return {
-            "cluster": self.cluster,
-            "group_id": self.group_id,
-            "scenario": scenario,
-            "event_date": day,
-            "ts": None,
-            "event_id": None,
-            "event_type": None,
-            "group_state": None,
-            "rule": rule,
-            "detail": detail,
-        }
-
-
-def whatif(
-    events: Iterable[Event],
-    config: WhatIfConfig,
-    replay_settings: ReplaySettings | None = None,
-) -> dict[str, list[dict]]:
-    """Actual replay and every scenario of `config` for any number of groups (the pure-Python form of
-    `rebalance-replay whatif`): REPLAY_TABLES rows of scenario 'actual' and of each scenario, plus
-    whatif_comparison rows."""
-    settings = replay_settings or ReplaySettings()
-    by_group: dict[tuple[str, str], list[Event]] = {}
-    for e in events:
-        by_group.setdefault((e.cluster, e.group_id), []).append(e)
-    out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
-    for cluster, group_id in sorted(by_group):
-        group_events = sorted(by_group[(cluster, group_id)], key=event_order_key)
-        actual = replay_events(
-            cluster, group_id, group_events, dataclasses.replace(settings, scenario=ACTUAL)
-        )
-        side = GroupWhatIf(cluster, group_id, config, settings)
-        side.feed(group_events)
-        for tables in (actual, side.finish(actual["group_daily_summary"])):
-            for name, rows in tables.items():
-                out[name].extend(rows)
-    return out

@@ -1,0 +1,119 @@
+"""Comparison rows (whatif_comparison): per group and date, actual vs scenario, and the model check
+that says whether the group's what-if numbers can be trusted at all.
+
+The model check replays the group's own timeline under its actual settings (the `as-actual` scenario)
+and compares the result with the replay of what happened, over the whole input: the counts must be
+equal (rebalances, rounds = generations, partitions moved, revoked, wasted revocations) and the times
+within max(50 ms, 5 %) (stop-the-world, partition-unavailable time). A group that fails it gets no
+ranking of its scenarios (the report says why); its rows carry `model_check = failed` and the measures
+that differ."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from schemas.tables import COMPARED_MEASURES
+
+PASSED, FAILED, NOT_RUN = "passed", "failed", "not_run"
+MODEL_CHECK_COUNTS = (
+    "rebalances",
+    "generations",
+    "partitions_moved",
+    "partitions_revoked",
+    "revocations_wasted",
+)
+MODEL_CHECK_TIMES = ("stw_ms", "partition_unavailable_ms")
+TIME_TOLERANCE_MS = 50
+TIME_TOLERANCE_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    status: str  # passed | failed | not_run
+    detail: str = ""  # the measures that differ (actual vs as-actual), or why it did not run
+
+
+def within_tolerance(name: str, actual: int, replayed: int) -> bool:
+    """Counts exactly; times within max(50 ms, 5 % of the actual)."""
+    if name in MODEL_CHECK_TIMES:
+        return abs(replayed - actual) <= max(TIME_TOLERANCE_MS, TIME_TOLERANCE_SHARE * abs(actual))
+    return replayed == actual
+
+
+def model_check(
+    actual_daily: Iterable[dict], as_actual_daily: Iterable[dict] | None, why_not: str = ""
+) -> ModelCheck:
+    """The as-actual replay against the actual one, over all dates (a rebalance across midnight may be
+    dated differently by a few milliseconds)."""
+    if as_actual_daily is None:
+        return ModelCheck(NOT_RUN, why_not or "the actual settings could not be replayed")
+    actual, replayed = _totals(actual_daily), _totals(as_actual_daily)
+    differing = [
+        f"{name} {actual[name]} actual vs {replayed[name]} as-actual"
+        for name in (*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES)
+        if not within_tolerance(name, actual[name], replayed[name])
+    ]
+    return ModelCheck(FAILED, "; ".join(differing)) if differing else ModelCheck(PASSED)
+
+
+def _totals(daily: Iterable[dict]) -> dict[str, int]:
+    out = dict.fromkeys((*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES), 0)
+    for row in daily:
+        for name in out:
+            out[name] += row.get(name) or 0
+    return out
+
+
+# ------------------------------------------------------------------------------------ comparison
+def compare_daily(
+    cluster: str,
+    group_id: str,
+    scenario: str,
+    actual_daily: Iterable[dict],
+    scenario_daily: Iterable[dict] | None,
+    check: ModelCheck | None = None,
+    actual_moments: Mapping[Any, Sequence[str]] | None = None,
+    scenario_moments: Mapping[Any, Sequence[str]] | None = None,
+) -> list[dict]:
+    """WHATIF_COMPARISON rows: per date either side has, actual vs scenario and scenario - actual.
+    `scenario_daily` None (the scenario could not run): scenario and delta columns are null. `check`: the
+    group's model check (on every row); `*_moments`: date -> the costliest timeline moments (texts)."""
+    actual_by_date = _sum_by_date(actual_daily, cluster, group_id)
+    scenario_by_date = _sum_by_date(scenario_daily or (), cluster, group_id)
+    check = check or ModelCheck(NOT_RUN)
+    rows = []
+    for date in sorted(set(actual_by_date) | set(scenario_by_date)):
+        row: dict[str, Any] = {
+            "cluster": cluster,
+            "group_id": group_id,
+            "scenario": scenario,
+            "event_date": date,
+        }
+        for name, _kind in COMPARED_MEASURES:
+            was = actual_by_date.get(date, {}).get(name, 0)
+            row[f"{name}_actual"] = was
+            if scenario_daily is None:
+                row[f"{name}_scenario"] = row[f"{name}_delta"] = None
+            else:
+                would = scenario_by_date.get(date, {}).get(name, 0)
+                row[f"{name}_scenario"] = would
+                row[f"{name}_delta"] = would - was
+        row["model_check"] = check.status
+        row["model_check_detail"] = check.detail or None
+        row["actual_moments"] = list((actual_moments or {}).get(date, ())) or None
+        row["scenario_moments"] = list((scenario_moments or {}).get(date, ())) or None
+        rows.append(row)
+    return rows
+
+
+def _sum_by_date(rows: Iterable[dict], cluster: str, group_id: str) -> dict:
+    out: dict = {}
+    for row in rows:
+        if row["cluster"] != cluster or row["group_id"] != group_id:
+            continue
+        day = out.setdefault(row["event_date"], {})
+        for name, _kind in COMPARED_MEASURES:
+            day[name] = day.get(name, 0) + (row.get(name) or 0)
+    return out

@@ -1,0 +1,80 @@
+"""The model check on every Kafka log shipped in tests/fixtures (real, hand-written excerpts, the seeds'
+worked example in both views): the what-if replays each group's own timeline under its actual settings
+(`as-actual`) and says whether that reproduces the actual replay (counts exactly, times within
+max(50 ms, 5 %)). A group that does not reproduce says so on every comparison row and in an anomaly row,
+and the report ranks none of its scenarios (tests/cli/test_whatif_cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rebalance_core.whatif import Scenario, WhatIfConfig, whatif
+from tests.logs.kafka_log_fixtures import EXCERPT_LOGS, FIXTURES, REAL_LOGS, parse_fixture
+
+SEEDS = FIXTURES / "seeds"
+
+
+def fixture_inputs() -> dict[str, list[Path]]:
+    """Input name -> its files (a seed story is one input of several files; its server.log alone is another)."""
+    inputs = {path.name: [path] for path in (*REAL_LOGS, *EXCERPT_LOGS)}
+    for story in sorted(p for p in SEEDS.iterdir() if p.is_dir()):
+        inputs[f"seeds/{story.name}"] = sorted(story.glob("*.log"))
+        inputs[f"seeds/{story.name}/server.log"] = [story / "server.log"]
+    return inputs
+
+
+INPUTS = fixture_inputs()
+# (input, group) whose as-actual replay reproduces the actual one
+REPRODUCED = {
+    ("04_broker_3.0_expiry_dead_recreate.log", "testtopic-app"),
+    ("05_broker_3.8_classic_join_leave.log", "avro-consumer2"),
+    ("09_client_classic_eager_two_members.log", "legacy-consumer-group"),
+    ("11_client_streams_cooperative_4threads.log", "_confluent-ksql-default_query_CSAS_SENSORS_3"),
+    ("12_client_connect_incremental_cooperative.log", "connect-http-sink"),
+    ("broker_1.1_session_timeout.log", "billing"),
+    ("broker_2.4_static_members.log", "inventory"),
+    ("broker_4.0_java_classic.log", "search"),
+    ("client_ecs_json.jsonl", "json-group"),
+    ("mixed_compose_iso.log", "web"),
+    ("seeds/eager_join", "orders"),
+    ("seeds/eager_join/server.log", "orders"),
+    ("seeds/cooperative_join", "orders"),
+}
+
+
+def model_checks(name: str) -> dict[str, tuple[list[dict], list[dict]]]:
+    """group -> (its whatif_comparison rows, its model-check anomaly rows)."""
+    events = [e for path in INPUTS[name] for e in parse_fixture(path).events]
+    out = whatif(events, WhatIfConfig((Scenario("as-actual"),)))
+    groups: dict[str, tuple[list[dict], list[dict]]] = {}
+    for row in out["whatif_comparison"]:
+        groups.setdefault(row["group_id"], ([], []))[0].append(row)
+    for row in out["anomalies"]:
+        if row["rule"] == "whatif_model_check_failed":
+            groups[row["group_id"]][1].append(row)
+    return groups
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_every_fixture_group_says_whether_the_what_if_reproduces_it(name):
+    for group, (rows, failures) in model_checks(name).items():
+        statuses = {row["model_check"] for row in rows}
+        assert len(statuses) == 1, f"{name} {group}: one model check per group"
+        (status,) = statuses
+        if status == "passed":
+            assert not failures and all(row["model_check_detail"] is None for row in rows)
+        else:
+            assert status in ("failed", "not_run") and all(row["model_check_detail"] for row in rows)
+            assert bool(failures) == (status == "failed")
+        assert (status == "passed") == ((name, group) in REPRODUCED), (
+            f"{name} {group}: {rows[0]['model_check_detail']}"
+        )
+
+
+def test_a_group_whose_lines_name_no_member_is_not_replayed_and_says_why():
+    # 0.10's "Preparing to restabilize group orders-app with old generation 6" names no member
+    ((rows, failures),) = model_checks("broker_0.10.1_eager.log").values()
+    assert {row["model_check"] for row in rows} == {"not_run"} and not failures
+    assert "name no member" in rows[0]["model_check_detail"]
