@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_core.assignors import AssignmentError, get_assignor
+from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
 from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
@@ -42,7 +43,8 @@ NOT_APPLICABLE = "whatif_not_applicable"
 MODEL_CHECK_FAILED = "whatif_model_check_failed"  # the group's as-actual replay does not reproduce it
 
 
-CONNECT = "connect"  # the classic protocol type of Kafka Connect workers' groups
+CONNECT = CONNECT_PROTOCOL_TYPE  # the classic protocol type of Kafka Connect workers' groups
+DEFAULT_CONNECT_PROTOCOL = "sessioned"  # DistributedConfig connect.protocol default (2.4+, KIP-507)
 
 
 class NotApplicable(WhatIfError):
@@ -110,6 +112,8 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             revoke_callback_ms=max(1, values["revoke_callback_ms"]),
         )
         return ScenarioPlan(scenario, timeline, settings, group_protocol)
+    if actual.protocol_type == CONNECT and values["scheduled_rebalance_max_delay_ms"]:
+        return _connect_plan(scenario, timeline, actual, values, bool(static), group_protocol)
     assignor = scenario.assignor or (actual.assignor if actual.group_protocol == "classic" else None)
     if assignor is None:
         raise NotApplicable(
@@ -132,6 +136,47 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             static_membership=bool(static),
             heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
             metadata_refresh_ms=latency.metadata_refresh_ms,
+            **values,
+        )
+    except (SimulationError, AssignmentError) as exc:
+        raise NotApplicable(str(exc)) from None
+    return ScenarioPlan(scenario, timeline, settings, group_protocol)
+
+
+def _connect_plan(
+    scenario: Scenario,
+    timeline: Timeline,
+    actual: ActualSettings,
+    values: dict,
+    static: bool,
+    group_protocol: str,
+) -> ScenarioPlan:
+    """A Kafka Connect worker group with a KIP-415 delay runs Connect's own assignor
+    (IncrementalCooperativeAssignor for the `compatible` and `sessioned` protocols; rebalance_core.connect):
+    a consumer assignor, an eager protocol or static membership is not something its workers can use.
+    (Without a delay the group is replayed as a cooperative consumer group, as its as-actual is.)"""
+    if scenario.assignor is not None and scenario.assignor not in CONNECT_PROTOCOLS:
+        raise NotApplicable(
+            f"a Kafka Connect group assigns with Connect's protocols ({', '.join(CONNECT_PROTOCOLS)}), "
+            f"not the consumer assignor {scenario.assignor!r}"
+        )
+    if scenario.protocol not in (None, "cooperative"):
+        raise NotApplicable("a Kafka Connect group (compatible / sessioned) rebalances incrementally only")
+    if static:
+        raise NotApplicable("Kafka Connect workers have no static membership (KIP-345 is the consumer's)")
+    # a worker subscribes to no topics: its work is the connectors' tasks (the timeline's topics)
+    timeline = dataclasses.replace(
+        timeline,
+        actions=tuple(
+            dataclasses.replace(a, topics=None) if isinstance(a, Join) and a.topics else a
+            for a in timeline.actions
+        ),
+    )
+    try:
+        settings = SimulationSettings(
+            assignor=scenario.assignor or DEFAULT_CONNECT_PROTOCOL,
+            heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
+            metadata_refresh_ms=actual.latency.metadata_refresh_ms,
             **values,
         )
     except (SimulationError, AssignmentError) as exc:
@@ -269,15 +314,21 @@ def uncover_hidden_stops(
     cause member_failed are taken: the rest of the replay stays what the logs show."""
     true_stops: dict[tuple[str, int], list[dict]] = {}
     for row in truth.get("partition_movements", ()):
-        if row.get("stop_cause") == "member_failed" and row.get("assigned_at") is not None:
+        if row.get("stop_cause") == "member_failed" and None not in (
+            row.get("assigned_at"),
+            row.get("revoked_at"),
+        ):
             true_stops.setdefault((row["topic"], row["partition"]), []).append(row)
     if not true_stops:
         return
     episodes = {row["episode_id"]: row for row in tables.get("rebalance_episodes", ())}
     daily = {row["event_date"]: row for row in tables.get("group_daily_summary", ())}
     for row in tables.get("partition_movements", ()):
-        if row.get("stop_cause") != "member_failed" or row.get("assigned_at") is None:
-            continue
+        if row.get("stop_cause") != "member_failed" or None in (
+            row.get("assigned_at"),
+            row.get("revoked_at"),
+        ):
+            continue  # a stop instant the replay leaves null (unknown) is not moved
         candidates = [
             t
             for t in true_stops.get((row["topic"], row["partition"]), ())

@@ -348,12 +348,12 @@ def test_kip415_for_a_consumer_group_is_not_applicable_never_numbers(protocol_ty
 
 
 def test_kip415_for_a_connect_group_still_runs():
+    # a Connect worker group (rebalance_core.connect), whose workers do have the delay
     events = simulate(
         group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)),
-        SimulationSettings(assignor="cooperative-sticky"),
+        SimulationSettings(assignor="sessioned", scheduled_rebalance_max_delay_ms=0),
     ).events
-    events = [dataclasses.replace(e, protocol_type="connect") for e in events]
-    out = whatif(events, WhatIfConfig((KIP415,)))
+    out = whatif(events, WhatIfConfig((Scenario("kip415", scheduled_rebalance_max_delay_ms=30 * S),)))
     assert not [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
     assert all(row["rebalances_scenario"] is not None for row in out["whatif_comparison"])
 
