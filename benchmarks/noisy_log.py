@@ -93,7 +93,7 @@ def one_line(exc: BaseException) -> str:
     for marker in _WHY:
         for line in lines:
             if marker in line:
-                return line[:300]
+                return line.removeprefix("Caused by: ")[:300]
     return f"{type(exc).__name__}: {lines[0][:300]}"
 
 
