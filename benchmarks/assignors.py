@@ -16,6 +16,14 @@ Kafka's tests do; member 0 reports nothing, like AbstractStickyAssignorTest's lo
 Every assignor runs every scenario (the goal is the scenario's); an assignor that cannot be imported or
 fails is reported and skipped. --quick shrinks every scenario 100x for a smoke run.
 
+Through the CLI (`rebalance-replay assign`, a process per run, the group as JSON on stdin; --no-cli
+skips it), the figures a user of the command sees:
+  start-up               a one-partition group; baseline: the bare interpreter (`python -c pass`).
+  sticky 10k/200         `assign --assignor sticky`, 10 topics x 1,000 partitions, 200 members (fresh,
+                         then with owned partitions), CPU time of the whole process against kafka-python's
+                         sticky on the same inputs (in-process CPU time). Goal (issue 16): >= 10x faster,
+                         i.e. ours/peer <= 0.1.
+
 Peer: the same two inputs (the second with the partitions OUR first assignment gave) through
 kafka-python's assignors of the same name (range, roundrobin, sticky, cooperative-sticky), in the same
 run, with the ratio ours / kafka-python. kafka-python is not a project dependency: install it in the
@@ -32,12 +40,18 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import multiprocessing
+import resource
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 
 from rebalance_core.assignors import ASSIGNOR_NAMES, GroupSpec, MemberSubscription, get_assignor
+from rebalance_core.events import TopicPartition
 
 
 @dataclass(frozen=True)
@@ -123,6 +137,69 @@ def run(scenario: Scenario, assignor_name: str, peer: PeerLimits | None = None) 
     ]
     if peer is not None and assignor_name in PEER_ASSIGNORS:
         lines.append(run_peer(assignor_name, fresh, with_owned, (fresh_cpu, second_cpu), peer))
+    return lines
+
+
+# -------------------------------------------------------------------------------- through the CLI
+CLI_STICKY = Scenario("cli-sticky-10k-200", 10, 1_000, 200, 0.0, goal_per_assignment=True)
+CLI_GOAL = 0.1  # ours/peer: 10x faster than kafka-python's sticky
+
+
+def cli_command() -> list[str]:
+    """The installed console script next to this interpreter, else the same entry point as a module."""
+    script = Path(sys.executable).with_name("rebalance-replay")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "jobs.cli"]
+
+
+def spec_json(spec: GroupSpec) -> str:
+    """A GroupSpec as `rebalance-replay assign`'s stdin document."""
+    members = [
+        {"member_id": m.member_id, "subscription": list(m.subscription), "generation": m.generation,
+         "owned": [[tp.topic, tp.partition] for tp in m.owned]}
+        for m in spec.members
+    ]  # fmt: skip
+    return json.dumps({"topics": dict(spec.topics), "members": members})
+
+
+def timed_process(command: list[str], stdin: str, repeat: int) -> tuple[float, float, str]:
+    """Best (wall seconds, CPU seconds of the process) of `repeat` runs, and the last run's stdout."""
+    best_wall = best_cpu = float("inf")
+    out = ""
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = subprocess.run(command, input=stdin, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best_wall, best_cpu, out = min(best_wall, wall), min(best_cpu, cpu), done.stdout
+    return best_wall, best_cpu, out
+
+
+def cli_lines(peer: PeerLimits | None, repeat: int = 5) -> list[str]:
+    """Start-up of `assign`, and the sticky assignment of 10k partitions / 200 members through it."""
+    one = GroupSpec({"t": 1}, (MemberSubscription("c", ("t",)),))
+    bare_wall, bare_cpu, _ = timed_process([sys.executable, "-c", "pass"], "", repeat)
+    wall, cpu, _ = timed_process([*cli_command(), "assign", "--assignor", "range"], spec_json(one), repeat)
+    lines = [
+        f"start-up: assign, one partition   {wall:7.3f} s (cpu {cpu:6.3f})   bare interpreter "
+        f"{bare_wall:6.3f} s (cpu {bare_cpu:6.3f})   the command's own {wall - bare_wall:6.3f} s",
+    ]
+    fresh = group(CLI_STICKY)
+    fresh_wall, fresh_cpu, out = timed_process(
+        [*cli_command(), "assign", "--assignor", "sticky"], spec_json(fresh), repeat
+    )
+    first = {m: [TopicPartition(t, p) for t, p in tps] for m, tps in json.loads(out)["assignment"].items()}
+    with_owned = group(CLI_STICKY, owned=first)
+    owned_wall, owned_cpu, _ = timed_process(
+        [*cli_command(), "assign", "--assignor", "sticky"], spec_json(with_owned), repeat
+    )
+    lines.append(
+        f"sticky 10k/200 through the CLI     fresh {fresh_wall:7.3f} s (cpu {fresh_cpu:6.3f})   "
+        f"with owned {owned_wall:7.3f} s (cpu {owned_cpu:6.3f})"
+    )
+    if peer is not None:
+        lines.append(run_peer("sticky", fresh, with_owned, (fresh_cpu, owned_cpu), peer))
     return lines
 
 
@@ -275,6 +352,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--no-peer", action="store_true", help="do not run kafka-python's assignors")
     parser.add_argument(
+        "--no-cli", action="store_true", help="do not measure through `rebalance-replay assign`"
+    )
+    parser.add_argument(
         "--peer-timeout", type=float, default=120.0, help="seconds per peer run (default 120)"
     )
     parser.add_argument(
@@ -288,6 +368,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"peer skipped: {missing}")
         else:
             peer = PeerLimits(args.peer_timeout, int(args.peer_memory_gb * 2**30))
+    if not args.no_cli:
+        print(
+            f"\nthrough the CLI ({' '.join(cli_command())}); best of 5 runs; goal: sticky ours/peer <= {CLI_GOAL}"
+        )
+        for line in cli_lines(peer):
+            print("  " + line, flush=True)
     wanted = set(args.scenarios.split(","))
     for scenario in SCENARIOS:
         if scenario.name not in wanted:

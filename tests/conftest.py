@@ -1,10 +1,26 @@
 """Shared fixtures. `spark` is the suite's ONE SparkSession (starting Spark costs seconds): local[2],
 UI off, 2 shuffle partitions, built by the jobs' own session builder. Tests that use it are slow-ish;
-mark them `@pytest.mark.spark` (tests/spark does it for its whole folder)."""
+mark them `@pytest.mark.spark` (tests/spark does it for its whole folder). Tests marked `cluster`
+(Spark's local-cluster master: minutes each) run only with `pytest --cluster`."""
 
 from __future__ import annotations
 
 import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--cluster", action="store_true", help="also run the tests marked cluster (local-cluster master)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--cluster"):
+        return
+    skip = pytest.mark.skip(reason="local-cluster run (minutes): pass --cluster")
+    for item in items:
+        if item.get_closest_marker("cluster"):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,185 @@
+"""`rebalance-replay run --input-format kafka-log` on one busy broker's server.log (mostly lines that are
+not about groups, < 0.2% about groups) against a bare `spark.read.text` + one `regexp_extract` over the
+same file, in the same session and the same run (not a test: it prints figures). Goal (issue 16): the
+job <= 1.5x the baseline, and every rebalance of the file found.
+
+Input: `benchmarks.noisy_server_log` (made once per size and seed under $REBALANCE_BENCH_DATA, reused
+while its truth file exists). The job is the one `rebalance-replay run` runs (`jobs.replay.run`, the
+job's default settings, Spark's default driver memory unless --driver-memory) writing every table to
+a scratch warehouse; its generations table is then compared with the generator's truth (per group,
+the generations / group epochs the broker's lines complete).
+
+A job that fails is reported as a failure in one line (the first line of the error that says why),
+and the run goes on; so is a baseline that cannot run after it (a JVM killed by an out-of-memory).
+
+    python -m benchmarks.noisy_log [--quick] [--size 2.2G] [--driver-memory 1g]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import time
+from pathlib import Path
+
+from benchmarks.bench_data import StepTimes, bench_spark, data_root
+from benchmarks.noisy_server_log import parse_size, truth_path, write_log
+
+GOAL = 1.5
+# The group id of a coordinator line: "[GroupCoordinator 1]: ... group orders-0001 ..." (classic) or
+# "[GroupId orders-0001]" (KIP-848); the same single regex as benchmarks/log_parsing.py's baseline plus
+# the KIP-848 form.
+GROUP_ID = r"(?:\[GroupId |groupId=|group )([^\s,\]]+)"
+# Error lines that say why a Spark job failed, best first (a Py4JJavaError's message is a whole trace).
+_WHY = ("exceeds the max length allowed", "OutOfMemoryError", "Exception:", "Error:")
+
+
+def noisy_log(size: int, seed: int) -> tuple[Path, dict]:
+    """The generated server.log of this size and seed, and its truth (made the first time)."""
+    import json
+
+    log = data_root() / f"noisy-server-log-{size}b-seed{seed}" / "cluster=bench/server.log"
+    if not truth_path(log).exists():
+        print(f"making the input (once): {log} ({size / 2**30:.2f} GiB)", flush=True)
+        write_log(log, size, seed)
+    return log, json.loads(truth_path(log).read_text())
+
+
+def baseline(spark, path: str) -> float:
+    from pyspark.sql import functions as F
+
+    started = time.monotonic()
+    spark.read.text(path).select(F.regexp_extract("value", GROUP_ID, 1).alias("group_id")).write.format(
+        "noop"
+    ).mode("overwrite").save()
+    return time.monotonic() - started
+
+
+def job(spark, path: str, options: dict, warehouse: Path):
+    """(seconds, RunResult, step times) of the job on the kafka-log input."""
+    from jobs.config import load_config
+    from jobs.replay import run
+
+    config = load_config(
+        None,
+        {
+            "input.path": path,
+            "input.format": "kafka-log",
+            "input.options": options,
+            "warehouse": str(warehouse),
+        },
+    )
+    steps = StepTimes()
+    started = time.monotonic()
+    result = run(spark, config, progress=steps)
+    return time.monotonic() - started, result, steps
+
+
+def found_rebalances(warehouse: Path, truth: dict) -> tuple[int, list[tuple[str, int]], int]:
+    """(found, missing (group, generation), extra rows) of the generations table against the truth."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(str(warehouse / "generations")).to_pyarrow_table(columns=["group_id", "generation_id"])
+    written = set(zip(table["group_id"].to_pylist(), table["generation_id"].to_pylist(), strict=True))
+    expected = {(g, n) for g, gens in truth["rebalances_by_group"].items() for n in gens}
+    missing = sorted(expected - written)
+    return len(expected) - len(missing), missing, len(written - expected)
+
+
+def one_line(exc: BaseException) -> str:
+    """The line of an error that says why (Spark's errors carry whole Java stack traces)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    for marker in _WHY:
+        for line in lines:
+            if marker in line:
+                return line.removeprefix("Caused by: ")[:300]
+    return f"{type(exc).__name__}: {lines[0][:300]}"
+
+
+def timed(label: str, action):
+    """`action()`, or None when it fails (the failure printed as one line)."""
+    started = time.monotonic()
+    try:
+        return action()
+    except Exception as exc:  # the benchmark reports any failure and goes on
+        print(f"  {label:<9} FAILED after {time.monotonic() - started:.1f} s: {one_line(exc)}", flush=True)
+        return None
+
+
+def bench(spark, size: int, seed: int) -> dict:
+    log, truth = noisy_log(size, seed)  # made before Spark started (see main)
+    path = str(log)
+    print(
+        f"\n{truth['bytes'] / 2**30:.2f} GiB, {truth['lines']:,} lines, {truth['group_lines']:,} about groups "
+        f"({truth['group_share']:.3%}), {truth['rebalances']:,} rebalances of {truth['groups']} groups: {log}",
+        flush=True,
+    )
+    timed("baseline", lambda: baseline(spark, path))  # unmeasured: warms the page cache and the JVM
+    first = timed("baseline", lambda: baseline(spark, path))
+    if first is not None:
+        print(f"  baseline  {first:8.1f} s  {truth['lines'] / first:>12,.0f} lines/s", flush=True)
+    warehouse = data_root() / f"noisy-warehouse-{size}b-seed{seed}"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    outcome = timed("job", lambda: job(spark, path, truth["kafka_log_options"], warehouse))
+    seconds = found = None
+    if outcome is not None:
+        seconds, result, steps = outcome
+        print(f"  job       {seconds:8.1f} s  {truth['lines'] / seconds:>12,.0f} lines/s", flush=True)
+        for title, step_seconds in steps.seconds.items():
+            print(f"      {step_seconds:8.1f} s  {title}")
+        found, missing, extra = found_rebalances(warehouse, truth)
+        every = "every rebalance found" if not missing else f"{len(missing):,} NOT found, e.g. {missing[:3]}"
+        print(f"  rebalances: {found:,} of {truth['rebalances']:,} found ({every}); {extra:,} generations "
+              "written that the truth does not list")  # fmt: skip
+    shutil.rmtree(warehouse, ignore_errors=True)
+    second = timed("baseline", lambda: baseline(spark, path))
+    if second is not None:
+        print(f"  baseline  {second:8.1f} s  {truth['lines'] / second:>12,.0f} lines/s", flush=True)
+    baselines = [b for b in (first, second) if b is not None]
+    ratio = seconds / (sum(baselines) / len(baselines)) if seconds is not None and baselines else None
+    if ratio is not None:
+        verdict = "met" if ratio <= GOAL and found == truth["rebalances"] else "NOT met"
+        print(f"  job / baseline = {ratio:.2f}x (goal <= {GOAL}x, every rebalance found: {verdict})")
+    else:
+        print(f"  job / baseline: no ratio (goal <= {GOAL}x: NOT met)")
+    return {"bytes": truth["bytes"], "ratio": ratio, "found": found, "rebalances": truth["rebalances"]}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="a 100 MiB file (smoke run)")
+    parser.add_argument(
+        "--size", help="comma-separated file sizes, e.g. 2.2G,500M (default 2.2G; quick 100M)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    parser.add_argument(
+        "--driver-memory", default="1g", help="spark.driver.memory (default 1g, Spark's own default)"
+    )
+    args = parser.parse_args(argv)
+    sizes = [parse_size(s) for s in (args.size or ("100M" if args.quick else "2.2G")).split(",")]
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a dead JVM: our one line, not py4j's trace
+
+    for size in sizes:  # inputs first, so that no idle session waits on the generator
+        noisy_log(size, args.seed)
+    started = time.monotonic()
+    spark = bench_spark(args.master, args.driver_memory)
+    print(f"Spark {spark.version} {args.master}: started in {time.monotonic() - started:.0f} s")
+    results = [bench(spark, size, args.seed) for size in sizes]
+    print(f"\n{'GiB':>8}{'ratio':>8}{'found':>14}  goal <= {GOAL}x, every rebalance found")
+    for r in results:
+        ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "failed"
+        found = f"{r['found'] if r['found'] is not None else '-'}/{r['rebalances']}"
+        met = r["ratio"] is not None and r["ratio"] <= GOAL and r["found"] == r["rebalances"]
+        print(f"{r['bytes'] / 2**30:>8.2f}{ratio:>8}{found:>14}  {'met' if met else 'NOT met'}")
+    try:
+        spark.stop()
+    except Exception as exc:  # a JVM already gone
+        print(f"stopping Spark: {one_line(exc)}")
+
+
+if __name__ == "__main__":
+    main()
