@@ -6,6 +6,10 @@ become lines (gzip by magic number, UTF-8 with replacement), and which cluster/s
 to (a path regex with named groups `cluster` and `source`, else the configured cluster and the source
 read from the log prefix).
 
+A file that cannot be read at all is one quarantined row (line 0) and counts as one line read and
+quarantined. A gzip file that ends early (a copy cut off mid-stream) keeps its complete lines; what
+follows the last complete line is one quarantined row that says so.
+
 `read_kafka_logs` uses DataFrame APIs only (binaryFile source -> mapInPandas), so it runs on Spark
 Connect and Databricks serverless as well as on a classic session.
 """
@@ -13,10 +17,11 @@ Connect and Databricks serverless as well as on a classic session.
 from __future__ import annotations
 
 import contextlib
-import gzip
+import datetime as dt
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,12 +43,14 @@ class LogOptions:
     tz: str = "UTC"
     path_pattern: str | None = None  # regex searched in each file path; named groups cluster, source
     topic_ids: dict[str, str] = field(default_factory=dict)  # topic name -> topic id (KIP-848 broker lines)
+    date: dt.date | None = None  # the date of time-only lines in files whose name carries none
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any] | None) -> LogOptions:
-        """From the job's `input.options` (keys cluster, tz, path_pattern, topic_ids). ValueError on bad values."""
+        """From the job's `input.options` (keys cluster, tz, path_pattern, topic_ids, date). ValueError on
+        bad values."""
         options = dict(options or {})
-        unknown = set(options) - {"cluster", "tz", "path_pattern", "topic_ids"}
+        unknown = set(options) - {"cluster", "tz", "path_pattern", "topic_ids", "date"}
         if unknown:
             raise ValueError(f"unknown kafka-log option(s): {', '.join(sorted(unknown))}")
         result = cls(
@@ -51,6 +58,7 @@ class LogOptions:
             tz=str(options.get("tz") or "UTC"),
             path_pattern=options.get("path_pattern") or None,
             topic_ids={str(k): str(v) for k, v in (options.get("topic_ids") or {}).items()},
+            date=log_date(options.get("date")),
         )
         result.validate()
         return result
@@ -79,6 +87,20 @@ class LogOptions:
         return cluster, source
 
 
+def log_date(value: Any) -> dt.date | None:
+    """The `date` option: a date (YAML reads an unquoted 2024-05-06 as one) or YYYY-MM-DD text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise ValueError(f"date {value!r} is not a YYYY-MM-DD date") from None
+
+
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Files named or found (recursively, hidden files skipped) under the given paths, sorted per
     argument. FileNotFoundError for a path that does not exist."""
@@ -98,61 +120,109 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def decode_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Physical lines (split on \\n only, so numbering matches `wc -l`/editors) as text."""
-    for chunk in chunks:
-        yield chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+class LogLines:
+    """A file's content as physical lines (split on \\n only, so numbering matches `wc -l`/editors;
+    UTF-8 with replacement), gunzipped when it starts with the gzip magic number (members concatenated
+    by rotation tools included). Iterating yields the complete lines; when the compressed stream is cut
+    off or corrupt, iteration stops there and `broken` says why and `tail` holds the text after the
+    last complete line."""
+
+    _CHUNK = 1 << 20
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self.broken: str | None = None
+        self.tail = ""
+        self.count = 0
+
+    def __iter__(self) -> Iterator[str]:
+        rest = b""
+        for block in self._blocks():
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            self.count += len(lines)
+            for line in lines:
+                yield line.decode("utf-8", errors="replace").rstrip("\r")
+        if rest and self.broken is None:  # a last line without a newline is complete
+            self.count += 1
+            yield rest.decode("utf-8", errors="replace").rstrip("\r")
+        elif rest:
+            self.tail = rest.decode("utf-8", errors="replace").rstrip("\r")
+
+    def _blocks(self) -> Iterator[bytes]:
+        first = next(self._chunks, b"")
+        if first[:2] != GZIP_MAGIC:
+            yield first
+            yield from self._chunks
+            return
+        inflater, fed, pending = zlib.decompressobj(wbits=31), False, first
+        while pending is not None:
+            try:
+                while pending:
+                    fed = True
+                    yield inflater.decompress(pending)
+                    pending = b""
+                    if inflater.eof:  # another gzip member may follow (rotation tools concatenate them)
+                        pending = inflater.unused_data
+                        inflater, fed = zlib.decompressobj(wbits=31), False
+                        if pending and pending[:2] != GZIP_MAGIC:
+                            if pending.strip(b"\x00"):  # zero padding after the stream is harmless
+                                self.broken = "data after the end of the gzip stream"
+                            return
+            except zlib.error as exc:
+                self.broken = f"corrupt gzip data ({exc})"
+                return
+            pending = next(self._chunks, None)
+        if fed:
+            self.broken = "the gzip stream ends early (the file is truncated)"
 
 
-def open_log(path: str):
-    """A binary stream of the file's content, gunzipped when it starts with the gzip magic number."""
-    stream = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    if stream.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=stream)
-    return stream
+def open_chunks(path: str) -> Iterator[bytes]:
+    with open(path, "rb") as stream:
+        while block := stream.read(LogLines._CHUNK):
+            yield block
 
 
 def parse_file(path: str, options: LogOptions) -> ParseResult:
-    """Parse one local file. An unreadable file (corrupt gzip, I/O error) becomes one quarantine row."""
-    cluster, source = options.identity(path)
+    """Parse one local file. An unreadable file (I/O error, not gzip) becomes one quarantine row; a
+    truncated or corrupt gzip keeps its complete lines and quarantines what follows them."""
     try:
-        with open_log(path) as stream:
-            return parse_lines(
-                decode_lines(stream),
-                file=path,
-                cluster=cluster,
-                tz=options.tz,
-                source=source,
-                topic_ids=options.topic_ids,
-            )
-    except (OSError, EOFError) as exc:
-        return _unreadable(path, exc)
+        lines = LogLines(open_chunks(path))
+        return _parse(path, lines, options)
+    except OSError as exc:
+        return _unreadable(path, exc.strerror or str(exc))
 
 
 def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
     """Parse a file whose content is already in memory (Spark's binaryFile rows)."""
+    return _parse(path, LogLines([data]), options)
+
+
+def _parse(path: str, lines: LogLines, options: LogOptions) -> ParseResult:
     cluster, source = options.identity(path)
-    try:
-        if data[:2] == GZIP_MAGIC:
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
-        return _unreadable(path, exc)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return parse_lines(
-        decode_lines(lines),
+    result = parse_lines(
+        lines,
         file=path,
         cluster=cluster,
         tz=options.tz,
         source=source,
         topic_ids=options.topic_ids,
+        log_date=options.date,
     )
+    if lines.broken is not None:
+        if lines.count == 0 and not lines.tail:
+            return _unreadable(path, lines.broken)
+        what = f"incomplete last line: {lines.broken}" if lines.tail else lines.broken
+        result.quarantine.append(QuarantinedLine(path, lines.count + 1, lines.tail, what))
+        result.counts.read += 1
+        result.counts.quarantined += 1
+    return result
 
 
-def _unreadable(path: str, exc: BaseException) -> ParseResult:
-    row = QuarantinedLine(file=path, line=0, raw="", reason=f"unreadable file: {exc}")
-    return ParseResult([], [row], ParseCounts())
+def _unreadable(path: str, why: str) -> ParseResult:
+    """One quarantine row for the whole file, counted as one line read and quarantined."""
+    row = QuarantinedLine(file=path, line=0, raw="", reason=f"unreadable file: {why}")
+    return ParseResult([], [row], ParseCounts(read=1, quarantined=1))
 
 
 def quarantine_json(row: QuarantinedLine, cluster: str) -> dict[str, Any]:
