@@ -65,7 +65,7 @@ _STAMP_BODY = (
     r"|(?P<epoch>\d{10}\.\d{3,9}))"
 )
 _STAMP = re.compile(rf"(?P<open>\[)?{_STAMP_BODY}(?(open)\])(?![\w:.,])")
-_STAMP_KINDS = ("datetime", "day_month", "month_day", "time", "epoch")
+
 # Where a stamp may start in a line with an unknown prefix.
 _STAMP_ANYWHERE = re.compile(
     rf"\[?(?:\d{{4}}[-/]\d{{2}}[-/]\d{{2}}[T ]|\d{{1,2}} {_MON} \d{{4}},? |{_MON} [ \d]?\d )?\d{{2}}:\d{{2}}:\d{{2}}"
@@ -93,7 +93,7 @@ _KAFKA_PREFIX_WORDS = ("[GroupCoordinator ", "[GroupMetadataManager ", "[Group M
 # may print after it: Strimzi's `[thread]`, MDC as `key=value` or log4j2's `{key=value, …}`.
 _TAIL_LOGGER = re.compile(
     rf"\s+\((?P<logger>{_NAME}(?:\.[\w$]+)+(?::\d+)?)\)"
-    r"(?:\s+\[[^\[\]]*\])?(?:\s+(?:\{[^{}]*\}|[\w.-]+=\S*))*\s*$"
+    r"(?:\s+(?:\[[^\[\]]*\]|\{[^{}]*\}|[\w.-]+=\S*))*\s*$"
 )
 
 # ------------------------------------------------------------------------------------ outer prefixes
@@ -106,7 +106,9 @@ _SYSLOG_PRI = re.compile(r"<\d{1,3}>")
 _RFC5424 = re.compile(
     r"<\d{1,3}>1 (?P<ts>\S+) (?P<host>\S+) \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?(?:\ufeff)?"
 )
-_SYSLOG_HOST_TAG = re.compile(r" (?P<host>[^\s\[\]]+) (?P<tag>[^\s\[\]:]+)(?:\[\d+\])?: ?")
+# ` host tag[pid]: ` after a syslog stamp; the tag (a program name) starts with a letter, so an application's own
+# `HH:mm:ss` after a runtime's stamp is never taken for one.
+_SYSLOG_HOST_TAG = re.compile(r" (?P<host>[^\s\[\]]+) (?P<tag>[A-Za-z_][^\s\[\]:]*)(?P<pid>\[\d+\])?: ?")
 _COMPOSE = re.compile(r"(?P<container>[A-Za-z0-9][\w.-]*)\s+\| ?")
 _LEVEL_AHEAD = re.compile(rf"\s*(?:\[\s*)?(?:{_LEVELS})(?![\w.])")
 _LEADING_NULS = re.compile(r"^(?:\x00|\^@)+")
@@ -461,14 +463,16 @@ def _looks_like_head(text: str) -> bool:
 
 
 def _syslog(text: str) -> tuple[tuple[str, str], int] | None:
-    """A syslog / journald prefix at the start: (its stamp, where the message starts)."""
+    """A syslog / journald prefix at the start: (its stamp, where the message starts). After an ISO stamp
+    (rsyslog's RFC 3339 template, journald short-iso / short-full) the tag must carry its `[pid]`, as those
+    print it: a container runtime's stamp before message text (`… revoked partitions: `) is no syslog line."""
     m = _STAMP.match(text)
     if m is None or m["open"] or m["time"] or m["day_month"]:
         return None
     h = _SYSLOG_HOST_TAG.match(text, m.end())
-    if h is None or _LEVEL.fullmatch(h["host"]):
+    if h is None or _LEVEL.fullmatch(h["host"]) or (m["datetime"] and not h["pid"]):
         return None
-    kind = next(k for k in _STAMP_KINDS if m[k] is not None)
+    kind = m.lastgroup
     return (m[kind], kind), h.end()
 
 
