@@ -190,12 +190,24 @@ class LooseLine:
     stamped: bool = False  # a timestamp was seen on it (it is text, not an entry, for want of a level)
 
 
-def split_entries(lines: Iterable[str], dates: LineDates | None = None) -> Iterator[LogEntry | LooseLine]:
+def split_entries(
+    lines: Iterable[str] | Iterable[tuple[int, str]],
+    dates: LineDates | None = None,
+    *,
+    numbered: bool = False,
+) -> Iterator[LogEntry | LooseLine]:
     """Group physical lines into entries (in file order). Every input line ends up in exactly one
-    yielded item. `dates` dates the time-only and yearless stamps (in file order: midnight rollover)."""
+    yielded item. `dates` dates the time-only and yearless stamps (in file order: midnight rollover).
+    `numbered`: the lines come as (line number, text), in increasing order, and may leave lines out (a
+    reader's pre-filter drops the heads of entries not about groups): a gap ends the entry being read,
+    and the lines after it that continue no entry are loose lines."""
     framer = _Framer(dates or LineDates(None))
-    for number, raw in enumerate(lines, start=1):
+    expected = 1
+    for number, raw in lines if numbered else enumerate(lines, start=1):
+        if number != expected:
+            yield from framer.close()
         yield from framer.feed(number, raw)
+        expected = number + 1
     yield from framer.close()
 
 

@@ -100,6 +100,7 @@ class QuarantinedLine:
     reason: str
     group_id: str | None = None
     ts: int | None = None
+    raw_base64: str | None = None  # the lines' bytes where they are not UTF-8 (set by the file reader)
 
     def to_row(self, cluster: str, scenario: str = "actual") -> dict[str, Any]:
         """A row of `schemas.tables.QUARANTINE` (event_date None when the timestamp is unreadable)."""
@@ -111,6 +112,7 @@ class QuarantinedLine:
             "source_file": self.file,
             "source_line": self.line,
             "raw": self.raw,
+            "raw_base64": self.raw_base64,
             "reason": self.reason,
         }
 
@@ -163,6 +165,7 @@ def parse_lines(
     source: str | None = None,
     topic_ids: Mapping[str, str] | None = None,
     log_date: dt.date | str | None = None,
+    numbered: bool = False,
 ) -> ParseResult:
     """Parse one log file's lines, in file order (any mix of broker and client logging, any layout).
 
@@ -173,7 +176,9 @@ def parse_lines(
     lines print by id; unknown ids are kept as the topic. A time-only timestamp takes its date from the
     file name (rolling-file conventions, `layouts.file_name_date`), else from `log_date`, rolling to the
     next day past midnight; a syslog `MMM dd` takes its year from the same; without either such a
-    group line is quarantined, never dated by guess (`log_date` may be given as YYYY-MM-DD)."""
+    group line is quarantined, never dated by guess (`log_date` may be given as YYYY-MM-DD).
+    `numbered`: `lines` are (line number, text) pairs that may leave lines out (`split_entries`); the
+    counts then cover the lines given only."""
     if isinstance(log_date, str):
         log_date = dt.date.fromisoformat(log_date)
     reference = file_name_date(file) or log_date
@@ -183,7 +188,7 @@ def parse_lines(
     parser.undated_reason = (
         "" if reference else " (no date in the file name, no --log-date / input.options.date)"
     )
-    for item in split_entries(lines, LineDates(reference)):
+    for item in split_entries(lines, LineDates(reference), numbered=numbered):
         if isinstance(item, LooseLine):
             parser.loose(item)
         else:
