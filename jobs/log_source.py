@@ -16,6 +16,7 @@ Connect and Databricks serverless as well as on a classic session.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as dt
 import json
@@ -26,12 +27,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from rebalance_core.events import format_ts
 from rebalance_core.kafka_logs import ParseCounts, ParseResult, QuarantinedLine, parse_lines
 from rebalance_core.kafka_logs.layouts import resolve_zone
 from schemas.events import EVENT_COLUMN_NAMES, EVENT_COLUMNS
 from schemas.fields import COUNTS, DATE, STRING, Column
+from schemas.tables import QUARANTINE
 
 GZIP_MAGIC = b"\x1f\x8b"
 DEFAULT_CLUSTER = "default"
@@ -194,8 +197,11 @@ def parse_file(path: str, options: LogOptions) -> ParseResult:
 
 
 def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
-    """Parse a file whose content is already in memory (Spark's binaryFile rows)."""
-    return _parse(path, LogLines([data]), options)
+    """Parse a file whose content is already in memory (Spark's binaryFile rows), inflated chunk by chunk
+    (a gzip's text is never held whole)."""
+    view = memoryview(data)
+    chunks = (bytes(view[i : i + LogLines._CHUNK]) for i in range(0, len(view), LogLines._CHUNK))
+    return _parse(path, LogLines(chunks), options)
 
 
 def _parse(path: str, lines: LogLines, options: LogOptions) -> ParseResult:
@@ -239,50 +245,286 @@ RECORD_EVENT, RECORD_QUARANTINE, RECORD_COUNTS = "event", "quarantine", "counts"
 PARSED_COLUMNS = (
     (Column("record", STRING, True),)
     + EVENT_COLUMNS
-    + (Column("event_date", DATE), Column("quarantine_reason", STRING), Column("counts", COUNTS))
+    + (
+        Column("event_date", DATE),
+        Column("quarantine_reason", STRING),
+        Column("raw_base64", STRING),
+        Column("counts", COUNTS),
+    )
 )
+
+# Line-oriented reading (plain files). Spark's text source splits a file into blocks, so no task holds a
+# file whole. In the JVM, a line is dropped before Python sees its text when it is the head of an entry
+# (a time of day and a level word) and carries none of the words every line about a group carries (the
+# `[Consumer …, groupId=…]` / `[Worker …, groupId=…]` prefixes, `[GroupCoordinator …]`, `group <id>`,
+# `rebalance`). Lines without both a time and a level word may continue the entry above (stack traces,
+# `\tAssigned partitions: …`, pretty-printed JSON) and are kept. A dropped line still reaches the
+# numbering step (as a null), so every line has its number and is counted.
+GROUP_WORDS = r"(?i)group|rebalanc"
+HEAD_TIME = r"\d\d:\d\d:\d\d"
+HEAD_LEVEL = r"\b(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b"
+# Whole-file reading (gzip: a stream Hadoop cannot resume, and whose truncation must be seen).
+WHOLE_FILE = re.compile(r"\.gz$", re.IGNORECASE)
+_COUNT_ROW = (1 << 62) - 1  # sorts a block's line count after the block's lines
+# The numbering step's rows (intermediate, no table has them): `line` is 0-based within the block, or
+# _COUNT_ROW on the block's count row (`count`: its number of lines); `path` and `bytes` (the line's exact
+# bytes) on kept lines only.
+NUMBERED_DDL = "fid long, block long, line long, path string, bytes binary, count long"
 
 
 def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | None = None):
     """Kafka log files (any Hadoop path; directories recursively; gzip ok) -> (events_df, quarantine_df,
     counts). events_df has `schemas.events` columns, quarantine_df `schemas.tables.QUARANTINE` columns;
-    counts = {"files", "read", "events", "event_lines", "skipped", "quarantined"} (one Spark action).
+    counts = {"files", "read", "events", "event_lines", "skipped", "quarantined"}.
     A quarantined line without a readable time has a null event_date (the caller decides its date).
+    Plain files are read line by line (`_plain_files`: split, memory per task bounded); `.gz` files
+    whole (`_whole_files`: a task holds the compressed bytes, inflated as a stream).
     The parsed rows are persisted when the session allows it, so the two DataFrames do not re-parse."""
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
 
-    from schemas.fields import spark_schema
-
     log_options = LogOptions.from_mapping(options)
-    files = (
-        spark.read.format("binaryFile")
+    listed = [
+        row["path"]
+        for row in spark.read.format("binaryFile")  # without `content`, only the listing is read
         .option("recursiveFileLookup", "true")
         .load([paths] if isinstance(paths, str) else list(paths))
-        .select("path", "content")
-    )
-    parsed = files.mapInPandas(_parse_batches(log_options), schema=spark_schema(PARSED_COLUMNS))
+        .select("path")
+        .collect()
+    ]
+    plain = [p for p in listed if not WHOLE_FILE.search(p)]
+    whole = [p for p in listed if WHOLE_FILE.search(p)]
+    frames = []
+    if plain:
+        frames.append(_plain_files(spark, plain, log_options))
+    if whole:
+        frames.append(_whole_files(spark, whole, log_options))
+    if not frames:
+        return _empty(spark), _empty(spark), {"files": 0, **_totals(ParseCounts())}
+    parsed = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     with contextlib.suppress(PySparkException):  # serverless refuses caching: the two frames re-parse then
         parsed = parsed.persist()
     events_df = parsed.where(F.col("record") == RECORD_EVENT).select(*EVENT_COLUMN_NAMES)
+    from_parsed = {
+        "scenario": F.lit("actual"),
+        "event_date": F.col("event_date"),  # null for a line without a readable time: the job dates it
+        "source_file": F.col("file"),
+        "source_line": F.col("line"),
+        "reason": F.col("quarantine_reason"),
+    }
     quarantine_df = parsed.where(F.col("record") == RECORD_QUARANTINE).select(
-        F.col("cluster"),
-        F.col("group_id"),
-        F.lit("actual").alias("scenario"),
-        F.col("event_date"),  # null for a line without a readable time: the job files it under its run
-        F.col("file").alias("source_file"),
-        F.col("line").alias("source_line"),
-        F.col("raw"),
-        F.col("quarantine_reason").alias("reason"),
+        *[from_parsed.get(c.name, F.col(c.name)).alias(c.name) for c in QUARANTINE]
     )
     counts = ParseCounts()
     files_seen = 0
     for row in parsed.where(F.col("record") == RECORD_COUNTS).select("counts").collect():
         files_seen += 1
         counts.add(_counts_from_map(row["counts"]))
+    return events_df, quarantine_df, {"files": files_seen, **_totals(counts)}
+
+
+def _totals(counts: ParseCounts) -> dict[str, int]:
     totals = counts.as_dict()
     totals.pop("skipped_by_reason")
-    return events_df, quarantine_df, {"files": files_seen, **totals}
+    return totals
+
+
+def _empty(spark):
+    return spark.createDataFrame([], _parsed_schema())
+
+
+def _plain_files(spark, files: list[str], options: LogOptions):
+    """Plain files through Spark's text source: (1) in the JVM, drop the text of lines that cannot be
+    about a group; (2) number every line within its block (`_number_blocks`, one pass, no shuffle of the
+    dropped lines); (3) the kept lines of each file, in file order, to the parser (`_parse_numbered`)."""
+    from pyspark.sql import functions as F
+
+    value = F.col("value")
+    keep = value.rlike(GROUP_WORDS) | ~(value.rlike(HEAD_TIME) & value.rlike(HEAD_LEVEL))
+    lines = (
+        spark.read.option("lineSep", "\n")  # \n only: line numbers as `wc -l` and editors count them
+        .text(files)
+        .select(
+            F.xxhash64("_metadata.file_path").alias("fid"),
+            F.col("_metadata.file_block_start").alias("block"),
+            F.when(keep, F.col("_metadata.file_path")).alias("path"),
+            F.when(keep, value.cast("binary")).alias("bytes"),  # the bytes as read, even if not UTF-8
+        )
+    )
+    numbered = lines.mapInArrow(_number_blocks, schema=NUMBERED_DDL)
+    ordered = numbered.repartition("fid").sortWithinPartitions("fid", "block", "line")
+    return ordered.mapInPandas(_parse_numbered(options), schema=_parsed_schema())
+
+
+def _number_blocks(batches):
+    """Per task (the rows of one or more blocks, in order): each kept line with its 0-based number within
+    its block, and one count row per block. Vectorised: the dropped lines are never Python objects."""
+    import numpy as np
+    import pyarrow as pa
+
+    schema = pa.schema(
+        [
+            ("fid", pa.int64()),
+            ("block", pa.int64()),
+            ("line", pa.int64()),
+            ("path", pa.string()),
+            ("bytes", pa.binary()),
+            ("count", pa.int64()),
+        ]
+    )
+    run: tuple[int, int] | None = None  # (fid, block) of the block being numbered
+    run_lines = 0
+
+    def count_row(key: tuple[int, int], n: int) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist(
+            [{"fid": key[0], "block": key[1], "line": _COUNT_ROW, "count": n}], schema=schema
+        )
+
+    for batch in batches:
+        size = batch.num_rows
+        if size == 0:
+            continue
+        fid = batch.column("fid").to_numpy(zero_copy_only=False)
+        block = batch.column("block").to_numpy(zero_copy_only=False)
+        starts = np.empty(size, dtype=bool)
+        starts[0] = run != (int(fid[0]), int(block[0]))
+        starts[1:] = (fid[1:] != fid[:-1]) | (block[1:] != block[:-1])
+        index = np.arange(size, dtype=np.int64)
+        first_of_run = np.maximum.accumulate(np.where(starts, index, 0))
+        line = index - first_of_run
+        run_starts = np.flatnonzero(starts)
+        carried = run_starts[0] if len(run_starts) else size  # rows continuing the previous batch's block
+        line[:carried] += run_lines
+        if run is not None and starts[0]:
+            yield count_row(run, run_lines)
+        for begin, end in zip(run_starts[:-1], run_starts[1:]):
+            yield count_row((int(fid[begin]), int(block[begin])), int(end - begin))
+        if len(run_starts):
+            run, run_lines = (
+                (int(fid[run_starts[-1]]), int(block[run_starts[-1]])),
+                int(size - run_starts[-1]),
+            )
+        else:
+            run_lines += size
+        kept = batch.column("bytes").is_valid()
+        if pa.compute.any(kept).as_py():
+            yield pa.RecordBatch.from_arrays(
+                [
+                    batch.column("fid").filter(kept),
+                    batch.column("block").filter(kept),
+                    pa.array(line).filter(kept),
+                    batch.column("path").filter(kept),
+                    batch.column("bytes").filter(kept),
+                    pa.nulls(int(pa.compute.sum(kept.cast(pa.int64())).as_py()), pa.int64()),
+                ],
+                schema=schema,
+            )
+    if run is not None:
+        yield count_row(run, run_lines)
+
+
+def _parse_numbered(options: LogOptions):
+    """Per task: rows sorted by (file, block, line). A file's kept lines are numbered from the counts of
+    its earlier blocks and parsed together (entries and per-file client state span blocks); the lines
+    left out are counted as skipped, not about groups."""
+
+    def parse(batches):
+        import pandas as pd
+
+        columns = [c.name for c in PARSED_COLUMNS]
+        current, lines, path, offset = None, [], None, 0
+        for batch in batches:
+            rows: list[dict[str, Any]] = []
+            for fid, line, row_path, data, count in zip(
+                batch["fid"], batch["line"], batch["path"], batch["bytes"], batch["count"]
+            ):
+                if fid != current:
+                    if current is not None:
+                        rows.extend(_numbered_file_rows(path, lines, offset, options))
+                    current, lines, path, offset = fid, [], None, 0
+                if line == _COUNT_ROW:
+                    offset += int(count)
+                else:
+                    lines.append((offset + int(line) + 1, bytes(data)))
+                    path = path or row_path
+            yield pd.DataFrame(rows, columns=columns)
+        if current is not None:
+            yield pd.DataFrame(list(_numbered_file_rows(path, lines, offset, options)), columns=columns)
+
+    return parse
+
+
+def _numbered_file_rows(
+    path: str | None, lines: list[tuple[int, bytes]], total: int, options: LogOptions
+) -> Iterator[dict[str, Any]]:
+    """One file's rows from its kept lines ((number, bytes), in order) and its number of lines. A file
+    with no line kept (none about groups) has no name here, only its counts."""
+    if path is None:
+        counts = ParseCounts(read=total)
+        counts.skip("not_group", total)
+        yield {**_EMPTY_ROW, "record": RECORD_COUNTS, "counts": _counts_to_map(counts)}
+        return
+    local = _local_path(unquote(path))
+    if lines and lines[0][0] == 1 and lines[0][1][:2] == GZIP_MAGIC:
+        result = _unreadable(local, "gzip data in a file whose name does not end in .gz")
+    else:
+        not_utf8: dict[int, bytes] = {}
+        cluster, source = options.identity(local)
+        result = parse_lines(
+            ((number, _decode(number, data, not_utf8)) for number, data in lines),
+            file=local,
+            cluster=cluster,
+            tz=options.tz,
+            source=source,
+            topic_ids=options.topic_ids,
+            log_date=options.date,
+            numbered=True,
+        )
+        keep_bytes(result, not_utf8)
+        left_out = total - len(lines)
+        result.counts.read += left_out
+        result.counts.skip("not_group", left_out)
+    yield from _result_rows(local, result, options)
+
+
+def _decode(number: int, data: bytes, not_utf8: dict[int, bytes]) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        not_utf8[number] = data
+        text = data.decode("utf-8", errors="replace")
+    return text.rstrip("\r")
+
+
+def keep_bytes(result: ParseResult, not_utf8: Mapping[int, bytes]) -> ParseResult:
+    """Give each quarantined entry holding a line that is not UTF-8 its bytes (`raw_base64`: its lines
+    joined by \\n, as `raw` joins them), so that the quarantine loses nothing of such a line."""
+    if not not_utf8:
+        return result
+    for row in result.quarantine:
+        texts = row.raw.split("\n")
+        numbers = range(row.line, row.line + len(texts))
+        if any(n in not_utf8 for n in numbers):
+            lines = [not_utf8.get(n, text.encode("utf-8")) for n, text in zip(numbers, texts)]
+            row.raw_base64 = base64.b64encode(b"\n".join(lines)).decode("ascii")
+    return result
+
+
+def _whole_files(spark, files: list[str], options: LogOptions):
+    """`.gz` files through the binaryFile source: one task holds a file's compressed bytes (at most
+    2 GB, Spark's limit for a value) and inflates them as a stream."""
+    return (
+        spark.read.format("binaryFile")
+        .load(files)
+        .select("path", "content")
+        .mapInPandas(_parse_batches(options), schema=_parsed_schema())
+    )
+
+
+def _parsed_schema():
+    from schemas.fields import spark_schema
+
+    return spark_schema(PARSED_COLUMNS)
 
 
 def _parse_batches(options: LogOptions):
@@ -292,26 +534,35 @@ def _parse_batches(options: LogOptions):
         for batch in batches:
             rows: list[dict[str, Any]] = []
             for path, content in zip(batch["path"], batch["content"]):
-                rows.extend(_parsed_rows(path, bytes(content), options))
+                rows.extend(_parsed_rows(path, content, options))
             yield pd.DataFrame(rows, columns=[c.name for c in PARSED_COLUMNS])
 
     return parse
 
 
+def _local_path(path: str) -> str:
+    local = path[len("file:") :] if path.startswith("file:") else path
+    return re.sub(r"^/+", "/", local)
+
+
+_EMPTY_ROW = dict.fromkeys(c.name for c in PARSED_COLUMNS)
+
+
 def _parsed_rows(path: str, data: bytes, options: LogOptions) -> Iterator[dict[str, Any]]:
-    local_path = path[len("file:") :] if path.startswith("file:") else path
-    local_path = re.sub(r"^/+", "/", local_path)
-    result = parse_bytes(local_path, data, options)
+    local_path = _local_path(path)
+    yield from _result_rows(local_path, parse_bytes(local_path, data, options), options)
+
+
+def _result_rows(local_path: str, result: ParseResult, options: LogOptions) -> Iterator[dict[str, Any]]:
     cluster, _ = options.identity(local_path)
-    empty = dict.fromkeys(c.name for c in PARSED_COLUMNS)
     for event in result.events:
-        row = {**empty, **event.to_row(), "record": RECORD_EVENT}
+        row = {**_EMPTY_ROW, **event.to_row(), "record": RECORD_EVENT}
         row["event_date"] = row["ts"].date()
         yield row
     for q in result.quarantine:
         table_row = q.to_row(cluster)
         yield {
-            **empty,
+            **_EMPTY_ROW,
             "record": RECORD_QUARANTINE,
             "cluster": cluster,
             "group_id": q.group_id,
@@ -319,9 +570,10 @@ def _parsed_rows(path: str, data: bytes, options: LogOptions) -> Iterator[dict[s
             "file": q.file,
             "line": q.line,
             "raw": q.raw,
+            "raw_base64": q.raw_base64,
             "quarantine_reason": q.reason,
         }
-    yield {**empty, "record": RECORD_COUNTS, "file": local_path, "counts": _counts_to_map(result.counts)}
+    yield {**_EMPTY_ROW, "record": RECORD_COUNTS, "file": local_path, "counts": _counts_to_map(result.counts)}
 
 
 def _counts_to_map(counts: ParseCounts) -> dict[str, int]:
