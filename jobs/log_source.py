@@ -254,15 +254,17 @@ PARSED_COLUMNS = (
 )
 
 # Line-oriented reading (plain files). Spark's text source splits a file into blocks, so no task holds a
-# file whole. In the JVM, a line is dropped before Python sees its text when it is the head of an entry
-# (a time of day and a level word) and carries none of the words every line about a group carries (the
-# `[Consumer …, groupId=…]` / `[Worker …, groupId=…]` prefixes, `[GroupCoordinator …]`, `group <id>`,
-# `rebalance`). Lines without both a time and a level word may continue the entry above (stack traces,
-# `\tAssigned partitions: …`, pretty-printed JSON) and are kept. A dropped line still reaches the
-# numbering step (as a null), so every line has its number and is counted.
-GROUP_WORDS = r"(?i)group|rebalanc"
+# file whole. In the JVM each line gets a kind: GROUP_LINE when it carries one of the words every line
+# about a group carries (the `[Consumer …, groupId=…]` / `[Worker …, groupId=…]` prefixes,
+# `[GroupCoordinator …]`, `group <id>`, `rebalance`), else OTHER_HEAD when it has a time of day and a
+# level word (the head of an entry not about groups: its text never leaves the JVM), else MAYBE_CONTINUED
+# (stack traces, `\tAssigned partitions: …`, pretty-printed JSON). The numbering step then leaves out the
+# MAYBE_CONTINUED lines that follow an OTHER_HEAD (the rest of an entry not about groups) and numbers
+# every line, so every line is counted.
+GROUP_WORDS = ("group", "Group", "rebalanc", "Rebalanc")  # literal: a byte search, no regex
 HEAD_TIME = r"\d\d:\d\d:\d\d"
 HEAD_LEVEL = r"\b(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b"
+OTHER_HEAD, GROUP_LINE, MAYBE_CONTINUED = 0, 1, 2
 # Whole-file reading (gzip: a stream Hadoop cannot resume, and whose truncation must be seen).
 WHOLE_FILE = re.compile(r"\.gz$", re.IGNORECASE)
 _COUNT_ROW = (1 << 62) - 1  # sorts a block's line count after the block's lines
@@ -270,6 +272,24 @@ _COUNT_ROW = (1 << 62) - 1  # sorts a block's line count after the block's lines
 # _COUNT_ROW on the block's count row (`count`: its number of lines); `path` and `bytes` (the line's exact
 # bytes) on kept lines only.
 NUMBERED_DDL = "fid long, block long, line long, path string, bytes binary, count long"
+
+
+def line_kind(text: str) -> int:
+    """The kind the JVM gives a line (`_plain_files`), for tests and local use."""
+    if any(word in text for word in GROUP_WORDS):
+        return GROUP_LINE
+    if re.search(HEAD_TIME, text) and re.search(HEAD_LEVEL, text):
+        return OTHER_HEAD
+    return MAYBE_CONTINUED
+
+
+def kept_lines(kinds: Iterable[int]) -> Iterator[bool]:
+    """Which lines of a block go to the parser (`_number_blocks` does the same, vectorised)."""
+    after_group = True  # a block may start inside a group entry of the previous block
+    for kind in kinds:
+        if kind != MAYBE_CONTINUED:
+            after_group = kind == GROUP_LINE
+        yield after_group
 
 
 def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | None = None):
@@ -340,13 +360,22 @@ def _plain_files(spark, files: list[str], options: LogOptions):
     from pyspark.sql import functions as F
 
     value = F.col("value")
-    keep = value.rlike(GROUP_WORDS) | ~(value.rlike(HEAD_TIME) & value.rlike(HEAD_LEVEL))
+    group = value.contains(GROUP_WORDS[0])
+    for word in GROUP_WORDS[1:]:
+        group = group | value.contains(word)
+    kind = (
+        F.when(group, GROUP_LINE)
+        .when(value.rlike(HEAD_TIME) & value.rlike(HEAD_LEVEL), OTHER_HEAD)
+        .otherwise(MAYBE_CONTINUED)
+    )
+    keep = kind != OTHER_HEAD
     lines = (
         spark.read.option("lineSep", "\n")  # \n only: line numbers as `wc -l` and editors count them
         .text(files)
         .select(
             F.xxhash64("_metadata.file_path").alias("fid"),
             F.col("_metadata.file_block_start").alias("block"),
+            kind.cast("byte").alias("kind"),
             F.when(keep, F.col("_metadata.file_path")).alias("path"),
             F.when(keep, value.cast("binary")).alias("bytes"),  # the bytes as read, even if not UTF-8
         )
@@ -374,6 +403,7 @@ def _number_blocks(batches):
     )
     run: tuple[int, int] | None = None  # (fid, block) of the block being numbered
     run_lines = 0
+    after_group = True  # the last head of the block being numbered was a group line (see kept_lines)
 
     def count_row(key: tuple[int, int], n: int) -> pa.RecordBatch:
         return pa.RecordBatch.from_pylist(
@@ -386,6 +416,7 @@ def _number_blocks(batches):
             continue
         fid = batch.column("fid").to_numpy(zero_copy_only=False)
         block = batch.column("block").to_numpy(zero_copy_only=False)
+        kind = batch.column("kind").to_numpy(zero_copy_only=False)
         starts = np.empty(size, dtype=bool)
         starts[0] = run != (int(fid[0]), int(block[0]))
         starts[1:] = (fid[1:] != fid[:-1]) | (block[1:] != block[:-1])
@@ -395,8 +426,16 @@ def _number_blocks(batches):
         run_starts = np.flatnonzero(starts)
         carried = run_starts[0] if len(run_starts) else size  # rows continuing the previous batch's block
         line[:carried] += run_lines
-        if run is not None and starts[0]:
-            yield count_row(run, run_lines)
+        # kept_lines, vectorised: each row's last head (or block start, which counts as a group line)
+        marker = np.where(kind != MAYBE_CONTINUED, kind == GROUP_LINE, np.where(starts, True, -1)).astype(
+            np.int8
+        )
+        last = np.maximum.accumulate(np.where(marker >= 0, index, -1))
+        state = np.where(last >= 0, marker[np.maximum(last, 0)], np.int8(after_group))
+        kept = state == 1
+        after_group = bool(kept[-1])
+        if run is not None and len(run_starts):  # the block carried from the batches before ends here
+            yield count_row(run, run_lines + int(carried))
         for begin, end in zip(run_starts[:-1], run_starts[1:]):
             yield count_row((int(fid[begin]), int(block[begin])), int(end - begin))
         if len(run_starts):
@@ -406,16 +445,16 @@ def _number_blocks(batches):
             )
         else:
             run_lines += size
-        kept = batch.column("bytes").is_valid()
-        if pa.compute.any(kept).as_py():
+        if kept.any():
+            mask = pa.array(kept)
             yield pa.RecordBatch.from_arrays(
                 [
-                    batch.column("fid").filter(kept),
-                    batch.column("block").filter(kept),
-                    pa.array(line).filter(kept),
-                    batch.column("path").filter(kept),
-                    batch.column("bytes").filter(kept),
-                    pa.nulls(int(pa.compute.sum(kept.cast(pa.int64())).as_py()), pa.int64()),
+                    batch.column("fid").filter(mask),
+                    batch.column("block").filter(mask),
+                    pa.array(line).filter(mask),
+                    batch.column("path").filter(mask),
+                    batch.column("bytes").filter(mask),
+                    pa.nulls(int(kept.sum()), pa.int64()),
                 ],
                 schema=schema,
             )
