@@ -10,7 +10,9 @@ A file that cannot be read at all is one quarantined row (line 0) and counts as 
 quarantined. A gzip file that ends early (a copy cut off mid-stream) keeps its complete lines; what
 follows the last complete line is one quarantined row that says so.
 
-`read_kafka_logs` uses DataFrame APIs only (binaryFile source -> mapInPandas), so it runs on Spark
+`read_kafka_logs` reads plain files line by line (Spark's text source, split into blocks; a cheap filter in
+the JVM; the kept lines of a file parsed in file order) and `.gz` files whole (binaryFile, inflated as a
+stream). DataFrame APIs only (text/binaryFile sources, mapInArrow, mapInPandas), so it runs on Spark
 Connect and Databricks serverless as well as on a classic session.
 """
 
