@@ -6,27 +6,37 @@ become lines (gzip by magic number, UTF-8 with replacement), and which cluster/s
 to (a path regex with named groups `cluster` and `source`, else the configured cluster and the source
 read from the log prefix).
 
-`read_kafka_logs` uses DataFrame APIs only (binaryFile source -> mapInPandas), so it runs on Spark
+A file that cannot be read at all is one quarantined row (line 0) and counts as one line read and
+quarantined. A gzip file that ends early (a copy cut off mid-stream) keeps its complete lines; what
+follows the last complete line is one quarantined row that says so.
+
+`read_kafka_logs` reads plain files line by line (Spark's text source, split into blocks; a cheap filter in
+the JVM; the kept lines of a file parsed in file order) and `.gz` files whole (binaryFile, inflated as a
+stream). DataFrame APIs only (text/binaryFile sources, mapInArrow, mapInPandas), so it runs on Spark
 Connect and Databricks serverless as well as on a classic session.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
-import gzip
+import datetime as dt
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from rebalance_core.events import format_ts
 from rebalance_core.kafka_logs import ParseCounts, ParseResult, QuarantinedLine, parse_lines
 from rebalance_core.kafka_logs.layouts import resolve_zone
 from schemas.events import EVENT_COLUMN_NAMES, EVENT_COLUMNS
 from schemas.fields import COUNTS, DATE, STRING, Column
+from schemas.tables import QUARANTINE
 
 GZIP_MAGIC = b"\x1f\x8b"
 DEFAULT_CLUSTER = "default"
@@ -38,12 +48,14 @@ class LogOptions:
     tz: str = "UTC"
     path_pattern: str | None = None  # regex searched in each file path; named groups cluster, source
     topic_ids: dict[str, str] = field(default_factory=dict)  # topic name -> topic id (KIP-848 broker lines)
+    date: dt.date | None = None  # the date of time-only lines in files whose name carries none
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any] | None) -> LogOptions:
-        """From the job's `input.options` (keys cluster, tz, path_pattern, topic_ids). ValueError on bad values."""
+        """From the job's `input.options` (keys cluster, tz, path_pattern, topic_ids, date). ValueError on
+        bad values."""
         options = dict(options or {})
-        unknown = set(options) - {"cluster", "tz", "path_pattern", "topic_ids"}
+        unknown = set(options) - {"cluster", "tz", "path_pattern", "topic_ids", "date"}
         if unknown:
             raise ValueError(f"unknown kafka-log option(s): {', '.join(sorted(unknown))}")
         result = cls(
@@ -51,6 +63,7 @@ class LogOptions:
             tz=str(options.get("tz") or "UTC"),
             path_pattern=options.get("path_pattern") or None,
             topic_ids={str(k): str(v) for k, v in (options.get("topic_ids") or {}).items()},
+            date=log_date(options.get("date")),
         )
         result.validate()
         return result
@@ -79,6 +92,20 @@ class LogOptions:
         return cluster, source
 
 
+def log_date(value: Any) -> dt.date | None:
+    """The `date` option: a date (YAML reads an unquoted 2024-05-06 as one) or YYYY-MM-DD text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise ValueError(f"date {value!r} is not a YYYY-MM-DD date") from None
+
+
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Files named or found (recursively, hidden files skipped) under the given paths, sorted per
     argument. FileNotFoundError for a path that does not exist."""
@@ -98,61 +125,112 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def decode_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Physical lines (split on \\n only, so numbering matches `wc -l`/editors) as text."""
-    for chunk in chunks:
-        yield chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+class LogLines:
+    """A file's content as physical lines (split on \\n only, so numbering matches `wc -l`/editors;
+    UTF-8 with replacement), gunzipped when it starts with the gzip magic number (members concatenated
+    by rotation tools included). Iterating yields the complete lines; when the compressed stream is cut
+    off or corrupt, iteration stops there and `broken` says why and `tail` holds the text after the
+    last complete line."""
+
+    _CHUNK = 1 << 20
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self.broken: str | None = None
+        self.tail = ""
+        self.count = 0
+
+    def __iter__(self) -> Iterator[str]:
+        rest = b""
+        for block in self._blocks():
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            self.count += len(lines)
+            for line in lines:
+                yield line.decode("utf-8", errors="replace").rstrip("\r")
+        if rest and self.broken is None:  # a last line without a newline is complete
+            self.count += 1
+            yield rest.decode("utf-8", errors="replace").rstrip("\r")
+        elif rest:
+            self.tail = rest.decode("utf-8", errors="replace").rstrip("\r")
+
+    def _blocks(self) -> Iterator[bytes]:
+        first = next(self._chunks, b"")
+        if first[:2] != GZIP_MAGIC:
+            yield first
+            yield from self._chunks
+            return
+        inflater, fed, pending = zlib.decompressobj(wbits=31), False, first
+        while pending is not None:
+            try:
+                while pending:
+                    fed = True
+                    yield inflater.decompress(pending)
+                    pending = b""
+                    if inflater.eof:  # another gzip member may follow (rotation tools concatenate them)
+                        pending = inflater.unused_data
+                        inflater, fed = zlib.decompressobj(wbits=31), False
+                        if pending and pending[:2] != GZIP_MAGIC:
+                            if pending.strip(b"\x00"):  # zero padding after the stream is harmless
+                                self.broken = "data after the end of the gzip stream"
+                            return
+            except zlib.error as exc:
+                self.broken = f"corrupt gzip data ({exc})"
+                return
+            pending = next(self._chunks, None)
+        if fed:
+            self.broken = "the gzip stream ends early (the file is truncated)"
 
 
-def open_log(path: str):
-    """A binary stream of the file's content, gunzipped when it starts with the gzip magic number."""
-    stream = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    if stream.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=stream)
-    return stream
+def open_chunks(path: str) -> Iterator[bytes]:
+    with open(path, "rb") as stream:
+        while block := stream.read(LogLines._CHUNK):
+            yield block
 
 
 def parse_file(path: str, options: LogOptions) -> ParseResult:
-    """Parse one local file. An unreadable file (corrupt gzip, I/O error) becomes one quarantine row."""
-    cluster, source = options.identity(path)
+    """Parse one local file. An unreadable file (I/O error, not gzip) becomes one quarantine row; a
+    truncated or corrupt gzip keeps its complete lines and quarantines what follows them."""
     try:
-        with open_log(path) as stream:
-            return parse_lines(
-                decode_lines(stream),
-                file=path,
-                cluster=cluster,
-                tz=options.tz,
-                source=source,
-                topic_ids=options.topic_ids,
-            )
-    except (OSError, EOFError) as exc:
-        return _unreadable(path, exc)
+        lines = LogLines(open_chunks(path))
+        return _parse(path, lines, options)
+    except OSError as exc:
+        return _unreadable(path, exc.strerror or str(exc))
 
 
 def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
-    """Parse a file whose content is already in memory (Spark's binaryFile rows)."""
+    """Parse a file whose content is already in memory (Spark's binaryFile rows), inflated chunk by chunk
+    (a gzip's text is never held whole)."""
+    view = memoryview(data)
+    chunks = (bytes(view[i : i + LogLines._CHUNK]) for i in range(0, len(view), LogLines._CHUNK))
+    return _parse(path, LogLines(chunks), options)
+
+
+def _parse(path: str, lines: LogLines, options: LogOptions) -> ParseResult:
     cluster, source = options.identity(path)
-    try:
-        if data[:2] == GZIP_MAGIC:
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
-        return _unreadable(path, exc)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return parse_lines(
-        decode_lines(lines),
+    result = parse_lines(
+        lines,
         file=path,
         cluster=cluster,
         tz=options.tz,
         source=source,
         topic_ids=options.topic_ids,
+        log_date=options.date,
     )
+    if lines.broken is not None:
+        if lines.count == 0 and not lines.tail:
+            return _unreadable(path, lines.broken)
+        what = f"incomplete last line: {lines.broken}" if lines.tail else lines.broken
+        result.quarantine.append(QuarantinedLine(path, lines.count + 1, lines.tail, what))
+        result.counts.read += 1
+        result.counts.quarantined += 1
+    return result
 
 
-def _unreadable(path: str, exc: BaseException) -> ParseResult:
-    row = QuarantinedLine(file=path, line=0, raw="", reason=f"unreadable file: {exc}")
-    return ParseResult([], [row], ParseCounts())
+def _unreadable(path: str, why: str) -> ParseResult:
+    """One quarantine row for the whole file, counted as one line read and quarantined."""
+    row = QuarantinedLine(file=path, line=0, raw="", reason=f"unreadable file: {why}")
+    return ParseResult([], [row], ParseCounts(read=1, quarantined=1))
 
 
 def quarantine_json(row: QuarantinedLine, cluster: str) -> dict[str, Any]:
@@ -169,50 +247,325 @@ RECORD_EVENT, RECORD_QUARANTINE, RECORD_COUNTS = "event", "quarantine", "counts"
 PARSED_COLUMNS = (
     (Column("record", STRING, True),)
     + EVENT_COLUMNS
-    + (Column("event_date", DATE), Column("quarantine_reason", STRING), Column("counts", COUNTS))
+    + (
+        Column("event_date", DATE),
+        Column("quarantine_reason", STRING),
+        Column("raw_base64", STRING),
+        Column("counts", COUNTS),
+    )
 )
+
+# Line-oriented reading (plain files). Spark's text source splits a file into blocks, so no task holds a
+# file whole. In the JVM each line gets a kind: GROUP_LINE when it carries one of the words every line
+# about a group carries (the `[Consumer …, groupId=…]` / `[Worker …, groupId=…]` prefixes,
+# `[GroupCoordinator …]`, `group <id>`, `rebalance`), else OTHER_HEAD when it has a time of day and a
+# level word (the head of an entry not about groups: its text never leaves the JVM), else MAYBE_CONTINUED
+# (stack traces, `\tAssigned partitions: …`, pretty-printed JSON). The numbering step then leaves out the
+# MAYBE_CONTINUED lines that follow an OTHER_HEAD (the rest of an entry not about groups) and numbers
+# every line, so every line is counted.
+GROUP_WORDS = ("group", "Group", "rebalanc", "Rebalanc")  # literal: a byte search, no regex
+HEAD_TIME = r"\d\d:\d\d:\d\d"
+HEAD_LEVEL = r"\b(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b"
+OTHER_HEAD, GROUP_LINE, MAYBE_CONTINUED = 0, 1, 2
+# Whole-file reading (gzip: a stream Hadoop cannot resume, and whose truncation must be seen).
+WHOLE_FILE = re.compile(r"\.gz$", re.IGNORECASE)
+_COUNT_ROW = (1 << 62) - 1  # sorts a block's line count after the block's lines
+# The numbering step's rows (intermediate, no table has them): `line` is 0-based within the block, or
+# _COUNT_ROW on the block's count row (`count`: its number of lines); `path` and `bytes` (the line's exact
+# bytes) on kept lines only.
+NUMBERED_DDL = "fid long, block long, line long, path string, bytes binary, count long"
+
+
+def line_kind(text: str) -> int:
+    """The kind the JVM gives a line (`_plain_files`), for tests and local use."""
+    if any(word in text for word in GROUP_WORDS):
+        return GROUP_LINE
+    if re.search(HEAD_TIME, text) and re.search(HEAD_LEVEL, text):
+        return OTHER_HEAD
+    return MAYBE_CONTINUED
+
+
+def kept_lines(kinds: Iterable[int]) -> Iterator[bool]:
+    """Which lines of a block go to the parser (`_number_blocks` does the same, vectorised)."""
+    after_group = True  # a block may start inside a group entry of the previous block
+    for kind in kinds:
+        if kind != MAYBE_CONTINUED:
+            after_group = kind == GROUP_LINE
+        yield after_group
 
 
 def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | None = None):
     """Kafka log files (any Hadoop path; directories recursively; gzip ok) -> (events_df, quarantine_df,
     counts). events_df has `schemas.events` columns, quarantine_df `schemas.tables.QUARANTINE` columns;
-    counts = {"files", "read", "events", "event_lines", "skipped", "quarantined"} (one Spark action).
+    counts = {"files", "read", "events", "event_lines", "skipped", "quarantined"}.
     A quarantined line without a readable time has a null event_date (the caller decides its date).
+    Plain files are read line by line (`_plain_files`: split, memory per task bounded); `.gz` files
+    whole (`_whole_files`: a task holds the compressed bytes, inflated as a stream).
     The parsed rows are persisted when the session allows it, so the two DataFrames do not re-parse."""
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
 
-    from schemas.fields import spark_schema
-
     log_options = LogOptions.from_mapping(options)
-    files = (
-        spark.read.format("binaryFile")
+    listed = [
+        row["path"]
+        for row in spark.read.format("binaryFile")  # without `content`, only the listing is read
         .option("recursiveFileLookup", "true")
         .load([paths] if isinstance(paths, str) else list(paths))
-        .select("path", "content")
-    )
-    parsed = files.mapInPandas(_parse_batches(log_options), schema=spark_schema(PARSED_COLUMNS))
+        .select("path")
+        .collect()
+    ]
+    plain = [p for p in listed if not WHOLE_FILE.search(p)]
+    whole = [p for p in listed if WHOLE_FILE.search(p)]
+    frames = []
+    if plain:
+        frames.append(_plain_files(spark, plain, log_options))
+    if whole:
+        frames.append(_whole_files(spark, whole, log_options))
+    if not frames:
+        return _empty(spark), _empty(spark), {"files": 0, **_totals(ParseCounts())}
+    parsed = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     with contextlib.suppress(PySparkException):  # serverless refuses caching: the two frames re-parse then
         parsed = parsed.persist()
     events_df = parsed.where(F.col("record") == RECORD_EVENT).select(*EVENT_COLUMN_NAMES)
+    from_parsed = {
+        "scenario": F.lit("actual"),
+        "event_date": F.col("event_date"),  # null for a line without a readable time: the job dates it
+        "source_file": F.col("file"),
+        "source_line": F.col("line"),
+        "reason": F.col("quarantine_reason"),
+    }
     quarantine_df = parsed.where(F.col("record") == RECORD_QUARANTINE).select(
-        F.col("cluster"),
-        F.col("group_id"),
-        F.lit("actual").alias("scenario"),
-        F.col("event_date"),  # null for a line without a readable time: the job files it under its run
-        F.col("file").alias("source_file"),
-        F.col("line").alias("source_line"),
-        F.col("raw"),
-        F.col("quarantine_reason").alias("reason"),
+        *[from_parsed.get(c.name, F.col(c.name)).alias(c.name) for c in QUARANTINE]
     )
     counts = ParseCounts()
     files_seen = 0
     for row in parsed.where(F.col("record") == RECORD_COUNTS).select("counts").collect():
         files_seen += 1
         counts.add(_counts_from_map(row["counts"]))
+    return events_df, quarantine_df, {"files": files_seen, **_totals(counts)}
+
+
+def _totals(counts: ParseCounts) -> dict[str, int]:
     totals = counts.as_dict()
     totals.pop("skipped_by_reason")
-    return events_df, quarantine_df, {"files": files_seen, **totals}
+    return totals
+
+
+def _empty(spark):
+    return spark.createDataFrame([], _parsed_schema())
+
+
+def _plain_files(spark, files: list[str], options: LogOptions):
+    """Plain files through Spark's text source: (1) in the JVM, drop the text of lines that cannot be
+    about a group; (2) number every line within its block (`_number_blocks`, one pass, no shuffle of the
+    dropped lines); (3) the kept lines of each file, in file order, to the parser (`_parse_numbered`)."""
+    from pyspark.sql import functions as F
+
+    value = F.col("value")
+    group = value.contains(GROUP_WORDS[0])
+    for word in GROUP_WORDS[1:]:
+        group = group | value.contains(word)
+    kind = (
+        F.when(group, GROUP_LINE)
+        .when(value.rlike(HEAD_TIME) & value.rlike(HEAD_LEVEL), OTHER_HEAD)
+        .otherwise(MAYBE_CONTINUED)
+    )
+    keep = kind != OTHER_HEAD
+    lines = (
+        spark.read.option("lineSep", "\n")  # \n only: line numbers as `wc -l` and editors count them
+        .text(files)
+        .select(
+            F.xxhash64("_metadata.file_path").alias("fid"),
+            F.col("_metadata.file_block_start").alias("block"),
+            kind.cast("byte").alias("kind"),
+            F.when(keep, F.col("_metadata.file_path")).alias("path"),
+            F.when(keep, value.cast("binary")).alias("bytes"),  # the bytes as read, even if not UTF-8
+        )
+    )
+    numbered = lines.mapInArrow(_number_blocks, schema=NUMBERED_DDL)
+    ordered = numbered.repartition("fid").sortWithinPartitions("fid", "block", "line")
+    return ordered.mapInPandas(_parse_numbered(options), schema=_parsed_schema())
+
+
+def _number_blocks(batches):
+    """Per task (the rows of one or more blocks, in order): each kept line with its 0-based number within
+    its block, and one count row per block. Vectorised: the dropped lines are never Python objects."""
+    import numpy as np
+    import pyarrow as pa
+
+    schema = pa.schema(
+        [
+            ("fid", pa.int64()),
+            ("block", pa.int64()),
+            ("line", pa.int64()),
+            ("path", pa.string()),
+            ("bytes", pa.binary()),
+            ("count", pa.int64()),
+        ]
+    )
+    run: tuple[int, int] | None = None  # (fid, block) of the block being numbered
+    run_lines = 0
+    after_group = True  # the last head of the block being numbered was a group line (see kept_lines)
+
+    def count_row(key: tuple[int, int], n: int) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pylist(
+            [{"fid": key[0], "block": key[1], "line": _COUNT_ROW, "count": n}], schema=schema
+        )
+
+    for batch in batches:
+        size = batch.num_rows
+        if size == 0:
+            continue
+        fid = batch.column("fid").to_numpy(zero_copy_only=False)
+        block = batch.column("block").to_numpy(zero_copy_only=False)
+        kind = batch.column("kind").to_numpy(zero_copy_only=False)
+        starts = np.empty(size, dtype=bool)
+        starts[0] = run != (int(fid[0]), int(block[0]))
+        starts[1:] = (fid[1:] != fid[:-1]) | (block[1:] != block[:-1])
+        index = np.arange(size, dtype=np.int64)
+        first_of_run = np.maximum.accumulate(np.where(starts, index, 0))
+        line = index - first_of_run
+        run_starts = np.flatnonzero(starts)
+        carried = run_starts[0] if len(run_starts) else size  # rows continuing the previous batch's block
+        line[:carried] += run_lines
+        # kept_lines, vectorised: each row's last head (or block start, which counts as a group line)
+        marker = np.where(kind != MAYBE_CONTINUED, kind == GROUP_LINE, np.where(starts, True, -1)).astype(
+            np.int8
+        )
+        last = np.maximum.accumulate(np.where(marker >= 0, index, -1))
+        state = np.where(last >= 0, marker[np.maximum(last, 0)], np.int8(after_group))
+        kept = state == 1
+        after_group = bool(kept[-1])
+        if run is not None and len(run_starts):  # the block carried from the batches before ends here
+            yield count_row(run, run_lines + int(carried))
+        for begin, end in zip(run_starts[:-1], run_starts[1:]):
+            yield count_row((int(fid[begin]), int(block[begin])), int(end - begin))
+        if len(run_starts):
+            run, run_lines = (
+                (int(fid[run_starts[-1]]), int(block[run_starts[-1]])),
+                int(size - run_starts[-1]),
+            )
+        else:
+            run_lines += size
+        if kept.any():
+            mask = pa.array(kept)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    batch.column("fid").filter(mask),
+                    batch.column("block").filter(mask),
+                    pa.array(line).filter(mask),
+                    batch.column("path").filter(mask),
+                    batch.column("bytes").filter(mask),
+                    pa.nulls(int(kept.sum()), pa.int64()),
+                ],
+                schema=schema,
+            )
+    if run is not None:
+        yield count_row(run, run_lines)
+
+
+def _parse_numbered(options: LogOptions):
+    """Per task: rows sorted by (file, block, line). A file's kept lines are numbered from the counts of
+    its earlier blocks and parsed together (entries and per-file client state span blocks); the lines
+    left out are counted as skipped, not about groups."""
+
+    def parse(batches):
+        import pandas as pd
+
+        columns = [c.name for c in PARSED_COLUMNS]
+        current, lines, path, offset = None, [], None, 0
+        for batch in batches:
+            rows: list[dict[str, Any]] = []
+            for fid, line, row_path, data, count in zip(
+                batch["fid"], batch["line"], batch["path"], batch["bytes"], batch["count"]
+            ):
+                if fid != current:
+                    if current is not None:
+                        rows.extend(_numbered_file_rows(path, lines, offset, options))
+                    current, lines, path, offset = fid, [], None, 0
+                if line == _COUNT_ROW:
+                    offset += int(count)
+                else:
+                    lines.append((offset + int(line) + 1, bytes(data)))
+                    path = path or row_path
+            yield pd.DataFrame(rows, columns=columns)
+        if current is not None:
+            yield pd.DataFrame(list(_numbered_file_rows(path, lines, offset, options)), columns=columns)
+
+    return parse
+
+
+def _numbered_file_rows(
+    path: str | None, lines: list[tuple[int, bytes]], total: int, options: LogOptions
+) -> Iterator[dict[str, Any]]:
+    """One file's rows from its kept lines ((number, bytes), in order) and its number of lines. A file
+    with no line kept (none about groups) has no name here, only its counts."""
+    if path is None:
+        counts = ParseCounts(read=total)
+        counts.skip("not_group", total)
+        yield {**_EMPTY_ROW, "record": RECORD_COUNTS, "counts": _counts_to_map(counts)}
+        return
+    local = _local_path(unquote(path))
+    if lines and lines[0][0] == 1 and lines[0][1][:2] == GZIP_MAGIC:
+        result = _unreadable(local, "gzip data in a file whose name does not end in .gz")
+    else:
+        not_utf8: dict[int, bytes] = {}
+        cluster, source = options.identity(local)
+        result = parse_lines(
+            ((number, _decode(number, data, not_utf8)) for number, data in lines),
+            file=local,
+            cluster=cluster,
+            tz=options.tz,
+            source=source,
+            topic_ids=options.topic_ids,
+            log_date=options.date,
+            numbered=True,
+        )
+        keep_bytes(result, not_utf8)
+        left_out = total - len(lines)
+        result.counts.read += left_out
+        result.counts.skip("not_group", left_out)
+    yield from _result_rows(local, result, options)
+
+
+def _decode(number: int, data: bytes, not_utf8: dict[int, bytes]) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        not_utf8[number] = data
+        text = data.decode("utf-8", errors="replace")
+    return text.rstrip("\r")
+
+
+def keep_bytes(result: ParseResult, not_utf8: Mapping[int, bytes]) -> ParseResult:
+    """Give each quarantined entry holding a line that is not UTF-8 its bytes (`raw_base64`: its lines
+    joined by \\n, as `raw` joins them), so that the quarantine loses nothing of such a line."""
+    if not not_utf8:
+        return result
+    for row in result.quarantine:
+        texts = row.raw.split("\n")
+        numbers = range(row.line, row.line + len(texts))
+        if any(n in not_utf8 for n in numbers):
+            lines = [not_utf8.get(n, text.encode("utf-8")) for n, text in zip(numbers, texts)]
+            row.raw_base64 = base64.b64encode(b"\n".join(lines)).decode("ascii")
+    return result
+
+
+def _whole_files(spark, files: list[str], options: LogOptions):
+    """`.gz` files through the binaryFile source: one task holds a file's compressed bytes (at most
+    2 GB, Spark's limit for a value) and inflates them as a stream."""
+    return (
+        spark.read.format("binaryFile")
+        .load(files)
+        .select("path", "content")
+        .mapInPandas(_parse_batches(options), schema=_parsed_schema())
+    )
+
+
+def _parsed_schema():
+    from schemas.fields import spark_schema
+
+    return spark_schema(PARSED_COLUMNS)
 
 
 def _parse_batches(options: LogOptions):
@@ -222,26 +575,35 @@ def _parse_batches(options: LogOptions):
         for batch in batches:
             rows: list[dict[str, Any]] = []
             for path, content in zip(batch["path"], batch["content"]):
-                rows.extend(_parsed_rows(path, bytes(content), options))
+                rows.extend(_parsed_rows(path, content, options))
             yield pd.DataFrame(rows, columns=[c.name for c in PARSED_COLUMNS])
 
     return parse
 
 
+def _local_path(path: str) -> str:
+    local = path[len("file:") :] if path.startswith("file:") else path
+    return re.sub(r"^/+", "/", local)
+
+
+_EMPTY_ROW = dict.fromkeys(c.name for c in PARSED_COLUMNS)
+
+
 def _parsed_rows(path: str, data: bytes, options: LogOptions) -> Iterator[dict[str, Any]]:
-    local_path = path[len("file:") :] if path.startswith("file:") else path
-    local_path = re.sub(r"^/+", "/", local_path)
-    result = parse_bytes(local_path, data, options)
+    local_path = _local_path(path)
+    yield from _result_rows(local_path, parse_bytes(local_path, data, options), options)
+
+
+def _result_rows(local_path: str, result: ParseResult, options: LogOptions) -> Iterator[dict[str, Any]]:
     cluster, _ = options.identity(local_path)
-    empty = dict.fromkeys(c.name for c in PARSED_COLUMNS)
     for event in result.events:
-        row = {**empty, **event.to_row(), "record": RECORD_EVENT}
+        row = {**_EMPTY_ROW, **event.to_row(), "record": RECORD_EVENT}
         row["event_date"] = row["ts"].date()
         yield row
     for q in result.quarantine:
         table_row = q.to_row(cluster)
         yield {
-            **empty,
+            **_EMPTY_ROW,
             "record": RECORD_QUARANTINE,
             "cluster": cluster,
             "group_id": q.group_id,
@@ -249,9 +611,10 @@ def _parsed_rows(path: str, data: bytes, options: LogOptions) -> Iterator[dict[s
             "file": q.file,
             "line": q.line,
             "raw": q.raw,
+            "raw_base64": q.raw_base64,
             "quarantine_reason": q.reason,
         }
-    yield {**empty, "record": RECORD_COUNTS, "file": local_path, "counts": _counts_to_map(result.counts)}
+    yield {**_EMPTY_ROW, "record": RECORD_COUNTS, "file": local_path, "counts": _counts_to_map(result.counts)}
 
 
 def _counts_to_map(counts: ParseCounts) -> dict[str, int]:

@@ -3,8 +3,11 @@
 Files or directories (recursively; gzip detected by content) are parsed in parallel, one file per task
 of a process pool. Writes DIR/events.jsonl (schemas.events, JSON form), DIR/quarantine.jsonl (the
 quarantine table's columns plus `ts`) and DIR/counts.json (per file and total), in input order, and
-prints how many lines were read, became events, were skipped or quarantined. Rerunning gives the same
-files (event ids hash file and line).
+prints how many lines were read, became events, were skipped or quarantined (an unreadable file counts
+as one quarantined line). Rerunning gives the same files (event ids hash file and line).
+
+Time-only lines (logback's default `HH:mm:ss.SSS`) take their date from the file name when it carries
+one (`app.2024-05-06.log`), else from `--log-date`; otherwise their group lines are quarantined.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from jobs.log_source import (
     LogOptions,
     counts_json,
     expand_paths,
+    log_date,
     parse_file,
     quarantine_json,
 )
@@ -40,6 +44,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--cluster", default=DEFAULT_CLUSTER, help=f"cluster name (default {DEFAULT_CLUSTER!r})"
     )
     parser.add_argument("--tz", default="UTC", help="time zone of the logs' naive timestamps (default UTC)")
+    parser.add_argument(
+        "--log-date",
+        metavar="YYYY-MM-DD",
+        help="date of the first time-only line (e.g. logback's HH:mm:ss.SSS) in files whose name has no date",
+    )
     parser.add_argument(
         "--path-pattern",
         metavar="RE",
@@ -90,10 +99,14 @@ def _options(args: argparse.Namespace) -> LogOptions:
         if not isinstance(doc, dict):
             raise UsageError("--topic-ids must hold an object topic name -> topic id")
         topic_ids = {str(k): str(v) for k, v in doc.items()}
-    options = LogOptions(
-        cluster=args.cluster, tz=args.tz, path_pattern=args.path_pattern, topic_ids=topic_ids
-    )
     try:
+        options = LogOptions(
+            cluster=args.cluster,
+            tz=args.tz,
+            path_pattern=args.path_pattern,
+            topic_ids=topic_ids,
+            date=log_date(args.log_date),
+        )
         options.validate()
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -51,6 +51,12 @@ def configure(parser: argparse.ArgumentParser, scenario_option: bool = True) -> 
         "--from", dest="date_from", type=parse_date, metavar="YYYY-MM-DD", help="first UTC date"
     )
     parser.add_argument("--to", dest="date_to", type=parse_date, metavar="YYYY-MM-DD", help="last UTC date")
+    parser.add_argument(
+        "--log-date",
+        type=parse_date,
+        metavar="YYYY-MM-DD",
+        help="kafka-log input: date of time-only lines in files whose name has no date (input.options.date)",
+    )
     if scenario_option:  # `whatif` has its own --scenario (the what-ifs to run)
         parser.add_argument("--scenario", help="scenario name of the rows written (default: actual)")
 
@@ -69,6 +75,7 @@ def config_from_args(args: argparse.Namespace) -> JobConfig:
             "dates.from": date_from.isoformat() if date_from else None,
             "dates.to": date_to.isoformat() if date_to else None,
             "scenario": args.scenario,
+            "input.options.date": args.log_date.isoformat() if args.log_date else None,
         },
     )
 
@@ -115,6 +122,7 @@ class RunResult:
     accounting: dict[dt.date, Accounting]
     table_rows: dict[str, int]
     groups: list[dict] = field(default_factory=list)  # per group: totals over the run's dates
+    not_group_lines: int = 0  # of the skipped: log lines not about groups (the rest: outside the dates)
 
     @property
     def total(self) -> Accounting:
@@ -232,6 +240,7 @@ def _run(
         accounting,
         table_rows,
         groups,
+        uncounted.get("skipped", 0),
     )
 
 
@@ -550,7 +559,10 @@ def print_summary(console, result: RunResult, seconds: float) -> None:
             f"... and {len(result.groups) - len(shown)} more groups (listed by stop-the-world time)"
         )
     total = result.total
-    skipped = f" + skipped {total.skipped} (outside the run's dates)" if total.skipped else ""
+    outside = total.skipped - result.not_group_lines
+    why = [f"{result.not_group_lines} not about groups"] if result.not_group_lines else []
+    why += [f"{outside} outside the run's dates"] if outside else []
+    skipped = f" + skipped {total.skipped} ({', '.join(why)})" if total.skipped else ""
     console.print(
         f"read {total.read} = replayed {total.replayed} + quarantined {total.quarantined} "
         f"+ duplicates {total.duplicates}{skipped}"

@@ -22,16 +22,20 @@ Every event also carries `log_pattern`, the name of the row that matched.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rebalance_core.events import Event, ms_to_datetime
 from rebalance_core.kafka_logs.layouts import (
+    LineDates,
     LogEntry,
     LooseLine,
+    UndatedTimestamp,
+    file_name_date,
     parse_timestamp,
     resolve_zone,
     split_entries,
@@ -96,6 +100,7 @@ class QuarantinedLine:
     reason: str
     group_id: str | None = None
     ts: int | None = None
+    raw_base64: str | None = None  # the lines' bytes where they are not UTF-8 (set by the file reader)
 
     def to_row(self, cluster: str, scenario: str = "actual") -> dict[str, Any]:
         """A row of `schemas.tables.QUARANTINE` (event_date None when the timestamp is unreadable)."""
@@ -107,6 +112,7 @@ class QuarantinedLine:
             "source_file": self.file,
             "source_line": self.line,
             "raw": self.raw,
+            "raw_base64": self.raw_base64,
             "reason": self.reason,
         }
 
@@ -158,18 +164,31 @@ def parse_lines(
     tz: str = "UTC",
     source: str | None = None,
     topic_ids: Mapping[str, str] | None = None,
+    log_date: dt.date | str | None = None,
+    numbered: bool = False,
 ) -> ParseResult:
-    """Parse one log file's lines (any mix of broker and client logging, any supported layout).
+    """Parse one log file's lines, in file order (any mix of broker and client logging, any layout).
 
     `file` names the input in events and quarantine rows and seeds the event ids (hash of file, line and
     the event's index in its entry), so a rerun yields the same ids. `tz` is the zone of naive
     timestamps. `source` (e.g. from the file path) overrides the one read from the log prefix (broker
     id, client id). `topic_ids` (topic name -> id, as in ReplaySettings) names topics that KIP-848 broker
-    lines print by id; unknown ids are kept as the topic."""
+    lines print by id; unknown ids are kept as the topic. A time-only timestamp takes its date from the
+    file name (rolling-file conventions, `layouts.file_name_date`), else from `log_date`, rolling to the
+    next day past midnight; a syslog `MMM dd` takes its year from the same; without either such a
+    group line is quarantined, never dated by guess (`log_date` may be given as YYYY-MM-DD).
+    `numbered`: `lines` are (line number, text) pairs that may leave lines out (`split_entries`); the
+    counts then cover the lines given only."""
+    if isinstance(log_date, str):
+        log_date = dt.date.fromisoformat(log_date)
+    reference = file_name_date(file) or log_date
     parser = _FileParser(
         file, cluster, resolve_zone(tz), source, {v: k for k, v in (topic_ids or {}).items()}
     )
-    for item in split_entries(lines):
+    parser.undated_reason = (
+        "" if reference else " (no date in the file name, no --log-date / input.options.date)"
+    )
+    for item in split_entries(lines, LineDates(reference), numbered=numbered):
         if isinstance(item, LooseLine):
             parser.loose(item)
         else:
@@ -282,6 +301,7 @@ class _FileParser:
         self.quarantine: list[QuarantinedLine] = []
         self.counts = ParseCounts()
         self.members: dict[tuple[str, str | None], _MemberContext] = {}
+        self.undated_reason = ""  # why a time-only or yearless stamp has no date, for quarantine rows
 
     # -- accounting -------------------------------------------------------------------------------
     def loose(self, item: LooseLine) -> None:
@@ -289,7 +309,8 @@ class _FileParser:
         if item.comment:
             self.counts.skip("comment", 1)
         elif _match(_ALL_ROWS, item.text)[2] is not None:
-            self._quarantine_lines(item.line, 1, item.text, "group message outside any recognised log layout")
+            reason = "group message outside any recognised log layout" if item.stamped else "no timestamp"
+            self._quarantine_lines(item.line, 1, item.text, reason)
         else:
             self.counts.skip("not_group", 1)
 
@@ -312,29 +333,28 @@ class _FileParser:
         rows = {"broker": PATTERNS_BY_SIDE[Side.COORDINATOR], "client": PATTERNS_BY_SIDE[Side.MEMBER]}.get(
             prefix.kind, _UNPREFIXED_ROWS
         )
-        row, match, near = _match(rows, prefix.message)
-        if row is None:
-            if near is not None:
+        found = self._find(rows, prefix.message)
+        if isinstance(found, _Near):
+            if found.row is not None:
                 self._quarantine_entry(
-                    entry, prefix, f"unknown wording of a group message (like {near.name})"
+                    entry, prefix, f"unknown wording of a group message (like {found.row.name})"
                 )
             else:
                 self.counts.skip("not_group", entry.line_count)
             return
+        row, specs = found
         if row.event is None:
             if row.resets_member:
                 self._context(prefix.group_id, prefix.client_id).forget_member_id()
             self.counts.skip("no_event", entry.line_count)
             return
-        try:
-            ts = parse_timestamp(entry.ts_text or "", self.zone)
-        except ValueError as exc:
-            self._quarantine_entry(entry, prefix, str(exc))
+        if isinstance(specs, ValueError):
+            self._quarantine_entry(entry, prefix, f"{row.name}: {specs}")
             return
         try:
-            specs = self._extract(row, match, prefix.message)
+            ts = self._timestamp(entry)
         except ValueError as exc:
-            self._quarantine_entry(entry, prefix, f"{row.name}: {exc}", ts)
+            self._quarantine_entry(entry, prefix, str(exc))
             return
         group_id = specs[0][1].get("group_id") or prefix.group_id
         if not group_id:
@@ -354,8 +374,37 @@ class _FileParser:
     def _quarantine_entry(self, entry: LogEntry, prefix: _Prefix, reason: str, ts: int | None = None) -> None:
         if ts is None and entry.ts_text:
             with contextlib.suppress(ValueError):  # the quarantine table is partitioned by the entry's date
-                ts = parse_timestamp(entry.ts_text, self.zone)
+                ts = parse_timestamp(entry.ts_text, self.zone, entry.date)
         self._quarantine_lines(entry.first_line, entry.line_count, entry.raw, reason, prefix.group_id, ts)
+
+    def _timestamp(self, entry: LogEntry) -> int:
+        """The entry's time in UTC ms; ValueError (the quarantine reason) when it has none or no date."""
+        if entry.ts_text is None:
+            raise ValueError("no timestamp")
+        try:
+            return parse_timestamp(entry.ts_text, self.zone, entry.date)
+        except UndatedTimestamp as exc:
+            raise ValueError(f"{exc}{self.undated_reason}") from None
+
+    def _find(self, rows: tuple[MessagePattern, ...], message: str):
+        """(row, its events or the ValueError that reading them raised), or _Near(first row whose needle
+        the message contains). A layout may print text after the message (`[thread]`, MDC `key=value`,
+        `{…}`): a message that matches no row, or whose fields do not read, is tried again without it."""
+        near = failed = None
+        for candidate in _without_layout_suffixes(message):
+            row, match, candidate_near = _match(rows, candidate)
+            if row is None:
+                near = near or candidate_near
+                if near is None:
+                    break  # no wording's needle in it: not a group message, with or without a suffix
+                continue
+            if row.event is None:
+                return row, None
+            try:
+                return row, self._extract(row, match, candidate)
+            except ValueError as exc:
+                failed = failed or (row, exc)
+        return failed or _Near(near)
 
     # -- fields -----------------------------------------------------------------------------------
     def _extract(self, row: MessagePattern, match, message: str) -> list[tuple[EventType, dict[str, Any]]]:
@@ -548,8 +597,52 @@ def _merge(target: Event, restated: Event) -> None:
 
 
 def _kafka_logger(logger: str | None) -> bool:
-    """Without a Kafka prefix, a line can be Kafka's only if its logger is unknown or Kafka's."""
-    return logger is None or "kafka" in logger.lower() or logger.startswith("o.a.k.")
+    """Without a Kafka prefix, a line can be Kafka's only if its logger is unknown or Kafka's (also
+    abbreviated: logback's `o.a.k.c.c.i.ConsumerCoordinator`, log4j's `%c{1}` class name)."""
+    return (
+        logger is None
+        or "kafka" in logger.lower()
+        or logger.startswith("o.a.k.")
+        or logger.rsplit(".", 1)[-1].split(":", 1)[0] in _KAFKA_CLASSES
+    )
+
+
+# Classes that log group messages, for loggers printed without their package (`%c{1}`).
+_KAFKA_CLASSES = frozenset(
+    {
+        "GroupCoordinator",
+        "GroupMetadataManager",
+        "AbstractCoordinator",
+        "ConsumerCoordinator",
+        "ConsumerRebalanceListenerInvoker",
+        "ConsumerMembershipManager",
+        "MembershipManagerImpl",
+        "WorkerCoordinator",
+        "DistributedHerder",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Near:
+    row: MessagePattern | None  # the first row whose needle the message contains; None: not a group line
+
+
+# Text a layout prints after the message (logback `%msg [%thread]`, `%msg %mdc`, log4j2 `%m %X`).
+_LAYOUT_SUFFIX = re.compile(r"\s+(?:\[[^\[\]\n]*\]|\{[^{}\n]*\}|[\w.-]+=[^\s=]*,?)$")
+
+
+def _without_layout_suffixes(message: str) -> Iterator[str]:
+    """The message, then (at most four times) without one more trailing layout suffix, taken from the
+    end of its first line when it has more lines (a single-line message with a stack trace below)."""
+    yield message
+    head, sep, rest = message.partition("\n")
+    for _ in range(4):
+        m = _LAYOUT_SUFFIX.search(head)
+        if m is None:
+            return
+        head = head[: m.start()]
+        yield head + sep + rest
 
 
 def _source_from_prefix(prefix: _Prefix) -> str | None:

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from jobs.log_source import read_kafka_logs
+from jobs.log_source import LogOptions, parse_file, read_kafka_logs
 from schemas.events import EVENT_COLUMN_NAMES, event_spark_schema
 from schemas.tables import QUARANTINE
 from tests.logs.kafka_log_fixtures import EXCERPTS, REAL, parse_fixture
@@ -66,3 +66,46 @@ def test_read_kafka_logs(spark, tmp_path):
 def test_unknown_option_is_an_error(spark):
     with pytest.raises(ValueError, match="unknown kafka-log option"):
         read_kafka_logs(spark, str(REAL), {"timezone": "UTC"})
+
+
+NOISE = [
+    b"[2024-02-10 10:00:00,000] INFO [Log partition=t-%d, dir=/k] Rolled new log segment at offset 5 (kafka.log.Log)",
+    b"[2024-02-10 10:00:00,000] ERROR [ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] Error for partition t-%d (k.s.R)",
+    b"java.io.IOException: Connection to 2 was disconnected before the response was read %d",
+    b"\tat org.apache.kafka.clients.NetworkClientUtils.sendAndReceive(NetworkClientUtils.java:%d)",
+    b"[2024-02-10 10:00:00,000] INFO caf\xe9 \xff not UTF-8 %d (a.B)\r",
+]
+
+
+def test_a_file_read_in_many_blocks_parses_as_the_whole_file(spark, tmp_path):
+    """Splits fall anywhere (inside multi-line entries too): numbering and entries span the blocks, the
+    noise left out in the JVM is counted as skipped, every line is counted."""
+    lines = []
+    for name in ("12_client_connect_incremental_cooperative.log", "05_broker_3.8_classic_join_leave.log"):
+        for i, line in enumerate((REAL / name).read_bytes().splitlines()):
+            lines.append(line)
+            lines.extend(NOISE[(i + k) % len(NOISE)] % i for k in range(i % 4))
+    path = tmp_path / "server.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    expected = parse_file(str(path), LogOptions())
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
+    try:
+        blocks = spark.read.text(str(path)).select("_metadata.file_block_start").distinct().count()
+        events, quarantine, counts = read_kafka_logs(spark, str(tmp_path), {})
+        rows = events.collect()
+        quarantined = quarantine.collect()
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+    assert blocks > 10
+    assert sorted((r["line"], r["event_type"], r["event_id"]) for r in rows) == sorted(
+        (e.line, e.event_type, e.event_id) for e in expected.events
+    )
+    assert sorted((q["source_line"], q["reason"]) for q in quarantined) == sorted(
+        (q.line, q.reason) for q in expected.quarantine
+    )
+    assert counts == {
+        "files": 1,
+        **{k: v for k, v in expected.counts.as_dict().items() if k != "skipped_by_reason"},
+    }
+    assert counts["read"] == len(lines) == counts["event_lines"] + counts["skipped"] + counts["quarantined"]

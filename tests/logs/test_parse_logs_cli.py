@@ -147,10 +147,57 @@ def test_missing_path_exits_2(tmp_path, capsys):
     assert "no such file or directory" in capsys.readouterr().err
 
 
-def test_corrupt_gzip_is_quarantined(tmp_path, capsys):
+JOIN_LINE = (
+    b"[2024-01-01 00:00:%02d,000] INFO [Consumer clientId=c, groupId=g] (Re-)joining group (o.a.k.C)\n"
+)
+
+
+def test_truncated_gzip_keeps_its_complete_lines_and_quarantines_the_rest(tmp_path, capsys):
+    data = gzip.compress(b"".join(JOIN_LINE % (i % 60) for i in range(2000)))
+    cut = tmp_path / "server.log.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    out = tmp_path / "out"
+    assert main(["parse-logs", str(cut), "--out", str(out)]) == 0
+    events = read_jsonl(out / "events.jsonl")
+    [row] = read_jsonl(out / "quarantine.jsonl")
+    assert 0 < len(events) < 2000 and row["source_line"] == len(events) + 1
+    assert row["reason"] == "incomplete last line: the gzip stream ends early (the file is truncated)"
+    assert (JOIN_LINE % (len(events) % 60)).decode().startswith(row["raw"]) and row["raw"]
+    counts = json.loads((out / "counts.json").read_text(encoding="utf-8"))["total"]
+    assert (counts["read"], counts["events"], counts["quarantined"]) == (len(events) + 1, len(events), 1)
+
+
+def test_an_unreadable_file_counts_as_one_quarantined_line(tmp_path, capsys):
     bad = tmp_path / "broken.log.gz"
-    bad.write_bytes(gzip.compress(b"[2024-01-01 00:00:00,000] INFO x (a.B)\n" * 50)[:40])
+    bad.write_bytes(b"\x1f\x8b" + bytes(range(256)) * 4)
     out = tmp_path / "out"
     assert main(["parse-logs", str(bad), "--out", str(out)]) == 0
     [row] = read_jsonl(out / "quarantine.jsonl")
-    assert row["reason"].startswith("unreadable file") and row["source_file"] == str(bad)
+    assert row["reason"].startswith("unreadable file: corrupt gzip data") and row["source_file"] == str(bad)
+    assert row["source_line"] == 0
+    assert "read 1 lines: 0 events (from 0 lines), 0 skipped, 1 quarantined" in capsys.readouterr().out
+    counts = json.loads((out / "counts.json").read_text(encoding="utf-8"))
+    assert counts["total"]["quarantined"] == 1 and counts["files"][str(bad)]["quarantined"] == 1
+
+
+def test_log_date_dates_the_time_only_lines_of_a_file_without_a_date_in_its_name(tmp_path, capsys):
+    undated = EXCERPTS / "layout_logback_default_client_undated.log"
+    assert main(["parse-logs", str(undated), "--out", str(tmp_path / "without")]) == 0
+    rows = read_jsonl(tmp_path / "without" / "quarantine.jsonl")
+    assert read_jsonl(tmp_path / "without" / "events.jsonl") == [] and len(rows) == 16  # every group entry
+    assert all("without a date" in r["reason"] and "--log-date" in r["reason"] for r in rows)
+    without = json.loads((tmp_path / "without" / "counts.json").read_text(encoding="utf-8"))["total"]
+    assert (
+        main(["parse-logs", str(undated), "--out", str(tmp_path / "with"), "--log-date", "2024-05-06"]) == 0
+    )
+    events = read_jsonl(tmp_path / "with" / "events.jsonl")
+    assert read_jsonl(tmp_path / "with" / "quarantine.jsonl") == [] and len(events) == 12
+    assert (events[0]["ts"], events[-1]["ts"]) == ("2024-05-06T23:59:57.120Z", "2024-05-07T00:00:00.211Z")
+    dated = json.loads((tmp_path / "with" / "counts.json").read_text(encoding="utf-8"))["total"]
+    assert without["quarantined"] == dated["event_lines"] and without["skipped"] == dated["skipped"]
+
+
+def test_a_bad_log_date_exits_2(tmp_path, capsys):
+    status = main(["parse-logs", str(EXCERPTS / "broker_1.1_session_timeout.log"), "--out", str(tmp_path / "o"),
+                   "--log-date", "2024-13-01"])  # fmt: skip
+    assert status == 2 and "not a YYYY-MM-DD date" in capsys.readouterr().err
