@@ -317,7 +317,15 @@ class KafkaLogWriter:
     def _classic_member_removed(self, event: Event) -> list[LogLine]:
         member_id = event.member_id or ""
         if event.reason == RemovalReason.SESSION_TIMEOUT.value:
-            message = f"Member {member_id} in group {event.group_id} has failed, removing it from the group"
+            if event.attributes.get("pending") == "true":  # GroupCoordinator.onExpireHeartbeat, isPending
+                message = (
+                    f"Pending member {member_id} in group {event.group_id} has been removed after session "
+                    "timeout expiration."
+                )
+            else:
+                message = (
+                    f"Member {member_id} in group {event.group_id} has failed, removing it from the group"
+                )
             return [self._broker(event, message)]
         if event.reason != RemovalReason.LEAVE_GROUP.value:
             return []  # pending-sync removals are named in the rebalance reason; others are not logged
