@@ -341,6 +341,30 @@ def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
     ]
 
 
+def test_a_count_that_some_pending_members_make_up_is_kafkas_and_leaves_the_members_unknown():
+    """KIP-394: c2 and c3 are pending (MEMBER_ID_REQUIRED) when the join phase opens; only c2's second
+    JoinGroup (DEBUG in the 3.x Scala coordinator, no Preparing during PreparingRebalance) lands before it
+    completes. "with 2 members" is Kafka's count, not an anomaly; which pending member is in generation 1
+    no line says (members null). c3's "Adding new member" and "with 3 members" state generation 2 whole."""
+    adding = "with group instance id None; client reason: "
+    lines = [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        _pending_join("10:00:00,030", C3, "PreparingRebalance"),
+        _stabilized("10:00:03,010", 1, 2),
+        _prepare("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
+        _stabilized("10:00:03,100", 2, 3),
+        _assignment("10:00:03,110", C1, 2, 3),
+    ]
+    out = replay_log(lines, topics={"t": 3}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["member_count"], g["members"]) for g in out["generations"]] == [
+        (1, 2, None),
+        (2, 3, sorted([C1, C2, C3])),
+    ]
+
+
 # --------------------------------------------------------------------------- simulated round trip
 # The simulator's histories written as the broker's server.log (KafkaLogWriter, 3.x Scala wording), parsed
 # back and replayed with only the topics and the default assignor configured, against the simulator's
