@@ -23,7 +23,9 @@ Membership is known once the model has seen the whole of it (a join_completed li
 starting Empty) and stays known while every change is logged. A line that states a count the model cannot
 match makes it unknown (one anomaly); the next line that states the membership (a members list, or a count
 the model's members, with or without its pending members, add up to) makes it known again: no single
-anomaly switches the membership off for the rest of the input.
+anomaly switches the membership off for the rest of the input. A count between the members alone and the
+members with all pending ones is Kafka's own (some KIP-394 members rejoined unlogged): no anomaly, the
+membership is not known until a later line states it.
 """
 
 from __future__ import annotations
@@ -475,8 +477,9 @@ class ClassicGroup:
     def _stated_count(self, e: Event, count: int | None) -> None:
         """A line states the group has `count` members (pending members not counted). The model resyncs
         on it: its members add up to it (membership known again), or its members and all its pending
-        members do (they rejoined with their ids, a JoinGroup logged at DEBUG only); else the membership
-        is not known (one anomaly when the model thought it was)."""
+        members do (they rejoined with their ids, a JoinGroup logged at DEBUG only); its members and some
+        of its pending members: membership not known, no anomaly; else the membership is not known (one
+        anomaly when the model thought it was)."""
         if count is None:
             return
         if count == len(self.members):
@@ -486,6 +489,13 @@ class ClassicGroup:
             for i, member in enumerate(list(self.pending.values())):
                 self.add_member(member, with_previous=i > 0)  # their second JoinGroups: order not logged
             self.membership_known = True
+            return
+        if len(self.members) < count < len(self.members) + len(self.pending):
+            # some pending members rejoined with their ids, which ones no line says (the 3.x Scala
+            # GroupCoordinator logs "Pending dynamic member with id X joins group ... Adding to the group
+            # now." at DEBUG, and addMemberAndRebalance prints no "Preparing" in PreparingRebalance): the
+            # count is Kafka's, the members are not known; a later stated count resynchronises
+            self._membership_lost()
             return
         if self.membership_known:
             self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {count}")

@@ -866,6 +866,9 @@ class GroupReplayer:
         episode = self.timeline.episode
         caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
         interrupted = self.round is not None and not self.round.stable
+        if episode is not None and not (caused or interrupted) and self._rejoin_of_unknown_cause(reason):
+            caused = True  # taken for the follow-up round; the log cannot say: the episode is inferred
+            episode.source = "inferred"
         if self.round is not None:
             self._end_round(ts if ts is not None else first_seen)
         if episode is not None and (caused or interrupted):
@@ -891,6 +894,26 @@ class GroupReplayer:
             episode.reason = reason
         if self.protocol != "cooperative" and timing == "member":
             self._stop_unlogged_members(ts if ts is not None else first_seen)  # member-only logs
+
+    def _rejoin_of_unknown_cause(self, reason: str | None) -> bool:
+        """Whether a round is an existing member's rejoin whose cause no line states, right after a
+        cooperative round whose revocations are unknown (the episode is still open for it, see
+        `_maybe_end_episode`). Such a rejoin is what follows a revoking round (KIP-429
+        ConsumerCoordinator.onJoinComplete; KIP-415 DistributedHerder.handleRebalanceCompleted: a worker
+        that stopped revoked connectors or tasks rejoins at once), so the round is taken as its follow-up.
+        A 3.2+ consumer states the cause ("need to revoke partitions and re-join", else another client
+        reason); a Connect worker never does (WorkerCoordinator.requestRejoin does not set
+        AbstractCoordinator's rejoinReason, so its JoinGroup carries "": GroupCoordinator prints
+        "client reason: " empty), nor does a 2.x-3.1 client ("Leader X re-joining group during Stable",
+        no client reason) or one that sends none ("not provided")."""
+        rnd = self.round
+        if rnd is None or not rnd.stable or rnd.assignment_known or self.protocol != "cooperative":
+            return False
+        named = co.members_named_in_reason(reason)
+        if named is None or named[2]:  # not a member's rejoin (a new member, a removal, a timeout)
+            return False
+        _, _, client_reason = (reason or "").partition("; client reason:")
+        return client_reason.strip() in ("", "not provided")
 
     def _episode_id(self, anchor: int | None, previous: str | None) -> str:
         """`group@ISO-instant` of the episode's start (or first sight); `#n` when the previous episode

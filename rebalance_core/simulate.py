@@ -1453,7 +1453,9 @@ class _Simulation:
         late = [self.members[m] for m in self.members if m in self.pending_sync]
         for member in late:
             self._remove_member(member, RemovalReason.PENDING_SYNC_TIMEOUT, None)
-        self._prepare_rebalance(f"Removing {[m.member_id for m in late]} on pending sync request expiration")
+        # GroupCoordinator.removePendingSyncMembers prints the Scala Set of ids: "Removing Set(a, b) on ..."
+        ids = ", ".join(m.member_id for m in late)
+        self._prepare_rebalance(f"Removing Set({ids}) on pending sync request expiration")
 
     def _on_heartbeat(self, member_id: str, generation: int) -> str | None:
         """GroupCoordinator.handleHeartbeat (3.x Scala) / GroupMetadataManager.classicGroupHeartbeat (4.x):

@@ -246,6 +246,14 @@ class ClassicBroker(BrokerWording):
 
     def member_removed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         member_id = event.member_id or ""
+        if event.reason == RemovalReason.SESSION_TIMEOUT.value and event.attributes.get("pending") == "true":
+            # a KIP-394 pending member that never rejoined with its id (Scala GroupCoordinator.onExpireHeartbeat,
+            # Java GroupMetadataManager: the same wording), not a member that "has failed"
+            message = (
+                f"Pending member {member_id} in group {event.group_id} has been removed after session timeout "
+                "expiration."
+            )
+            return [self.line(event, message)]
         if event.reason == RemovalReason.SESSION_TIMEOUT.value:
             return [self.line(event, self.failed_message(event))]
         if event.reason != RemovalReason.LEAVE_GROUP.value:

@@ -341,6 +341,86 @@ def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
     ]
 
 
+def test_a_count_that_some_pending_members_make_up_is_kafkas_and_leaves_the_members_unknown():
+    """KIP-394: c2 and c3 are pending (MEMBER_ID_REQUIRED) when the join phase opens; only c2's second
+    JoinGroup (DEBUG in the 3.x Scala coordinator, no Preparing during PreparingRebalance) lands before it
+    completes. "with 2 members" is Kafka's count, not an anomaly; which pending member is in generation 1
+    no line says (members null). c3's "Adding new member" and "with 3 members" state generation 2 whole."""
+    adding = "with group instance id None; client reason: "
+    lines = [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        _pending_join("10:00:00,030", C3, "PreparingRebalance"),
+        _stabilized("10:00:03,010", 1, 2),
+        _prepare("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
+        _stabilized("10:00:03,100", 2, 3),
+        _assignment("10:00:03,110", C1, 2, 3),
+    ]
+    out = replay_log(lines, topics={"t": 3}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["member_count"], g["members"]) for g in out["generations"]] == [
+        (1, 2, None),
+        (2, 3, sorted([C1, C2, C3])),
+    ]
+
+
+W1 = "connect-1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
+W2 = "connect-2-5485febc-752b-4881-b106-5829a1889014"
+
+
+def _connect_worker_joins(follow_up_reason: str) -> list[str]:
+    """Connect workers w1 (alone at generation 1) and w2: w2's arrival makes the leader revoke tasks of w1
+    (IncrementalCooperativeAssignor), w1 stops them and rejoins at once (DistributedHerder
+    .handleRebalanceCompleted): generation 3. The broker's lines name no task and no revocation."""
+    adding = "with group instance id None; client reason: "
+    return [
+        _pending_join("10:00:00,000", W1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {W1} {adding}"),
+        _stabilized("10:00:03,010", 1, 1),
+        _assignment("10:00:03,020", W1, 1, 1),
+        _pending_join("10:00:10,000", W2, "Stable"),
+        _prepare("10:00:10,010", 1, f"Adding new member {W2} {adding}"),
+        _stabilized("10:00:12,000", 2, 2),
+        _assignment("10:00:12,010", W1, 2, 2),
+        _prepare("10:00:12,050", 2, follow_up_reason),
+        _stabilized("10:00:12,100", 3, 2),
+        _assignment("10:00:12,110", W1, 3, 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    "follow_up_reason",
+    [
+        f"Leader {W1} re-joining group during Stable; client reason: ",  # 3.2+: a worker sends ""
+        f"Leader {W1} re-joining group during Stable",  # 3.0-3.1: no client reason
+    ],
+)
+def test_connect_rejoin_after_a_round_whose_revocations_no_line_shows_is_its_inferred_follow_up(
+    follow_up_reason,
+):
+    """KIP-415: a worker whose connectors or tasks were revoked rejoins at once, and a Connect worker's
+    JoinGroup states no cause (WorkerCoordinator.requestRejoin leaves AbstractCoordinator's rejoinReason
+    empty). The broker-only view cannot see the revocation: the rejoin round is taken as the follow-up of
+    the open cooperative episode, and the episode is marked inferred."""
+    out = replay_log(_connect_worker_joins(follow_up_reason), topics={"c": 4}, default_assignor="sessioned")
+    assert episodes(out) == [(1, 1, 1), (2, 2, 3)]
+    assert [(e["rebalance_protocol"], e["source"]) for e in out["rebalance_episodes"]][1] == (
+        "cooperative",
+        "inferred",
+    )
+    assert not out["anomalies"]
+
+
+def test_a_rejoin_whose_client_reason_states_another_cause_is_a_rebalance_of_its_own():
+    """A 3.2+ consumer states why it rejoins: only "need to revoke partitions and re-join" follows the
+    previous round (ConsumerCoordinator.onJoinComplete); "cached metadata has changed" is a new episode,
+    even when the assignment (no topics configured) is not known."""
+    reason = f"Leader {W1} re-joining group during Stable; client reason: cached metadata has changed"
+    out = replay_log(_connect_worker_joins(reason), default_assignor="cooperative-sticky")
+    assert episodes(out) == [(1, 1, 1), (1, 2, 2), (1, 3, 3)]
+
+
 # --------------------------------------------------------------------------- simulated round trip
 # The simulator's histories written as the broker's server.log (KafkaLogWriter, 3.x Scala wording), parsed
 # back and replayed with only the topics and the default assignor configured, against the simulator's

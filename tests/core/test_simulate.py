@@ -513,3 +513,33 @@ def test_a_kip848_member_heartbeats_at_the_instants_its_timer_drifted_to():
         and e.ts - timeline.start_ms > 60 * S
     ]
     assert reconciling and 62_300 <= reconciling[0] <= 62_300 + 2 * ConsumerSimSettings().network_ms
+
+
+def test_members_removed_at_the_pending_sync_expiry_are_named_as_the_scala_set_kafka_prints():
+    """GroupCoordinator.removePendingSyncMembers: "Removing Set(a, ...) on pending sync request
+    expiration" (Scala's Set.toString), the reason the parser reads the removed member ids from. c2 joins
+    while c1 syncs, then crashes before its SyncGroup: generation 2 waits for it until the rebalance
+    timeout."""
+    timeline = Timeline(
+        topics={"t": 1},
+        actions=(Join(0, "c1"), Join(5, "c2"), Restart(5, "c1", down_ms=8000), Crash(5, "c2")),
+    )
+    settings = SimulationSettings(
+        assignor="range",
+        session_timeout_ms=6000,
+        max_poll_interval_ms=6000,
+        heartbeat_interval_ms=2000,
+        group_initial_rebalance_delay_ms=0,
+        join_round_trip_ms=2,
+        sync_round_trip_ms=2,
+        revoke_callback_ms=0,
+        assignment_ms=2,
+        network_jitter_ms=0,
+        seed=0,
+    )
+    result = simulate(timeline, settings)
+    (removed,) = events_of(
+        result.events, EventType.MEMBER_REMOVED, reason=RemovalReason.PENDING_SYNC_TIMEOUT.value
+    )
+    reasons = [e.reason for e in events_of(result.events, EventType.REBALANCE_PREPARED)]
+    assert f"Removing Set({removed.member_id}) on pending sync request expiration" in reasons

@@ -302,6 +302,28 @@ def test_members_dropped_at_the_rebalance_timeout_share_one_line():
     assert got == expected
 
 
+def test_an_expired_pending_member_is_written_as_the_scala_coordinator_logs_it():
+    """GroupCoordinator.onExpireHeartbeat (3.x): a KIP-394 pending member that never rejoined with its id
+    is "removed after session timeout expiration", not a member that "has failed"."""
+    events = [
+        event(
+            1,
+            EventType.MEMBER_REMOVED,
+            member_id="c1-a",
+            reason=RemovalReason.SESSION_TIMEOUT.value,
+            attributes={"pending": "true"},
+        ),
+    ]
+    (line,) = KafkaLogWriter().write_all(events)
+    assert "Pending member c1-a in group g1 has been removed after session timeout expiration." in line.text
+    (read,) = parse_lines([line.text], file="server.log", cluster="sim").events
+    assert (read.member_id, read.reason, read.attributes.get("pending")) == (
+        "c1-a",
+        "session_timeout",
+        "true",
+    )
+
+
 def test_group_lifecycle_lines_read_back():
     events = [
         event(1, EventType.GROUP_LOADED, generation_id=7),
