@@ -59,7 +59,7 @@ def test_assignor_option_overrides_the_input():
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "uniform", "server-range"])
-def test_subscription_to_a_missing_topic_yields_no_partitions(assignor):
+def test_subscription_to_a_missing_topic_yields_no_partitions_and_a_warning(assignor):
     members = [
         {"member_id": "c1", "subscription": ["t1", "missing"]},
         {"member_id": "c2", "subscription": ["missing"]},
@@ -68,6 +68,10 @@ def test_subscription_to_a_missing_topic_yields_no_partitions(assignor):
     assert result.returncode == 0, result.stderr
     assignment = json.loads(result.stdout)["assignment"]
     assert assignment == {"c1": [["t1", 0], ["t1", 1]], "c2": []}
+    assert result.stderr.splitlines() == [
+        "rebalance-replay assign: warning: topic 'missing' (subscribed by c1, c2) is not in 'topics': "
+        "not assigned, as Kafka skips a topic without metadata"
+    ]
 
 
 @pytest.mark.parametrize(
