@@ -71,22 +71,30 @@ class JobConfig:
     source: str = "defaults"  # where the settings came from, for messages
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> JobConfig:
-    """Defaults, then the YAML file at `path`, then `overrides` (dotted keys, None = not given)."""
+def load_config(
+    path: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    flags: dict[str, str] | None = None,
+) -> JobConfig:
+    """Defaults, then the YAML file at `path`, then `overrides` (dotted keys, None = not given).
+    `flags` names the command-line option of an override (dotted key -> e.g. '--from'), so that an
+    error about a value the user typed names the option, not the file."""
     doc = copy.deepcopy(DEFAULTS)
     source = "defaults"
     if path is not None:
         _merge(doc, _read_yaml(Path(path)), where=str(path))
         source = str(path)
+    given: dict[str, str] = {}
     for dotted, value in (overrides or {}).items():
         if value is None:
             continue
+        given[dotted] = (flags or {}).get(dotted, f"{dotted} (given)")
         *parents, leaf = dotted.split(".")
         node = doc
         for key in parents:
             node = node[key]
         node[leaf] = value
-    return _build(doc, source)
+    return _build(doc, source, given)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -121,13 +129,17 @@ def _merge(base: dict[str, Any], extra: dict[str, Any], *, where: str, prefix: s
             base[key] = value
 
 
-def _build(doc: dict[str, Any], source: str) -> JobConfig:
+def _build(doc: dict[str, Any], source: str, given: dict[str, str] | None = None) -> JobConfig:
     where = source
+    given = given or {}
     inp, replay, spark, dates = doc["input"], doc["replay"], doc["spark"], doc["dates"]
     date_from = _date(dates["from"], "dates.from", where)
     date_to = _date(dates["to"], "dates.to", where)
     if date_from and date_to and date_from > date_to:
-        raise UsageError(f"{where}: dates.from {date_from} is after dates.to {date_to}")
+        if not {"dates.from", "dates.to"} & set(given):
+            raise UsageError(f"{where}: dates.from {date_from} is after dates.to {date_to}")
+        first, last = (given.get(k, f"{k} of {source}") for k in ("dates.from", "dates.to"))
+        raise UsageError(f"{first} {date_from} is after {last} {date_to}")
     config = JobConfig(
         input_path=_optional_str(inp["path"], "input.path", where),
         input_format=_choice(inp["format"], INPUT_FORMATS, "input.format", where),
@@ -161,9 +173,8 @@ def _build(doc: dict[str, Any], source: str) -> JobConfig:
         source=source,
     )
     if not _SCENARIO_NAME.fullmatch(config.scenario):  # it goes into Delta predicates and paths
-        raise UsageError(
-            f"{where}: scenario must be letters, digits, '.', '_' or '-', got {config.scenario!r}"
-        )
+        name = given.get("scenario") or f"{where}: scenario"
+        raise UsageError(f"{name} must be letters, digits, '.', '_' or '-', got {config.scenario!r}")
     return config
 
 

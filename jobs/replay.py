@@ -70,6 +70,14 @@ def config_from_args(args: argparse.Namespace) -> JobConfig:
             "dates.to": date_to.isoformat() if date_to else None,
             "scenario": args.scenario,
         },
+        {
+            "input.path": "--input",
+            "input.format": "--input-format",
+            "warehouse": "--warehouse",
+            "dates.from": "--date" if args.date else "--from",
+            "dates.to": "--date" if args.date else "--to",
+            "scenario": "--scenario",
+        },
     )
 
 
