@@ -12,6 +12,7 @@ Connect and Databricks serverless as well as on a classic session.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import json
@@ -98,10 +99,32 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def decode_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Physical lines (split on \\n only, so numbering matches `wc -l`/editors) as text."""
-    for chunk in chunks:
-        yield chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+def decode_lines(chunks: Iterable[bytes], not_utf8: dict[int, bytes] | None = None) -> Iterator[str]:
+    """Physical lines (split on \\n only, so numbering matches `wc -l`/editors) as text. Bytes that are
+    not UTF-8 become U+FFFD; such lines' bytes are kept in `not_utf8` (line number -> bytes, without
+    the \\n) for the quarantine (`keep_bytes`)."""
+    for number, chunk in enumerate(chunks, start=1):
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            text = chunk.decode("utf-8", errors="replace")
+            if not_utf8 is not None:
+                not_utf8[number] = chunk.removesuffix(b"\n")
+        yield text.rstrip("\r\n")
+
+
+def keep_bytes(result: ParseResult, not_utf8: dict[int, bytes]) -> ParseResult:
+    """Give each quarantined entry holding a line that is not UTF-8 its bytes (`raw_base64`: its lines
+    joined by \\n, as `raw` joins them), so that the quarantine loses nothing of such a line."""
+    if not not_utf8:
+        return result
+    for row in result.quarantine:
+        texts = row.raw.split("\n")
+        numbers = range(row.line, row.line + len(texts))
+        if any(n in not_utf8 for n in numbers):
+            lines = [not_utf8.get(n, text.encode("utf-8")) for n, text in zip(numbers, texts)]
+            row.raw_base64 = base64.b64encode(b"\n".join(lines)).decode("ascii")
+    return result
 
 
 def open_log(path: str):
@@ -115,10 +138,11 @@ def open_log(path: str):
 def parse_file(path: str, options: LogOptions) -> ParseResult:
     """Parse one local file. An unreadable file (corrupt gzip, I/O error) becomes one quarantine row."""
     cluster, source = options.identity(path)
+    not_utf8: dict[int, bytes] = {}
     try:
         with open_log(path) as stream:
-            return parse_lines(
-                decode_lines(stream),
+            result = parse_lines(
+                decode_lines(stream, not_utf8),
                 file=path,
                 cluster=cluster,
                 tz=options.tz,
@@ -127,6 +151,7 @@ def parse_file(path: str, options: LogOptions) -> ParseResult:
             )
     except (OSError, EOFError) as exc:
         return _unreadable(path, exc)
+    return keep_bytes(result, not_utf8)
 
 
 def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
@@ -140,14 +165,16 @@ def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    return parse_lines(
-        decode_lines(lines),
+    not_utf8: dict[int, bytes] = {}
+    result = parse_lines(
+        decode_lines(lines, not_utf8),
         file=path,
         cluster=cluster,
         tz=options.tz,
         source=source,
         topic_ids=options.topic_ids,
     )
+    return keep_bytes(result, not_utf8)
 
 
 def _unreadable(path: str, exc: BaseException) -> ParseResult:
@@ -169,7 +196,12 @@ RECORD_EVENT, RECORD_QUARANTINE, RECORD_COUNTS = "event", "quarantine", "counts"
 PARSED_COLUMNS = (
     (Column("record", STRING, True),)
     + EVENT_COLUMNS
-    + (Column("event_date", DATE), Column("quarantine_reason", STRING), Column("counts", COUNTS))
+    + (
+        Column("event_date", DATE),
+        Column("quarantine_reason", STRING),
+        Column("raw_base64", STRING),
+        Column("counts", COUNTS),
+    )
 )
 
 
@@ -203,6 +235,7 @@ def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | 
         F.col("file").alias("source_file"),
         F.col("line").alias("source_line"),
         F.col("raw"),
+        F.col("raw_base64"),
         F.col("quarantine_reason").alias("reason"),
     )
     counts = ParseCounts()
@@ -249,6 +282,7 @@ def _parsed_rows(path: str, data: bytes, options: LogOptions) -> Iterator[dict[s
             "file": q.file,
             "line": q.line,
             "raw": q.raw,
+            "raw_base64": q.raw_base64,
             "quarantine_reason": q.reason,
         }
     yield {**empty, "record": RECORD_COUNTS, "file": local_path, "counts": _counts_to_map(result.counts)}

@@ -96,6 +96,7 @@ class QuarantinedLine:
     reason: str
     group_id: str | None = None
     ts: int | None = None
+    raw_base64: str | None = None  # the lines' bytes where they are not UTF-8 (set by the file reader)
 
     def to_row(self, cluster: str, scenario: str = "actual") -> dict[str, Any]:
         """A row of `schemas.tables.QUARANTINE` (event_date None when the timestamp is unreadable)."""
@@ -107,6 +108,7 @@ class QuarantinedLine:
             "source_file": self.file,
             "source_line": self.line,
             "raw": self.raw,
+            "raw_base64": self.raw_base64,
             "reason": self.reason,
         }
 
