@@ -188,6 +188,7 @@ def write_tables(
                 .write.format("delta")
                 .mode("overwrite")
                 .option("replaceWhere", predicate)
+                .option("mergeSchema", "true")  # columns added since the table was created
                 .option("userMetadata", metadata)
                 .partitionBy(PARTITION_COLUMN)
             )
@@ -283,6 +284,7 @@ def _commit(item: _Staged, metadata: str) -> None:
             commit_properties=properties,
         )
     else:
+        _add_new_columns(item.snapshot, schema)
         item.snapshot.create_write_transaction(
             adds + item.removals,
             mode="append",
@@ -291,6 +293,17 @@ def _commit(item: _Staged, metadata: str) -> None:
             commit_properties=properties,
         )
     _remove_staging(item.staging)
+
+
+def _add_new_columns(snapshot, schema) -> None:
+    """A table written by an older version lacks columns added since (all nullable): add them first,
+    as Spark's writer does with mergeSchema, so that readers of the Delta schema see them."""
+    from deltalake import Schema
+
+    have = {f.name for f in snapshot.schema().fields}
+    missing = [f for f in Schema.from_arrow(schema).fields if f.name not in have]
+    if missing:
+        snapshot.alter.add_columns(missing)
 
 
 def _remove_staging(staging: Path) -> None:
@@ -328,17 +341,23 @@ def _add_action(path: Path, relative: str, table: str):
 
 
 def _column_stats(metadata, index: int, name: str, stats: dict) -> None:
-    lows, highs, nulls = [], [], 0
+    """Null count, min and max of one column. Statistics are optional in Delta: a min/max that is not
+    valid text (Parquet's footer truncates long strings' bounds, possibly inside a character) is left
+    out rather than written wrong."""
+    lows, highs, nulls, bounds = [], [], 0, True
     for group in range(metadata.num_row_groups):
         column_stats = metadata.row_group(group).column(index).statistics
         if column_stats is None or not column_stats.has_null_count:
             return
         nulls += column_stats.null_count
-        if column_stats.has_min_max:
-            lows.append(column_stats.min)
-            highs.append(column_stats.max)
+        if column_stats.has_min_max and bounds:
+            try:
+                lows.append(column_stats.min)
+                highs.append(column_stats.max)
+            except UnicodeDecodeError:
+                bounds = False
     stats["nullCount"][name] = nulls
-    if lows:
+    if lows and bounds:
         stats["minValues"][name] = min(lows)
         stats["maxValues"][name] = max(highs)
 

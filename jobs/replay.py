@@ -413,6 +413,7 @@ def _quarantine_table(validated, scenario: str, date_to: dt.date):
         F.col("line").alias("source_line"),
         F.col("_raw").alias("raw"),
         F.col("_reason").alias("reason"),
+        F.col("_raw_base64").alias("raw_base64"),
     )
 
 

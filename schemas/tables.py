@@ -130,8 +130,15 @@ ANOMALIES = KEY_COLUMNS + (
 QUARANTINE = KEY_COLUMNS + (
     Column("source_file", STRING),
     Column("source_line", LONG),
-    Column("raw", STRING),
+    Column("raw", STRING, False, "The input as text; bytes that are not UTF-8 show as U+FFFD"),
     Column("reason", STRING, True),
+    Column(
+        "raw_base64",
+        STRING,
+        False,
+        "Where the input is not UTF-8 (null elsewhere): a line's bytes (JSON lines; a log entry's lines "
+        "joined by \\n), or for a Parquet/Delta row `raw`'s JSON with every string as its bytes in base64",
+    ),
 )
 
 EVENTS = KEY_COLUMNS + tuple(c for c in EVENT_COLUMNS if c.name not in ("cluster", "group_id"))
