@@ -113,17 +113,23 @@ def decode_lines(chunks: Iterable[bytes], not_utf8: dict[int, bytes] | None = No
         yield text.rstrip("\r\n")
 
 
-def keep_bytes(result: ParseResult, not_utf8: dict[int, bytes]) -> ParseResult:
+def keep_bytes(
+    result: ParseResult, not_utf8: dict[int, bytes], lines: list[bytes] | None = None
+) -> ParseResult:
     """Give each quarantined entry holding a line that is not UTF-8 its bytes (`raw_base64`: its lines
-    joined by \\n, as `raw` joins them), so that the quarantine loses nothing of such a line."""
+    joined by \\n, as `raw` joins them), so that the quarantine loses nothing of such a line. `lines`:
+    all the file's lines when at hand (else the other lines of the entry are re-encoded from `raw`)."""
     if not not_utf8:
         return result
     for row in result.quarantine:
         texts = row.raw.split("\n")
         numbers = range(row.line, row.line + len(texts))
         if any(n in not_utf8 for n in numbers):
-            lines = [not_utf8.get(n, text.encode("utf-8")) for n, text in zip(numbers, texts)]
-            row.raw_base64 = base64.b64encode(b"\n".join(lines)).decode("ascii")
+            if lines is not None:
+                kept = lines[row.line - 1 : row.line - 1 + len(texts)]
+            else:
+                kept = [not_utf8.get(n, text.encode("utf-8")) for n, text in zip(numbers, texts)]
+            row.raw_base64 = base64.b64encode(b"\n".join(kept)).decode("ascii")
     return result
 
 
@@ -174,7 +180,7 @@ def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
         source=source,
         topic_ids=options.topic_ids,
     )
-    return keep_bytes(result, not_utf8)
+    return keep_bytes(result, not_utf8, lines)
 
 
 def _unreadable(path: str, exc: BaseException) -> ParseResult:
