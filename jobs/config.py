@@ -32,13 +32,20 @@ DEFAULTS: dict[str, Any] = {
     "dates": {"from": None, "to": None},
     "delta_writer": "auto",
     "replay": {"final": True, "topics": {}, "default_assignor": None, "session_timeout_ms": None},
-    "spark": {"master": "local[2]", "shuffle_partitions": 4, "arrow_max_records_per_batch": 2000, "conf": {}},
+    "spark": {
+        "master": "local[2]",
+        "driver_memory": None,
+        "shuffle_partitions": 4,
+        "arrow_max_records_per_batch": 2000,
+        "conf": {},
+    },
 }
 
 
 @dataclass
 class SparkOptions:
     master: str | None = "local[2]"  # None: leave it to spark-submit / the cluster
+    driver_memory: str | None = None  # spark.driver.memory of a driver launched here (None: Spark's 1g)
     shuffle_partitions: int = 4
     # Rows per Arrow batch handed to the replay (pandas): bounds the Python worker's memory, whatever
     # the size of a group.
@@ -164,6 +171,9 @@ def _build(doc: dict[str, Any], source: str, given: dict[str, str] | None = None
         ),
         spark=SparkOptions(
             master=_optional_str(spark["master"], "spark.master", where),
+            driver_memory=_memory(
+                spark["driver_memory"], given.get("spark.driver_memory") or f"{where}: spark.driver_memory"
+            ),
             shuffle_partitions=_int(spark["shuffle_partitions"], "spark.shuffle_partitions", where),
             arrow_max_records_per_batch=_int(
                 spark["arrow_max_records_per_batch"], "spark.arrow_max_records_per_batch", where
@@ -197,6 +207,18 @@ def _int(value: Any, name: str, where: str) -> int:
 
 def _optional_int(value: Any, name: str, where: str) -> int | None:
     return None if value is None else _int(value, name, where)
+
+
+_MEMORY = re.compile(r"\d+[kmgt]?", re.IGNORECASE)
+
+
+def _memory(value: Any, label: str) -> str | None:
+    """A JVM memory size as Spark takes it: 4g, 512m, ..."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _MEMORY.fullmatch(value):
+        raise UsageError(f"{label} must be a size such as 4g or 512m, got {value!r}")
+    return value
 
 
 def _bool(value: Any, name: str, where: str) -> bool:
