@@ -168,7 +168,15 @@ RUN_ACCOUNTING = (
     Column("quarantined", LONG, True),
     Column("duplicates", LONG, True, "Dropped as repeats of an event_id"),
     Column("skipped", LONG, True, "Rows outside the run's dates, and log lines not about groups"),
-    Column("details", ATTRIBUTES),
+    Column("details", ATTRIBUTES, False, "input_format, writer, scenarios (all the run writes), input_*"),
+    Column(
+        "status",
+        STRING,
+        False,
+        "writing: the record a run commits before its first table, so a run that stopped between two "
+        "tables shows (jobs.run_state); finished: its last commit. Null in rows of older versions",
+    ),
+    Column("finished_at", TIMESTAMP, False, "When the run committed its last table"),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {
