@@ -161,7 +161,7 @@ def _text_head(text: str, number: int, raw: str, container: str | None) -> LogEn
 def _json_head(text: str, number: int, raw: str, container: str | None) -> LogEntry | None:
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
         return None
     if not isinstance(doc, dict):
         return None
@@ -194,7 +194,7 @@ def _continuation(text: str) -> str:
     if text.startswith("{"):
         try:
             doc = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return text
         message = _json_value(doc, _JSON_MESSAGE_KEYS) if isinstance(doc, dict) else None
         if isinstance(message, str):
