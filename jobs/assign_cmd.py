@@ -131,9 +131,13 @@ def main(args: argparse.Namespace) -> int:
         doc = json.loads(sys.stdin.buffer.read())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"malformed JSON on stdin: {exc}") from None
+    except RecursionError:
+        raise UsageError("malformed JSON on stdin: nested deeper than it can be read") from None
     name = args.assignor or (doc.get("assignor") if isinstance(doc, dict) else None)
     if not name:
         raise UsageError("no assignor: pass --assignor or an 'assignor' field")
+    if not isinstance(name, str):
+        raise UsageError(f"'assignor' must be a name such as range, got {json.dumps(name)[:80]}")
     spec = spec_from_json(doc)
     warn_unknown_topics(spec)
     try:
