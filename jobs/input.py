@@ -121,7 +121,9 @@ def files_spark_cannot_open(path: str) -> list[str]:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))  # Spark skips these too
         found.extend(
-            os.path.join(folder, f) for f in sorted(files) if not f.startswith(("_", ".")) and not _utf8_name(f)
+            os.path.join(folder, f)
+            for f in sorted(files)
+            if not f.startswith(("_", ".")) and not _utf8_name(f)
         )
         found.extend(os.path.join(folder, d) for d in dirs if not _utf8_name(d))
         dirs[:] = [d for d in dirs if _utf8_name(d)]
@@ -135,8 +137,6 @@ def read_candidates(
     """(candidates, uncounted): every input row as a candidate event with its verdict (`_reason`), see
     the module docstring; `uncounted` tells what the input held besides rows (kafka-log: the files,
     their lines, and `skipped` lines that are not about groups)."""
-    from pyspark.sql import functions as F
-
     options = dict(options or {})
     unopenable = _unopenable_files(spark, files_spark_cannot_open(path)) if fmt != "delta" else None
     candidates, uncounted = _read_candidates(spark, path, fmt, options, cluster)
@@ -201,7 +201,9 @@ def _read_json(spark, path: str):
     parsed = lines.select(
         F.make_valid_utf8("_line").alias("_raw"),
         # (Spark's base64 may break lines MIME-style, spark.sql.chunkBase64String.enabled: one line here)
-        F.when(~utf8, F.regexp_replace(F.base64(F.col("_line").cast("binary")), r"\s", "")).alias("_raw_base64"),
+        F.when(~utf8, F.regexp_replace(F.base64(F.col("_line").cast("binary")), r"\s", "")).alias(
+            "_raw_base64"
+        ),
         "_input_file",
     ).withColumn(
         "_json", F.from_json("_raw", schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT})
@@ -275,7 +277,9 @@ def _conform(frame):
         F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in originals])).alias("_raw"),
         F.when(
             bad_text != "",
-            F.to_json(F.struct(*[_as_bytes(F.col(f"`{f.name}`"), f.dataType).alias(f.name) for f in originals])),
+            F.to_json(
+                F.struct(*[_as_bytes(F.col(f"`{f.name}`"), f.dataType).alias(f.name) for f in originals])
+            ),
         ).alias("_raw_base64"),
         "_input_file",
     )
@@ -296,7 +300,9 @@ def _valid_utf8(column, data_type):
         return F.coalesce(keys & values, F.lit(True))
     if isinstance(data_type, T.StructType):
         checks = [_valid_utf8(column.getField(f.name), f.dataType) for f in data_type.fields]
-        return F.coalesce(functools.reduce(lambda a, b: a & b, checks), F.lit(True)) if checks else F.lit(True)
+        return (
+            F.coalesce(functools.reduce(lambda a, b: a & b, checks), F.lit(True)) if checks else F.lit(True)
+        )
     return F.lit(True)
 
 
@@ -336,9 +342,9 @@ def _parse_ts(column, source_type):
     if isinstance(source_type, T.NumericType):
         return _from_millis(column.try_cast("long"))
     text = F.trim(column.cast("string"))
-    return F.when(
-        text.rlike(_NUMBER), _from_millis(text.try_cast("double").try_cast("long"))
-    ).otherwise(text.try_cast("timestamp"))
+    return F.when(text.rlike(_NUMBER), _from_millis(text.try_cast("double").try_cast("long"))).otherwise(
+        text.try_cast("timestamp")
+    )
 
 
 def _from_millis(ms):
@@ -418,9 +424,13 @@ def _unopenable_files(spark, names: list[str]):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    reason = f"file name {NOT_UTF8}: Spark cannot open the file, rename it (raw_base64 holds the name's bytes)"
+    reason = (
+        f"file name {NOT_UTF8}: Spark cannot open the file, rename it (raw_base64 holds the name's bytes)"
+    )
     rows = [(_shown(name), base64.b64encode(os.fsencode(name)).decode("ascii")) for name in names]
-    frame = spark.createDataFrame(rows, T.StructType([T.StructField(n, T.StringType()) for n in ("name", "b64")]))
+    frame = spark.createDataFrame(
+        rows, T.StructType([T.StructField(n, T.StringType()) for n in ("name", "b64")])
+    )
     return frame.select(
         *[F.lit(None).cast(t).alias(c.name) for c, t in zip(EVENT_COLUMNS, _EVENT_SPARK_TYPES)],
         F.col("name").alias("_input_file"),
