@@ -211,10 +211,16 @@ def blocking_message(run: Unfinished) -> str:
 
 
 # ---------------------------------------------------------------------------------------- test hook
+_paused = False
+
+
 def checkpoint(name: str) -> None:
-    """Pause at `name` when the tests ask for it (see the module docstring); otherwise nothing."""
-    if os.environ.get(PAUSE_AT) != name:
+    """Pause at `name` the first time the process reaches it, when the tests ask for it (see the module
+    docstring); otherwise nothing. (Once only: run_accounting, for one, is committed twice.)"""
+    global _paused
+    if _paused or os.environ.get(PAUSE_AT) != name:
         return
+    _paused = True
     marker = Path(os.environ[PAUSE_FILE])
     marker.write_text(f"{name} {os.getpid()}\n")
     deadline = time.monotonic() + 600
