@@ -100,6 +100,23 @@ def spec_from_json(doc: Any) -> GroupSpec:
         raise UsageError(str(exc)) from None
 
 
+def warn_unknown_topics(spec: GroupSpec) -> None:
+    """One stderr line per subscribed topic missing from 'topics': the assignment leaves it out, as Kafka's
+    assignors skip a topic without metadata (AbstractPartitionAssignor.assign: "Skipping assignment for
+    topic ... since no metadata is available"), but a typo in the input should not pass unnoticed."""
+    subscribers: dict[str, list[str]] = {}
+    for member in spec.members:
+        for topic in member.subscription:
+            if topic not in spec.topics:
+                subscribers.setdefault(topic, []).append(member.member_id)
+    for topic, members in sorted(subscribers.items()):
+        print(
+            f"rebalance-replay assign: warning: topic {topic!r} (subscribed by {', '.join(members)}) is not in "
+            "'topics': not assigned, as Kafka skips a topic without metadata",
+            file=sys.stderr,
+        )
+
+
 def _partition(value: Any) -> TopicPartition:
     if isinstance(value, dict):
         return TopicPartition(str(value["topic"]), int(value["partition"]))
@@ -114,10 +131,15 @@ def main(args: argparse.Namespace) -> int:
         doc = json.loads(sys.stdin.buffer.read())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"malformed JSON on stdin: {exc}") from None
+    except RecursionError:
+        raise UsageError("malformed JSON on stdin: nested deeper than it can be read") from None
     name = args.assignor or (doc.get("assignor") if isinstance(doc, dict) else None)
     if not name:
         raise UsageError("no assignor: pass --assignor or an 'assignor' field")
+    if not isinstance(name, str):
+        raise UsageError(f"'assignor' must be a name such as range, got {json.dumps(name)[:80]}")
     spec = spec_from_json(doc)
+    warn_unknown_topics(spec)
     try:
         assignor = get_assignor(name)
         assignment = assignor.assign(spec)

@@ -5,7 +5,8 @@ Each verb declares its own arguments (`configure`), once. Parsing a command line
 module of the verb it names (the one about to run anyway): `rebalance-replay assign` does not load
 pandas, Spark or the what-if to build its parser, and `--help`/`--version` load no verb at all.
 
-Errors the user can fix (bad input, bad config, missing path) are one line on stderr and exit 2;
+Errors the user can fix (bad input, bad config, missing path, memory) are one line on stderr and exit
+2; any other failure is one line naming the step and a log file with the details, exit 1 (jobs.failures);
 never a traceback.
 """
 
@@ -86,11 +87,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(module.main(args) or 0)
     except UsageError as exc:
+        from jobs.failures import discard_log
+
+        discard_log()  # the line says it all
         print(f"rebalance-replay {args.verb}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"rebalance-replay {args.verb}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # one line naming the step and the log file (jobs.failures)
+        from jobs.failures import explain
+
+        status, line = explain(args.verb, exc)
+        print(line, file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

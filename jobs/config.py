@@ -32,13 +32,20 @@ DEFAULTS: dict[str, Any] = {
     "dates": {"from": None, "to": None},
     "delta_writer": "auto",
     "replay": {"final": True, "topics": {}, "default_assignor": None, "session_timeout_ms": None},
-    "spark": {"master": "local[2]", "shuffle_partitions": 4, "arrow_max_records_per_batch": 2000, "conf": {}},
+    "spark": {
+        "master": "local[2]",
+        "driver_memory": None,
+        "shuffle_partitions": 4,
+        "arrow_max_records_per_batch": 2000,
+        "conf": {},
+    },
 }
 
 
 @dataclass
 class SparkOptions:
     master: str | None = "local[2]"  # None: leave it to spark-submit / the cluster
+    driver_memory: str | None = None  # spark.driver.memory of a driver launched here (None: Spark's 1g)
     shuffle_partitions: int = 4
     # Rows per Arrow batch handed to the replay (pandas): bounds the Python worker's memory, whatever
     # the size of a group.
@@ -71,22 +78,30 @@ class JobConfig:
     source: str = "defaults"  # where the settings came from, for messages
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> JobConfig:
-    """Defaults, then the YAML file at `path`, then `overrides` (dotted keys, None = not given)."""
+def load_config(
+    path: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    flags: dict[str, str] | None = None,
+) -> JobConfig:
+    """Defaults, then the YAML file at `path`, then `overrides` (dotted keys, None = not given).
+    `flags` names the command-line option of an override (dotted key -> e.g. '--from'), so that an
+    error about a value the user typed names the option, not the file."""
     doc = copy.deepcopy(DEFAULTS)
     source = "defaults"
     if path is not None:
         _merge(doc, _read_yaml(Path(path)), where=str(path))
         source = str(path)
+    given: dict[str, str] = {}
     for dotted, value in (overrides or {}).items():
         if value is None:
             continue
+        given[dotted] = (flags or {}).get(dotted, f"{dotted} (given)")
         *parents, leaf = dotted.split(".")
         node = doc
         for key in parents:
             node = node[key]
         node[leaf] = value
-    return _build(doc, source)
+    return _build(doc, source, given)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -121,13 +136,17 @@ def _merge(base: dict[str, Any], extra: dict[str, Any], *, where: str, prefix: s
             base[key] = value
 
 
-def _build(doc: dict[str, Any], source: str) -> JobConfig:
+def _build(doc: dict[str, Any], source: str, given: dict[str, str] | None = None) -> JobConfig:
     where = source
+    given = given or {}
     inp, replay, spark, dates = doc["input"], doc["replay"], doc["spark"], doc["dates"]
     date_from = _date(dates["from"], "dates.from", where)
     date_to = _date(dates["to"], "dates.to", where)
     if date_from and date_to and date_from > date_to:
-        raise UsageError(f"{where}: dates.from {date_from} is after dates.to {date_to}")
+        if not {"dates.from", "dates.to"} & set(given):
+            raise UsageError(f"{where}: dates.from {date_from} is after dates.to {date_to}")
+        first, last = (given.get(k, f"{k} of {source}") for k in ("dates.from", "dates.to"))
+        raise UsageError(f"{first} {date_from} is after {last} {date_to}")
     config = JobConfig(
         input_path=_optional_str(inp["path"], "input.path", where),
         input_format=_choice(inp["format"], INPUT_FORMATS, "input.format", where),
@@ -152,6 +171,9 @@ def _build(doc: dict[str, Any], source: str) -> JobConfig:
         ),
         spark=SparkOptions(
             master=_optional_str(spark["master"], "spark.master", where),
+            driver_memory=_memory(
+                spark["driver_memory"], given.get("spark.driver_memory") or f"{where}: spark.driver_memory"
+            ),
             shuffle_partitions=_int(spark["shuffle_partitions"], "spark.shuffle_partitions", where),
             arrow_max_records_per_batch=_int(
                 spark["arrow_max_records_per_batch"], "spark.arrow_max_records_per_batch", where
@@ -161,9 +183,8 @@ def _build(doc: dict[str, Any], source: str) -> JobConfig:
         source=source,
     )
     if not _SCENARIO_NAME.fullmatch(config.scenario):  # it goes into Delta predicates and paths
-        raise UsageError(
-            f"{where}: scenario must be letters, digits, '.', '_' or '-', got {config.scenario!r}"
-        )
+        name = given.get("scenario") or f"{where}: scenario"
+        raise UsageError(f"{name} must be letters, digits, '.', '_' or '-', got {config.scenario!r}")
     return config
 
 
@@ -186,6 +207,18 @@ def _int(value: Any, name: str, where: str) -> int:
 
 def _optional_int(value: Any, name: str, where: str) -> int | None:
     return None if value is None else _int(value, name, where)
+
+
+_MEMORY = re.compile(r"\d+[kmgt]?", re.IGNORECASE)
+
+
+def _memory(value: Any, label: str) -> str | None:
+    """A JVM memory size as Spark takes it: 4g, 512m, ..."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _MEMORY.fullmatch(value):
+        raise UsageError(f"{label} must be a size such as 4g or 512m, got {value!r}")
+    return value
 
 
 def _bool(value: Any, name: str, where: str) -> bool:

@@ -24,12 +24,14 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from jobs.cli import UsageError
+from jobs.run_state import checkpoint
 from jobs.spark_session import session_has_delta
 from schemas.fields import INT, LONG, STRING, spark_schema
 from schemas.tables import TABLES
@@ -103,7 +105,15 @@ def read_table(spark, warehouse: Warehouse, table: str):
                 frame = spark.read.format("delta").load(warehouse.path(table))
         except AnalysisException:
             return spark.createDataFrame([], schema)
-        return frame.select(*schema.fieldNames())
+        from pyspark.sql import functions as F
+
+        present = set(frame.columns)  # a table written by an older version lacks newer columns
+        return frame.select(
+            *[
+                F.col(f.name) if f.name in present else F.lit(None).cast(f.dataType).alias(f.name)
+                for f in schema
+            ]
+        )
     return _read_snapshot_files(spark, warehouse.path(table), schema)
 
 
@@ -165,7 +175,7 @@ class _Staged:
 def write_tables(
     spark,
     warehouse: Warehouse,
-    frames: dict[str, Any],
+    frames: Mapping[str, Any] | Sequence[tuple[str, Any]],
     *,
     date_from: dt.date,
     date_to: dt.date,
@@ -173,21 +183,24 @@ def write_tables(
     run_id: str,
     progress=None,
 ) -> None:
-    """Replace the rows of `scenario` dated date_from..date_to in each table by `frames[table]` (whose
-    rows must lie in that range). `progress(message)` is called before each step."""
+    """Replace the rows of `scenario` dated date_from..date_to in each table by its frame (whose rows
+    must lie in that range), committing the tables in the order given (table -> frame, or pairs).
+    `progress(message)` is called before each step."""
     note = progress or (lambda message: None)
+    frames = list(frames.items()) if isinstance(frames, Mapping) else list(frames)
     metadata = json.dumps(
         {"run_id": run_id, "event_date": [str(date_from), str(date_to)], "scenario": scenario}
     )
     if warehouse.writer == "spark":
         predicate = f"{PARTITION_COLUMN} >= '{date_from}' AND {PARTITION_COLUMN} <= '{date_to}' AND scenario = '{scenario}'"
-        for table, frame in frames.items():
+        for table, frame in frames:
             note(f"writing {table}")
             writer = (
                 _conformed(frame, table)
                 .write.format("delta")
                 .mode("overwrite")
                 .option("replaceWhere", predicate)
+                .option("mergeSchema", "true")  # columns added since the table was created
                 .option("userMetadata", metadata)
                 .partitionBy(PARTITION_COLUMN)
             )
@@ -195,19 +208,22 @@ def write_tables(
                 writer.saveAsTable(warehouse.name(table))
             else:
                 writer.save(warehouse.path(table))
+            checkpoint(f"after-commit:{table}")
         return
     staged = []
     try:
-        for table, frame in frames.items():
+        for table, frame in frames:
             note(f"writing {table}")
             staged.append(_stage(spark, warehouse, table, frame, date_from, date_to, scenario, run_id))
     except BaseException:  # nothing is committed yet: every table stays at its version
-        for table in frames:
+        for table, _frame in frames:
             _remove_staging(Path(warehouse.path(table)) / STAGING_FOLDER / run_id)
         raise
+    checkpoint("staged")
     note("committing")
     for item in staged:
         _commit(item, metadata)
+        checkpoint(f"after-commit:{item.table}")
 
 
 def _conformed(frame, table: str):
@@ -265,12 +281,17 @@ def _commit(item: _Staged, metadata: str) -> None:
     from deltalake.transaction import create_table_with_add_actions
 
     adds = []
-    for staged_file in sorted(item.staging.rglob("*.parquet")):
+    files = sorted(item.staging.rglob("*.parquet"))
+    # Written before the move: if the run dies before its commit, the next run deletes these files
+    # from the table folder (clean_dead_runs), where no snapshot would ever reference them.
+    _moved_list(item.staging).write_text(json.dumps([f.relative_to(item.staging).as_posix() for f in files]))
+    for staged_file in files:
         relative = staged_file.relative_to(item.staging)
         target = item.root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staged_file, target)
         adds.append(_add_action(target, relative.as_posix(), item.table))
+    checkpoint(f"before-commit:{item.table}")
     schema = _delta_schema(item.table)
     properties = CommitProperties(custom_metadata={"userMetadata": metadata})
     if item.snapshot is None:
@@ -283,6 +304,7 @@ def _commit(item: _Staged, metadata: str) -> None:
             commit_properties=properties,
         )
     else:
+        _add_new_columns(item.snapshot, schema)
         item.snapshot.create_write_transaction(
             adds + item.removals,
             mode="append",
@@ -293,10 +315,82 @@ def _commit(item: _Staged, metadata: str) -> None:
     _remove_staging(item.staging)
 
 
+def _add_new_columns(snapshot, schema) -> None:
+    """A table written by an older version lacks columns added since (all nullable): add them first,
+    as Spark's writer does with mergeSchema, so that readers of the Delta schema see them."""
+    from deltalake import Schema
+
+    have = {f.name for f in snapshot.schema().fields}
+    missing = [f for f in Schema.from_arrow(schema).fields if f.name not in have]
+    if missing:
+        snapshot.alter.add_columns(missing)
+
+
 def _remove_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
+    _moved_list(staging).unlink(missing_ok=True)
     if staging.parent.is_dir() and not any(staging.parent.iterdir()):
         staging.parent.rmdir()
+
+
+def _moved_list(staging: Path) -> Path:
+    """Where a run lists the files it is moving from `staging` into the table (beside the folder)."""
+    return staging.parent / f"{staging.name}.moving"
+
+
+# ------------------------------------------------------------------------------- after a dead run
+def commit_run_ids(spark, warehouse: Warehouse, table: str, limit: int | None = None) -> set[str]:
+    """The run ids of the table's commits (newest `limit` commits; all when None), from the metadata
+    every commit of write_tables carries. Empty for a table that does not exist."""
+    if warehouse.writer == "spark":
+        from pyspark.errors import AnalysisException
+
+        name = warehouse.name(table) if warehouse.metastore else f"delta.`{warehouse.path(table)}`"
+        try:
+            history = spark.sql(f"DESCRIBE HISTORY {name}" + (f" LIMIT {int(limit)}" if limit else ""))
+            texts = [r.userMetadata for r in history.select("userMetadata").collect()]
+        except AnalysisException:
+            return set()
+    else:
+        from deltalake import DeltaTable
+
+        if not DeltaTable.is_deltatable(warehouse.path(table)):
+            return set()
+        texts = [c.get("userMetadata") for c in DeltaTable(warehouse.path(table)).history(limit)]
+    ids = set()
+    for text in texts:
+        try:
+            ids.add(json.loads(text)["run_id"])
+        except (TypeError, ValueError, KeyError):
+            continue  # a commit of another tool
+    return ids
+
+
+def clean_dead_runs(warehouse: Warehouse, tables, own_run_id: str) -> list[str]:
+    """What runs that died left in the tables' folders (delta-rs writer; the caller holds the warehouse
+    lock, so no other run is alive): staged files, and files moved into a table by a run that died
+    before committing them (listed in its `.moving` file, and in no commit of that run). Returns the
+    run ids cleaned."""
+    if warehouse.writer != "delta-rs":
+        return []
+    cleaned = set()
+    for table in tables:
+        staging_root = Path(warehouse.path(table)) / STAGING_FOLDER
+        if not staging_root.is_dir():
+            continue
+        dead = {p.name.removesuffix(".moving") for p in staging_root.iterdir()} - {own_run_id}
+        for run_id in sorted(dead):
+            moved = _moved_list(staging_root / run_id)
+            if moved.exists() and run_id not in commit_run_ids(None, warehouse, table):
+                try:
+                    names = json.loads(moved.read_text())
+                except ValueError:  # died while writing the list: it moved nothing yet
+                    names = []
+                for name in names:
+                    (Path(warehouse.path(table)) / name).unlink(missing_ok=True)
+            _remove_staging(staging_root / run_id)
+            cleaned.add(run_id)
+    return sorted(cleaned)
 
 
 def _delta_schema(table: str):
@@ -328,19 +422,33 @@ def _add_action(path: Path, relative: str, table: str):
 
 
 def _column_stats(metadata, index: int, name: str, stats: dict) -> None:
-    lows, highs, nulls = [], [], 0
+    """Null count, min and max of one column. Statistics are optional in Delta: a min/max that is not
+    valid text (Parquet's footer truncates long strings' bounds, possibly inside a character) is left
+    out rather than written wrong."""
+    lows, highs, nulls, bounds = [], [], 0, True
     for group in range(metadata.num_row_groups):
         column_stats = metadata.row_group(group).column(index).statistics
         if column_stats is None or not column_stats.has_null_count:
             return
         nulls += column_stats.null_count
-        if column_stats.has_min_max:
-            lows.append(column_stats.min)
-            highs.append(column_stats.max)
+        if column_stats.has_min_max and bounds:
+            try:
+                lows.append(column_stats.min)
+                highs.append(column_stats.max)
+            except UnicodeDecodeError:
+                bounds = False
     stats["nullCount"][name] = nulls
-    if lows:
+    if lows and bounds:
         stats["minValues"][name] = min(lows)
         stats["maxValues"][name] = max(highs)
 
 
-__all__ = ["Warehouse", "open_warehouse", "read_table", "read_delta_path", "write_tables"]
+__all__ = [
+    "Warehouse",
+    "open_warehouse",
+    "read_table",
+    "read_delta_path",
+    "write_tables",
+    "commit_run_ids",
+    "clean_dead_runs",
+]

@@ -139,20 +139,21 @@ class LogLines:
         self.broken: str | None = None
         self.tail = ""
         self.count = 0
+        self.not_utf8: dict[int, bytes] = {}  # line number -> the bytes of a line that is not UTF-8
 
     def __iter__(self) -> Iterator[str]:
         rest = b""
         for block in self._blocks():
             lines = (rest + block).split(b"\n")
             rest = lines.pop()
-            self.count += len(lines)
             for line in lines:
-                yield line.decode("utf-8", errors="replace").rstrip("\r")
+                self.count += 1
+                yield _decode(self.count, line, self.not_utf8)
         if rest and self.broken is None:  # a last line without a newline is complete
             self.count += 1
-            yield rest.decode("utf-8", errors="replace").rstrip("\r")
+            yield _decode(self.count, rest, self.not_utf8)
         elif rest:
-            self.tail = rest.decode("utf-8", errors="replace").rstrip("\r")
+            self.tail = _decode(self.count + 1, rest, self.not_utf8)
 
     def _blocks(self) -> Iterator[bytes]:
         first = next(self._chunks, b"")
@@ -217,11 +218,15 @@ def _parse(path: str, lines: LogLines, options: LogOptions) -> ParseResult:
         topic_ids=options.topic_ids,
         log_date=options.date,
     )
+    keep_bytes(result, lines.not_utf8)
     if lines.broken is not None:
         if lines.count == 0 and not lines.tail:
             return _unreadable(path, lines.broken)
         what = f"incomplete last line: {lines.broken}" if lines.tail else lines.broken
-        result.quarantine.append(QuarantinedLine(path, lines.count + 1, lines.tail, what))
+        tail = QuarantinedLine(path, lines.count + 1, lines.tail, what)
+        if lines.count + 1 in lines.not_utf8:
+            tail.raw_base64 = base64.b64encode(lines.not_utf8[lines.count + 1]).decode("ascii")
+        result.quarantine.append(tail)
         result.counts.read += 1
         result.counts.quarantined += 1
     return result

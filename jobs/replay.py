@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 if __name__ == "__main__" and not __package__:  # spark-submit jobs/replay.py from a checkout
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,6 +34,7 @@ from schemas.tables import REPLAY_TABLES
 
 # Every table a run writes (the core's, its state, and the job's own).
 WRITTEN_TABLES = ("events", "quarantine", *REPLAY_TABLES, "group_state", "run_accounting")
+TABLES_WRITTEN_BY_ANY_RUN = (*WRITTEN_TABLES, "whatif_comparison")  # a what-if run adds its comparison
 
 
 def configure(parser: argparse.ArgumentParser, scenario_option: bool = True) -> None:
@@ -59,6 +61,9 @@ def configure(parser: argparse.ArgumentParser, scenario_option: bool = True) -> 
     )
     if scenario_option:  # `whatif` has its own --scenario (the what-ifs to run)
         parser.add_argument("--scenario", help="scenario name of the rows written (default: actual)")
+    parser.add_argument(
+        "--driver-memory", metavar="SIZE", help="JVM heap of the Spark driver launched here, e.g. 4g"
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> JobConfig:
@@ -76,6 +81,17 @@ def config_from_args(args: argparse.Namespace) -> JobConfig:
             "dates.to": date_to.isoformat() if date_to else None,
             "scenario": args.scenario,
             "input.options.date": args.log_date.isoformat() if args.log_date else None,
+            "spark.driver_memory": getattr(args, "driver_memory", None),
+        },
+        {
+            "input.path": "--input",
+            "input.format": "--input-format",
+            "warehouse": "--warehouse",
+            "dates.from": "--date" if args.date else "--from",
+            "dates.to": "--date" if args.date else "--to",
+            "scenario": "--scenario",
+            "spark.driver_memory": "--driver-memory",
+            "input.options.date": "--log-date",
         },
     )
 
@@ -83,18 +99,28 @@ def config_from_args(args: argparse.Namespace) -> JobConfig:
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from jobs.failures import discard_log, job_log
     from jobs.input import resolve_input
+    from jobs.run_state import hold_warehouse
     from jobs.spark_session import get_spark
 
     config = config_from_args(args)
     resolve_input(config.input_path, config.input_format)  # a wrong path fails before Spark starts
     console = Console()
     started = time.monotonic()
-    with console.status("starting Spark"):
-        spark = get_spark(config.spark)
-    result = run(spark, config, progress=Progress(console))
+    run_id = new_run_id()
+    log = job_log(config.warehouse)  # the JVM's output, and the details of a failure
+    with hold_warehouse(config.warehouse, run_id):  # a concurrent run is told before Spark starts
+        with console.status("starting Spark"):
+            spark = get_spark(config.spark, log_file=log)
+        result = run(spark, config, progress=Progress(console), run_id=run_id)
     print_summary(console, result, time.monotonic() - started)
+    discard_log()  # kept for failures only
     return 0
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -123,6 +149,10 @@ class RunResult:
     table_rows: dict[str, int]
     groups: list[dict] = field(default_factory=list)  # per group: totals over the run's dates
     not_group_lines: int = 0  # of the skipped: log lines not about groups (the rest: outside the dates)
+    completed: list = field(default_factory=list)  # unfinished runs this one completed (run_state.Unfinished)
+    unfinished: list = field(
+        default_factory=list
+    )  # unfinished runs of other dates or scenarios, left as they are
 
     @property
     def total(self) -> Accounting:
@@ -133,115 +163,203 @@ class RunResult:
         return total
 
 
-def run(spark, config: JobConfig, progress=None, group_pass=None) -> RunResult:
+def run(spark, config: JobConfig, progress=None, group_pass=None, run_id: str | None = None) -> RunResult:
     """Replay `config`'s input into its warehouse; see the module docstring. `group_pass` (e.g.
     jobs.whatif.WhatIfPass) replaces the replay pass by one that also emits rows of further scenarios:
     `partition(settings, date_from, date_to)` / `schema()` for mapInPandas, `scenarios` and `tables` to
-    write for them (each scenario's rows replace that scenario's rows of the run's dates)."""
-    from jobs.delta_io import open_warehouse
+    write for them (each scenario's rows replace that scenario's rows of the run's dates).
+
+    A run holds the warehouse's lock, and deals with what runs that did not finish left behind
+    (jobs.run_state): it completes one it covers, refuses to build on one it depends on, and cleans
+    their staging files."""
+    from jobs.delta_io import clean_dead_runs, open_warehouse
     from jobs.input import resolve_input
+    from jobs.run_state import find_unfinished, hold_warehouse
     from jobs.spark_session import job_settings
 
     step = progress or Progress(None)
-    run_id = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    run_id = run_id or new_run_id()
     started_at = dt.datetime.now(dt.timezone.utc)
     warehouse = open_warehouse(spark, config.warehouse, config.delta_writer)
     path, fmt = resolve_input(config.input_path, config.input_format)
     staging = _staging_root(config, warehouse)
     run_dir = f"{staging.rstrip('/')}/{run_id}"
-    try:
-        with job_settings(spark, config.spark):
-            return _run(spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step, group_pass)
-    finally:
-        step.close()
-        _remove_local(run_dir)
-
-
-def _run(
-    spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step, group_pass=None
-) -> RunResult:
-    from pyspark.errors import AnalysisException
-    from pyspark.sql import functions as F
-
-    from jobs.delta_io import write_tables
-    from jobs.input import STATUS_EVENT, classify, read_candidates
-
-    with step("reading and validating input"):
+    with hold_warehouse(config.warehouse, run_id):
         try:
-            candidates, uncounted = read_candidates(spark, path, fmt, config.input_options, config.cluster)
-            staged = _keep_payload(classify(candidates, config.date_from, config.date_to))
-            staged.write.partitionBy("_status").parquet(f"{run_dir}/validated")
-        except AnalysisException as exc:
-            raise UsageError(f"cannot read {path} as {fmt}: {str(exc).splitlines()[0]}") from None
-        # Read back with the known schema: nothing to infer, and an empty input reads as empty.
-        validated = spark.read.schema(staged.schema).parquet(f"{run_dir}/validated")
-        counts = [tuple(r) for r in validated.groupBy("_date", "_status").count().collect()]
-    date_from, date_to = _run_dates(config, counts)
-    accounting = _accounting(counts, date_from, date_to, uncounted.get("skipped", 0))
+            with job_settings(spark, config.spark):
+                unfinished = find_unfinished(spark, warehouse)
+                _clean_staging(staging, warehouse, run_id)
+                clean_dead_runs(warehouse, TABLES_WRITTEN_BY_ANY_RUN, run_id)
+                _mark_run_dir(run_dir, warehouse)
+                run = _Run(spark, config, warehouse, path, fmt, run_id, run_dir, started_at, step, group_pass)
+                return run.execute(unfinished)
+        finally:
+            step.close()
+            _remove_local(run_dir)
 
-    events = validated.where(F.col("_status") == STATUS_EVENT)
-    with step("replaying groups"):
-        states = _previous_states(spark, warehouse, config.scenario, date_from)
-        replayed = _replay(events, states, config, date_from, date_to, group_pass)
-        replayed.write.partitionBy("_table").parquet(f"{run_dir}/replayed")
-        output = spark.read.schema(replayed.schema).parquet(f"{run_dir}/replayed")
-        if group_pass is not None:  # the run's own scenario here; the pass's other scenarios below
-            passed, output = output, output.where(F.col("scenario") == config.scenario)
-        table_rows = {r["_table"]: r["count"] for r in output.groupBy("_table").count().collect()}
-    table_rows["events"] = sum(a.replayed for a in accounting.values())
-    table_rows["quarantine"] = sum(a.quarantined for a in accounting.values())
-    table_rows["run_accounting"] = len(accounting)
 
-    frames = {
-        "events": _events_table(events, config.scenario),
-        "quarantine": _quarantine_table(validated, config.scenario, date_to),
-        **{table: _output_table(output, table) for table in (*REPLAY_TABLES, "group_state")},
-        "run_accounting": _accounting_table(
-            spark,
-            accounting,
-            run_id,
-            config.scenario,
-            started_at,
-            path,
-            {
+@dataclass
+class _Run:
+    spark: object
+    config: JobConfig
+    warehouse: object
+    path: str
+    fmt: str
+    run_id: str
+    run_dir: str
+    started_at: dt.datetime
+    step: Progress
+    group_pass: object = None
+
+    @property
+    def scenarios(self) -> tuple[str, ...]:
+        """Every scenario the run writes: its own, then the group pass's."""
+        extra = self.group_pass.scenarios if self.group_pass is not None else ()
+        return (self.config.scenario, *extra)
+
+    def judged(self, unfinished, date_from: dt.date, date_to: dt.date):
+        """Say what happens to the unfinished runs found (UsageError for one this run cannot build on)."""
+        from jobs.run_state import blocking_message, judge
+
+        verdict = judge(unfinished, self.config.scenario, self.scenarios, date_from, date_to)
+        if verdict.blocking:
+            raise UsageError(blocking_message(verdict.blocking[0]))
+        for run in verdict.completing:
+            self.step.notice(f"the previous {run.describe()}: this run completes it")
+        for run in verdict.elsewhere:
+            self.step.notice(f"the warehouse is mid-run: the {run.describe()} (not completed by this run)")
+        return verdict
+
+    def execute(self, unfinished) -> RunResult:
+        config = self.config
+        verdict = None
+        if config.date_from and config.date_to:  # known dates: say it before any work
+            verdict = self.judged(unfinished, config.date_from, config.date_to)
+        validated, accounting, uncounted, date_from, date_to = self.read()
+        if verdict is None:
+            verdict = self.judged(unfinished, date_from, date_to)
+        result = self.replay_and_write(validated, accounting, uncounted, date_from, date_to)
+        result.completed, result.unfinished = verdict.completing, verdict.elsewhere
+        return result
+
+    def read(self):
+        from pyspark.errors import AnalysisException
+
+        from jobs.input import classify, read_candidates
+        from jobs.run_state import checkpoint
+
+        spark, config, path, fmt, run_dir = self.spark, self.config, self.path, self.fmt, self.run_dir
+        with self.step("reading and validating input"):
+            try:
+                candidates, uncounted = read_candidates(
+                    spark, path, fmt, config.input_options, config.cluster
+                )
+                staged = _keep_payload(classify(candidates, config.date_from, config.date_to))
+                staged.write.partitionBy("_status").parquet(f"{run_dir}/validated")
+            except AnalysisException as exc:
+                raise UsageError(f"cannot read {path} as {fmt}: {str(exc).splitlines()[0]}") from None
+            checkpoint("reading")
+            # Read back with the known schema: nothing to infer, and an empty input reads as empty.
+            validated = spark.read.schema(staged.schema).parquet(f"{run_dir}/validated")
+            counts = [tuple(r) for r in validated.groupBy("_date", "_status").count().collect()]
+        date_from, date_to = _run_dates(config, counts)
+        accounting = _accounting(counts, date_from, date_to, uncounted.get("skipped", 0))
+        return validated, accounting, uncounted, date_from, date_to
+
+    def replay_and_write(self, validated, accounting, uncounted, date_from, date_to) -> RunResult:
+        from pyspark.sql import functions as F
+
+        from jobs.delta_io import write_tables
+        from jobs.input import STATUS_EVENT
+
+        spark, config, warehouse, step = self.spark, self.config, self.warehouse, self.step
+        run_id, run_dir, path, fmt, group_pass = (
+            self.run_id,
+            self.run_dir,
+            self.path,
+            self.fmt,
+            self.group_pass,
+        )
+        events = validated.where(F.col("_status") == STATUS_EVENT)
+        with step("replaying groups"):
+            states = _previous_states(spark, warehouse, config.scenario, date_from)
+            replayed = _replay(events, states, config, date_from, date_to, group_pass)
+            replayed.write.partitionBy("_table").parquet(f"{run_dir}/replayed")
+            output = spark.read.schema(replayed.schema).parquet(f"{run_dir}/replayed")
+            if group_pass is not None:  # the run's own scenario here; the pass's other scenarios below
+                passed, output = output, output.where(F.col("scenario") == config.scenario)
+            table_rows = {r["_table"]: r["count"] for r in output.groupBy("_table").count().collect()}
+        table_rows["events"] = sum(a.replayed for a in accounting.values())
+        table_rows["quarantine"] = sum(a.quarantined for a in accounting.values())
+        table_rows["run_accounting"] = len(accounting)
+
+        def record(status: str, finished_at: dt.datetime | None):
+            details = {
                 "input_format": fmt,
                 "writer": warehouse.writer,
+                "scenarios": ",".join(self.scenarios),
                 **{f"input_{k}": str(v) for k, v in uncounted.items()},
-            },
-        ),
-    }
-    write_tables(
-        spark,
-        warehouse,
-        frames,
-        date_from=date_from,
-        date_to=date_to,
-        scenario=config.scenario,
-        run_id=run_id,
-        progress=step.note,
-    )
-    for scenario in group_pass.scenarios if group_pass is not None else ():
-        rows = passed.where(F.col("scenario") == scenario)
-        frames = {table: _output_table(rows, table) for table in group_pass.tables}
-        write_tables(spark, warehouse, frames, date_from=date_from, date_to=date_to, scenario=scenario,
-                     run_id=run_id, progress=lambda title, s=scenario: step.note(f"{title} ({s})"))  # fmt: skip
-    with step("summarising"):
-        groups = _group_totals(output)
-    location = warehouse.location if warehouse.metastore else os.path.relpath(warehouse.location)
-    return RunResult(
-        run_id,
-        config.scenario,
-        path,
-        fmt,
-        location,
-        warehouse.writer,
-        date_from,
-        date_to,
-        accounting,
-        table_rows,
-        groups,
-        uncounted.get("skipped", 0),
-    )
+            }
+            return _accounting_table(
+                spark,
+                accounting,
+                run_id,
+                config.scenario,
+                self.started_at,
+                path,
+                details,
+                status,
+                finished_at,
+            )
+
+        from jobs.run_state import STATUS_FINISHED, STATUS_WRITING
+
+        writes = {"date_from": date_from, "date_to": date_to, "run_id": run_id}
+        # The record saying 'writing' is the first commit, the one saying 'finished' the last: a run
+        # that stops in between is seen, and completed, by the next (jobs.run_state).
+        frames = [
+            ("run_accounting", record(STATUS_WRITING, None)),
+            ("events", _events_table(events, config.scenario)),
+            ("quarantine", _quarantine_table(validated, config.scenario, date_to)),
+            *[(table, _output_table(output, table)) for table in (*REPLAY_TABLES, "group_state")],
+        ]
+        write_tables(spark, warehouse, frames, scenario=config.scenario, progress=step.note, **writes)
+        for scenario in group_pass.scenarios if group_pass is not None else ():
+            rows = passed.where(F.col("scenario") == scenario)
+            frames = {table: _output_table(rows, table) for table in group_pass.tables}
+            write_tables(spark, warehouse, frames, scenario=scenario,
+                         progress=lambda title, s=scenario: step.note(f"{title} ({s})"), **writes)  # fmt: skip
+        finished = [("run_accounting", record(STATUS_FINISHED, dt.datetime.now(dt.timezone.utc)))]
+        write_tables(
+            spark, warehouse, finished, scenario=config.scenario, progress=_finishing(step), **writes
+        )
+        with step("summarising"):
+            groups = _group_totals(output)
+        location = warehouse.location if warehouse.metastore else os.path.relpath(warehouse.location)
+        return RunResult(
+            run_id,
+            config.scenario,
+            path,
+            fmt,
+            location,
+            warehouse.writer,
+            date_from,
+            date_to,
+            accounting,
+            table_rows,
+            groups,
+            not_group_lines=uncounted.get("skipped", 0),
+        )
+
+
+def _finishing(step):
+    """The progress of the last commit, shown as one step."""
+
+    def note(title: str) -> None:
+        if title.startswith("writing"):
+            step.note("recording the run as finished")
+
+    return note
 
 
 def _keep_payload(classified):
@@ -414,10 +532,13 @@ def _quarantine_table(validated, scenario: str, date_to: dt.date):
         F.col("line").alias("source_line"),
         F.col("_raw").alias("raw"),
         F.col("_reason").alias("reason"),
+        F.col("_raw_base64").alias("raw_base64"),
     )
 
 
-def _accounting_table(spark, accounting, run_id, scenario, started_at, path, details: dict[str, str]):
+def _accounting_table(
+    spark, accounting, run_id, scenario, started_at, path, details: dict[str, str], status, finished_at
+):
     from schemas.fields import spark_schema
     from schemas.tables import RUN_ACCOUNTING
 
@@ -427,9 +548,12 @@ def _accounting_table(spark, accounting, run_id, scenario, started_at, path, det
             "scenario": scenario,
             "event_date": day,
             "started_at": started_at,
+            # a path that is not UTF-8 cannot reach here (jobs.input.resolve_input refuses it)
             "input": path,
             **vars(counts),
             "details": details,
+            "status": status,
+            "finished_at": finished_at,
         }
         for day, counts in sorted(accounting.items())
     ]
@@ -463,12 +587,44 @@ def _group_totals(output) -> list[dict]:
     return [r.asDict() for r in rows]
 
 
+def _clean_staging(staging: str, warehouse, own_run_id: str) -> None:
+    """Remove the staging folders of this warehouse's earlier runs (finished ones remove their own; a
+    run that died leaves its). The caller holds the warehouse lock: no other run of it is alive."""
+    root = staging.removeprefix("file://")
+    if "://" in root or not os.path.isdir(root):
+        return  # remote staging: not cleaned here (delete <staging>/<run id> folders of dead runs)
+    for entry in os.scandir(root):
+        if entry.name == own_run_id or not entry.is_dir():
+            continue
+        try:
+            owner = Path(entry.path, _OWNER_FILE).read_text(encoding="utf-8")
+        except OSError:
+            owner = None
+        if owner == warehouse.location or (owner is None and _default_staging(warehouse) == staging):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+_OWNER_FILE = "_warehouse"  # in a run's staging folder: the warehouse it writes (staging may be shared)
+
+
+def _mark_run_dir(run_dir: str, warehouse) -> None:
+    local = run_dir.removeprefix("file://")
+    if "://" not in local:
+        os.makedirs(local, exist_ok=True)
+        with open(os.path.join(local, _OWNER_FILE), "w", encoding="utf-8") as owner:
+            owner.write(warehouse.location)
+
+
+def _default_staging(warehouse) -> str | None:
+    return None if warehouse.metastore else f"{warehouse.location.rstrip('/')}/_staging"
+
+
 def _staging_root(config: JobConfig, warehouse) -> str:
     if config.staging:
         return config.staging
     if warehouse.metastore:
         raise UsageError("a metastore warehouse needs a staging folder: set `staging:` in the config")
-    return f"{warehouse.location.rstrip('/')}/_staging"
+    return _default_staging(warehouse)
 
 
 def _remove_local(path: str) -> None:
@@ -488,10 +644,14 @@ class Progress:
     def __init__(self, console):
         self.console = console
         self._open = None
+        self.notices: list[str] = []
 
     @contextmanager
     def __call__(self, title: str) -> Iterator[None]:
+        from jobs import failures
+
         self.close()
+        failures.current_step = title  # a failure names the step (jobs.failures)
         if self.console is None:
             yield
             return
@@ -510,6 +670,12 @@ class Progress:
         if self._open is not None:
             step, self._open = self._open, None
             step.__exit__(None, None, None)
+
+    def notice(self, message: str) -> None:
+        """Something the user must know about the warehouse: one line on stderr."""
+        self.notices.append(message)
+        if self.console is not None:
+            print(f"rebalance-replay: {message}", file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------------------------------- summary

@@ -8,8 +8,10 @@
                       night and the best scenario (least partition-unavailable time)
 
 `collect_report` reads what it needs back from the written tables (whatif_comparison, then
-partition_movements / assignments of the groups shown, and the what-if notes in anomalies);
-`build_report` is the pure part (lists of rows in, a Report out), shared by tests.
+partition_movements / assignments of the groups shown, and the what-if notes in anomalies), and whether
+the warehouse is mid-run (a run that did not finish: its tables are ahead of the others, jobs.run_state),
+which the report says first; `build_report` is the pure part (lists of rows in, a Report out), shared
+by tests.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class Report:
     date_to: dt.date
     scenarios: tuple[str, ...]
     groups: list[GroupReport]
+    mid_run: list[str] = field(
+        default_factory=list
+    )  # runs that did not finish (run_state.Unfinished.describe)
 
 
 # ----------------------------------------------------------------------------------- building
@@ -232,8 +237,10 @@ def collect_report(
     from pyspark.sql import functions as F
 
     from jobs.delta_io import open_warehouse, read_table
+    from jobs.run_state import find_unfinished
 
     warehouse = open_warehouse(spark, config.warehouse, config.delta_writer)
+    mid_run = [run.describe() for run in find_unfinished(spark, warehouse)]
     dates = (F.col("event_date") >= F.lit(result.date_from)) & (F.col("event_date") <= F.lit(result.date_to))
     chosen = F.col("scenario").isin(list(scenarios))
     comparison = [
@@ -248,6 +255,7 @@ def collect_report(
         max_groups=max_groups,
         baselines=baselines,
     )
+    report.mid_run = mid_run
     if not report.groups:
         return report
     shown = F.lit(False)
@@ -259,7 +267,7 @@ def collect_report(
         frame = read_table(spark, warehouse, table).where(dates & shown & where)
         return [_epoch_ms(r.asDict()) for r in frame.collect()]
 
-    return build_report(
+    report = build_report(
         result.run_id,
         result.date_from,
         result.date_to,
@@ -271,6 +279,8 @@ def collect_report(
         max_groups=max_groups,
         baselines=baselines,
     )
+    report.mid_run = mid_run
+    return report
 
 
 def _epoch_ms(row: dict) -> dict:
@@ -285,6 +295,8 @@ def print_comparison(console, report: Report) -> None:
     from rich import box
     from rich.table import Table
 
+    for text in report.mid_run:
+        console.print(f"[red]warehouse mid-run:[/] the {text}; the other tables hold the previous run's rows")
     if not report.groups:
         console.print("what-if: no group to compare")
         return
@@ -355,6 +367,11 @@ def write_report(folder: str | Path, report: Report) -> Path:
         sections.append(_group_html(g, report.scenarios, picture))
     dates = str(report.date_from) + (f" .. {report.date_to}" if report.date_to != report.date_from else "")
     body = "\n".join(sections) or "<p>No group had events in the run's dates.</p>"
+    warnings = "".join(
+        f'<p class="worse"><b>Warehouse mid-run:</b> the {html.escape(text)}; the other tables hold the '
+        "previous run's rows.</p>\n"
+        for text in report.mid_run
+    )
     page = out / "index.html"
     page.write_text(
         f"""<!doctype html>
@@ -371,7 +388,7 @@ img {{ max-width: 100%; }}
 <p>Run {html.escape(report.run_id)}. Each scenario replays the group's own membership timeline (joins, leaves,
 crashes, restarts, pauses, extracted from its events) under other settings; changes are scenario - actual.
 Scenario <code>as-actual</code>, when present, shows the replay's own error.</p>
-{body}
+{warnings}{body}
 </body></html>
 """,
         encoding="utf-8",

@@ -53,9 +53,13 @@ logger.plan.level = error
 """
 
 
-def get_spark(options: SparkOptions | None = None, app_name: str = "rebalance-replay"):
-    """The active SparkSession, or a new one built from `options`."""
+def get_spark(options: SparkOptions | None = None, app_name: str = "rebalance-replay", log_file=None):
+    """The active SparkSession, or a new one built from `options`. A JVM launched here writes its
+    output (Spark's log, Java stack traces, the Python workers' stderr) to `log_file` (default: the
+    job's log, jobs.failures) instead of the console."""
     from pyspark.sql import SparkSession
+
+    from jobs import failures
 
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -93,6 +97,8 @@ def get_spark(options: SparkOptions | None = None, app_name: str = "rebalance-re
         # (measured: the sample run takes about half the time interpreted).
         conf["spark.sql.codegen.wholeStage"] = "false"
         conf["spark.sql.codegen.factoryMode"] = "NO_CODEGEN"
+    if options.driver_memory:
+        conf["spark.driver.memory"] = options.driver_memory
     conf.update(options.conf)  # the user's settings win over these defaults
     if local:
         java_options = f"-Dlog4j2.configurationFile={_log4j2_file().as_uri()}"
@@ -110,7 +116,38 @@ def get_spark(options: SparkOptions | None = None, app_name: str = "rebalance-re
             conf["spark.sql.catalog.spark_catalog"] = DELTA_CATALOG
     for key, value in conf.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    if launched_here:
+        failures.driver_memory = conf.get("spark.driver.memory", "1g")
+    log_file = log_file or failures.log_path
+    try:
+        with _output_to(log_file if launched_here and not remote else None):
+            return builder.getOrCreate()
+    except Exception as exc:
+        if "INVALID_DRIVER_MEMORY" in str(exc):  # Spark refuses to start below 450 MB of heap
+            raise UsageError(
+                f"spark.driver_memory {failures.driver_memory} is too small: Spark needs at least 450m"
+            ) from None
+        raise
+
+
+@contextlib.contextmanager
+def _output_to(log_file) -> Iterator[None]:
+    """Standard error of the processes started inside (the JVM, and through it the Python workers)
+    goes to `log_file`; ours is restored afterwards."""
+    if log_file is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(str(log_file), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(target, 2)
+    os.close(target)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def session_has_delta(spark) -> bool:

@@ -83,6 +83,7 @@ def load_scenarios(path: str | Path | None, names: list[str] | None) -> WhatIfCo
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from jobs.failures import discard_log, job_log
     from jobs.input import resolve_input
     from jobs.spark_session import get_spark
 
@@ -91,6 +92,7 @@ def main(args: argparse.Namespace) -> int:
     resolve_input(config.input_path, config.input_format)  # a wrong path fails before Spark starts
     console = Console()
     started = time.monotonic()
+    job_log(config.warehouse)  # the JVM's output, and the details of a failure (jobs.failures)
     with console.status("starting Spark"):
         spark = get_spark(config.spark)
     result = run(spark, config, whatif_config, progress=replay_job.Progress(console))
@@ -99,6 +101,7 @@ def main(args: argparse.Namespace) -> int:
     folder = Path(args.report) if args.report else _report_folder(config)
     page = write_report(folder, result.report)
     console.print(f"report: {page}")
+    discard_log()  # kept for failures only
     return 0
 
 

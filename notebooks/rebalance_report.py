@@ -11,6 +11,7 @@
 
 # COMMAND ----------
 
+import json
 import os
 
 import matplotlib.pyplot as plt
@@ -34,7 +35,7 @@ except NameError:  # local Jupyter: the same parameters from the environment
     ON_DATABRICKS = False
 
 
-def load(table: str) -> pd.DataFrame:
+def load(table: str, filtered: bool = True) -> pd.DataFrame:
     """One table as pandas, filtered by the widgets (empty widget = no filter)."""
     if ON_DATABRICKS:
         if "/" in WAREHOUSE or WAREHOUSE.startswith("dbfs:"):
@@ -49,7 +50,7 @@ def load(table: str) -> pd.DataFrame:
         if not os.path.exists(os.path.join(path, "_delta_log")):
             return pd.DataFrame()
         pdf = DeltaTable(path).to_pandas()
-    if pdf.empty:
+    if pdf.empty or not filtered:
         return pdf
     if DATE and "event_date" in pdf:
         pdf = pdf[pdf["event_date"].astype(str) == DATE]
@@ -64,6 +65,55 @@ assignments = load("assignments")
 movements = load("partition_movements")
 comparison = load("whatif_comparison")
 print(f"{len(summary)} group-days, {len(generations)} generations, {len(movements)} partition movements")
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## Warehouse status
+# MAGIC
+# MAGIC A run commits its tables one at a time, between a `run_accounting` record saying `writing` and one
+# MAGIC saying `finished`. A record still saying `writing` is a run that stopped half-way: until a rerun of
+# MAGIC its dates completes it, the tables it committed ("ahead") hold its rows and the others the
+# MAGIC previous run's, so figures joining them mix two runs.
+
+# COMMAND ----------
+
+
+def commit_run_ids(table: str) -> set:
+    """Run ids of the table's commits: each commit of the job names its run in Delta's userMetadata."""
+    if ON_DATABRICKS:
+        name = f"delta.`{WAREHOUSE.rstrip('/')}/{table}`" if "/" in WAREHOUSE else f"{WAREHOUSE}.{table}"
+        texts = [r.userMetadata for r in spark.sql(f"DESCRIBE HISTORY {name}").collect()]  # noqa: F821
+    else:
+        from deltalake import DeltaTable
+
+        path = os.path.join(WAREHOUSE, table)
+        if not os.path.exists(os.path.join(path, "_delta_log")):
+            return set()
+        texts = [commit.get("userMetadata") for commit in DeltaTable(path).history()]
+    ids = set()
+    for text in texts:
+        try:
+            ids.add(json.loads(text)["run_id"])
+        except (TypeError, ValueError, KeyError):
+            continue
+    return ids
+
+
+TABLES = ["events", "quarantine", "generations", "assignments", "partition_movements", "rebalance_episodes",
+          "group_daily_summary", "anomalies", "group_state", "whatif_comparison"]  # fmt: skip
+accounting = load("run_accounting", filtered=False)
+writing = accounting[accounting["status"] == "writing"] if "status" in accounting else accounting.iloc[0:0]
+for run_id, rows in writing.groupby("run_id"):
+    dates = sorted(str(d) for d in rows["event_date"])
+    ahead = [t for t in TABLES if run_id in commit_run_ids(t)] or ["none yet"]
+    print(
+        f"WAREHOUSE MID-RUN: run {run_id} on {dates[0]}..{dates[-1]} ({rows['scenario'].iloc[0]}) did not "
+        f"finish; tables ahead: {', '.join(ahead)}; the others hold the previous run's rows. "
+        "Rerun those dates to complete it; until then the figures below mix two runs."
+    )
+if writing.empty:
+    print("warehouse: every run finished")
 
 # COMMAND ----------
 

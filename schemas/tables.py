@@ -140,8 +140,15 @@ ANOMALIES = KEY_COLUMNS + (
 QUARANTINE = KEY_COLUMNS + (
     Column("source_file", STRING),
     Column("source_line", LONG),
-    Column("raw", STRING),
+    Column("raw", STRING, False, "The input as text; bytes that are not UTF-8 show as U+FFFD"),
     Column("reason", STRING, True),
+    Column(
+        "raw_base64",
+        STRING,
+        False,
+        "Where the input is not UTF-8 (null elsewhere): a line's bytes (JSON lines; a log entry's lines "
+        "joined by \\n), or for a Parquet/Delta row `raw`'s JSON with every string as its bytes in base64",
+    ),
 )
 
 EVENTS = KEY_COLUMNS + tuple(c for c in EVENT_COLUMNS if c.name not in ("cluster", "group_id"))
@@ -191,7 +198,15 @@ RUN_ACCOUNTING = (
     Column("quarantined", LONG, True),
     Column("duplicates", LONG, True, "Dropped as repeats of an event_id"),
     Column("skipped", LONG, True, "Rows outside the run's dates, and log lines not about groups"),
-    Column("details", ATTRIBUTES),
+    Column("details", ATTRIBUTES, False, "input_format, writer, scenarios (all the run writes), input_*"),
+    Column(
+        "status",
+        STRING,
+        False,
+        "writing: the record a run commits before its first table, so a run that stopped between two "
+        "tables shows (jobs.run_state); finished: its last commit. Null in rows of older versions",
+    ),
+    Column("finished_at", TIMESTAMP, False, "When the run committed its last table"),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {

@@ -50,5 +50,6 @@ def test_the_notebook_runs_against_the_jobs_tables(spark, tmp_path, monkeypatch)
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     generations = result.table_rows["generations"]
     assert f"{generations} generations" in printed  # the first cell read the job's tables
+    assert "warehouse: every run finished" in printed  # the status cell; mid-run: test_killed_runs.py
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3  # per day, churn, ownership timeline (what-if: no comparison table here)

@@ -371,7 +371,7 @@ class _Framer:
             text = "\n".join(part.text for part in block).rstrip().rstrip(",")
             try:
                 doc = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested deeper than Python's stack allows: text
                 doc = None
             if isinstance(doc, dict):
                 self.block = None
@@ -619,7 +619,7 @@ def _chosen_stamp(stamps: list[tuple[str, str]]) -> tuple[str | None, str | None
 def _json_object(text: str) -> dict | None:
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
 

@@ -190,6 +190,9 @@ def test_java_home_without_java(monkeypatch, tmp_path):
         (["run", "--input", "/nonexistent/events.jsonl"], "input not found: /nonexistent/events.jsonl"),
         (["run", "--conf", "/nonexistent.yaml"], "config file not found: /nonexistent.yaml"),
         (["run", "--date", "2024-11-08", "--from", "2024-11-07"], "give --date or --from/--to, not both"),
+        (["run", "--from", "2024-11-09", "--to", "2024-11-08"], "--from 2024-11-09 is after --to 2024-11-08"),
+        (["run", "--scenario", "a b"], "--scenario must be letters, digits, '.', '_' or '-', got 'a b'"),
+        (["run", "--driver-memory", "lots"], "--driver-memory must be a size such as 4g or 512m, got 'lots'"),
     ],
 )
 def test_cli_errors_are_one_line_and_exit_2(capsys, argv, message):
