@@ -121,12 +121,11 @@ class CoordinatorTracker:
         return out
 
     def finish(self, final: bool = True) -> list[dict]:
-        """The open tenure's row (to_ts null: still coordinating at the end of the input); a nightly run
-        (`final` False) also writes it, and keeps it open in the snapshot."""
-        if self.tenure is not None:
+        """At the end of the input (`final`), the open tenure's row (to_ts null: still coordinating);
+        a nightly run (`final` False) carries it in the snapshot instead, like an open episode."""
+        if final and self.tenure is not None:
             self.out.append(self._row(self.tenure, None, None))
-            if final:
-                self.tenure = None
+            self.tenure = None
         return self.drain()
 
     def snapshot(self) -> dict:

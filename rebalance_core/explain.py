@@ -21,6 +21,7 @@ from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentSettings, IncidentTracker
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
 
+# The tables the wrapper adds (columns in schemas.tables); its other rows are the replayer's tables.
 EXPLAIN_TABLES = ("rebalance_incidents", "group_coordinators")
 STATE_KEY = "explain"
 
@@ -86,7 +87,7 @@ class ExplainedReplayer:
         self._count_uncounted(incidents)
         out["rebalance_incidents"] = incidents
         out["group_coordinators"] = self.coordinators.drain()
-        return out
+        return out  # the replayer's tables + EXPLAIN_TABLES
 
     def _count_uncounted(self, incidents: list[dict]) -> None:
         for row in incidents:

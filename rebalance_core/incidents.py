@@ -127,6 +127,8 @@ class IncidentTracker:
         self.subscriptions: dict[str, tuple[str, ...]] = {}  # member -> subscribed topics
         self.rebalance_timeout_ms: int | None = None
         self.ever_owned: set[TopicPartition] = set()
+        self.previous_assignment: dict[str, set[TopicPartition]] = {}
+        self.assignment_generation: int | None = None
         self.unowned: _Unowned | None = None
         self.recent_starts: deque[tuple[int, str]] = deque()
         self.storm: _Run | None = None
@@ -147,6 +149,8 @@ class IncidentTracker:
                 self.rebalance_timeout_ms = max(self.rebalance_timeout_ms or 0, int(timeout))
             if e.member_id and e.subscription is not None:
                 self.subscriptions[e.member_id] = tuple(e.subscription)
+        elif t == EventType.GROUP_DEAD.value:
+            self.assignment_generation = None  # generations restart at 0
         elif t == EventType.TOPIC_METADATA_CHANGED.value:
             for name, value in (e.attributes or {}).items():
                 if name.startswith("topic.") and value.isdigit():
@@ -170,8 +174,9 @@ class IncidentTracker:
             self._close_unowned(e.ts)
 
     def _stable_assignment(self, e: Event) -> None:
-        if self.unowned is not None and self.unowned.generation_id == e.generation_id:
+        if e.generation_id is not None and e.generation_id == self.assignment_generation:
             return  # the leader's and the coordinator's view of the same generation
+        self.assignment_generation = e.generation_id
         self._close_unowned(e.ts)
         assigned = {tp for tps in e.assignment.values() for tp in tps}
         for tp in assigned:
@@ -184,7 +189,16 @@ class IncidentTracker:
         if not subscribed:
             subscribed = {tp.topic for tp in assigned}
         expected = {TopicPartition(t, p) for t in subscribed for p in range(self.topics.get(t, 0))}
-        missing = sorted(expected - assigned)
+        # KIP-429: a cooperative round withholds what a continuing member must revoke first; the follow-up
+        # round hands it out (its time is the owner's revocation, already measured by the timeline)
+        withheld = {
+            tp
+            for member, tps in e.assignment.items()
+            for tp in self.previous_assignment.get(member, ())
+            if tp not in tps
+        }
+        self.previous_assignment = {m: set(tps) for m, tps in e.assignment.items()}
+        missing = sorted(expected - assigned - withheld)
         never = sum(1 for tp in missing if tp not in self.ever_owned)
         self.ever_owned.update(assigned)
         if missing:

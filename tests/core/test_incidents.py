@@ -177,3 +177,21 @@ def test_a_fully_assigned_group_has_no_unowned_partitions():
     out = replay_explained(events, ReplaySettings(topics={"t": 6}))
     assert _kinds(out, "unowned_partitions") == []
     assert all(r["unowned_partition_ms"] == 0 for r in out["group_daily_summary"])
+
+
+def test_partitions_a_cooperative_round_withholds_for_revocation_are_not_unowned():
+    doc = {
+        "group_id": "g",
+        "start": "2024-11-08T10:00:00Z",
+        "topics": {"t": 8},
+        "settings": {"assignor": "cooperative-sticky"},
+        "actions": [
+            {"at": "0s", "action": "join", "member": "c1"},
+            {"at": "0s", "action": "join", "member": "c2"},
+            {"at": "60s", "action": "join", "member": "c3"},
+        ],
+    }
+    events = simulate(*load_scenario(doc)).events
+    out = replay_explained(events, ReplaySettings(topics={"t": 8}))
+    assert any(r["rounds"] == 2 for r in out["rebalance_episodes"])  # KIP-429: revoke, then hand out
+    assert _kinds(out, "unowned_partitions") == []
