@@ -33,6 +33,7 @@ from rebalance_core.measures import utc_date
 from schemas.events import EventType
 
 _BROKER_PREFIX = "broker-"
+_DAY_MS = 86_400_000
 
 
 @dataclass
@@ -43,6 +44,10 @@ class Tenure:
     last_seen: int
     offsets_partition: int | None = None
     seen_by: str = "coordinator"  # coordinator | member
+    # the UTC day (epoch day) of the row being built, and whether that day's row is out already (a nightly
+    # run writes the day it ends with; the next run must not write it again)
+    day: int | None = None
+    day_written: bool = False
 
 
 class CoordinatorTracker:
@@ -54,6 +59,7 @@ class CoordinatorTracker:
             self.tenure = Tenure(**state["tenure"])
 
     def observe(self, e: Event) -> None:
+        self._next_day(e.ts)
         t = e.event_type
         attributes = e.attributes or {}
         if e.is_coordinator:
@@ -95,18 +101,30 @@ class CoordinatorTracker:
             started_by = started_by if started_by != "first_seen" else "moved"
         # the first line of a group in the log: its coordinator since before the log, unless it loads now
         from_ts = e.ts if (started_by != "first_seen" or self.out) else None
-        self.tenure = Tenure(broker, from_ts, started_by, e.ts, seen_by=seen_by)
+        self.tenure = Tenure(broker, from_ts, started_by, e.ts, seen_by=seen_by, day=e.ts // _DAY_MS)
+
+    def _next_day(self, ts: int) -> None:
+        """A tenure is one row per UTC day it spans (rows are dated like every table, by the day that
+        closes them): a new day's event closes the previous day's row (to_ts null: it went on)."""
+        tenure = self.tenure
+        if tenure is None or tenure.day is None or ts // _DAY_MS <= tenure.day:
+            return
+        if not tenure.day_written:
+            self.out.append(self._row(tenure, None, None))
+        tenure.day, tenure.day_written = ts // _DAY_MS, False
 
     def _end(self, ts: int, ended_by: str) -> None:
+        self._next_day(ts)
         tenure, self.tenure = self.tenure, None
         if tenure is None:
             return
         self.out.append(self._row(tenure, ts, ended_by))
 
     def _row(self, tenure: Tenure, to_ts: int | None, ended_by: str | None) -> dict:
+        day = tenure.day if tenure.day is not None else tenure.last_seen // _DAY_MS
         return {
             **self.key,
-            "event_date": utc_date(to_ts if to_ts is not None else tenure.last_seen),
+            "event_date": utc_date(day * _DAY_MS),
             "broker": tenure.broker,
             "from_ts": tenure.from_ts,
             "to_ts": to_ts,
@@ -121,10 +139,13 @@ class CoordinatorTracker:
         return out
 
     def finish(self, final: bool = True) -> list[dict]:
-        """At the end of the input (`final`), the open tenure's row (to_ts null: still coordinating);
-        a nightly run (`final` False) carries it in the snapshot instead, like an open episode."""
-        if final and self.tenure is not None:
-            self.out.append(self._row(self.tenure, None, None))
+        """The open tenure's row of its last day (to_ts null: still coordinating at the end of the input),
+        once; a nightly run (`final` False) carries the tenure on to the next run."""
+        tenure = self.tenure
+        if tenure is not None and not tenure.day_written:
+            self.out.append(self._row(tenure, None, None))
+            tenure.day_written = True
+        if final:
             self.tenure = None
         return self.drain()
 

@@ -145,3 +145,30 @@ def test_a_broker_losing_many_groups_at_once_is_one_incident():
     assert incident["groups"] == sorted(f"g{i}" for i in range(12))
     assert incident["started_at"] == T0 + 60_000
     assert "broker 1" in incident["detail"]
+
+
+DAY = 86_400_000
+
+
+def test_a_tenure_is_one_row_per_day_and_nightly_runs_write_each_day_once():
+    key = {"cluster": "k", "group_id": "g", "scenario": "actual"}
+    day1 = [ev(0, "assignment_received", generation_id=1, source="broker-1")]
+    day2 = [
+        ev(DAY, "rebalance_prepared", generation_id=1, source="broker-1"),
+        ev(DAY + 5, "group_unloaded", generation_id=1, source="broker-1"),
+    ]
+    whole = CoordinatorTracker(key)
+    for e in day1 + day2:
+        whole.observe(e)
+    expected = whole.finish()
+    first = CoordinatorTracker(key)
+    for e in day1:
+        first.observe(e)
+    nightly = first.finish(final=False)
+    second = CoordinatorTracker(key, first.snapshot())
+    for e in day2:
+        second.observe(e)
+    nightly += second.finish()
+    assert nightly == expected
+    assert [(r["to_ts"], r["ended_by"]) for r in expected] == [(None, None), (T0 + DAY + 5, "group_unloaded")]
+    assert expected[0]["event_date"] != expected[1]["event_date"]
