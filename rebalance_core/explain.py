@@ -15,14 +15,29 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from rebalance_core.causes import CauseSettings, CauseTracker
+from rebalance_core.causes import EPISODE_CAUSE_COLUMNS, CauseSettings, CauseTracker
 from rebalance_core.coordinator_moves import CoordinatorTracker
 from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentSettings, IncidentTracker
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
 
-# The tables the wrapper adds (columns in schemas.tables); its other rows are the replayer's tables.
+# The tables the wrapper adds (columns in schemas.tables); its other rows are the replayer's tables...
 EXPLAIN_TABLES = ("rebalance_incidents", "group_coordinators")
+# ... and the columns it adds to the replayer's rows (a bare replayer's rows have the others)
+ADDED_COLUMNS = {
+    "rebalance_episodes": EPISODE_CAUSE_COLUMNS,
+    "group_daily_summary": ("causes", "unowned_partition_ms"),
+}
+
+
+def replayer_columns(table: str) -> list[str]:
+    """The columns of `table` a bare group replayer (replay.new_replayer) emits."""
+    from schemas.tables import TABLES
+
+    added = ADDED_COLUMNS.get(table, ())
+    return [c.name for c in TABLES[table] if c.name not in added]
+
+
 STATE_KEY = "explain"
 
 
