@@ -30,10 +30,19 @@ if __name__ == "__main__" and not __package__:  # spark-submit jobs/replay.py fr
 
 from jobs.cli import UsageError
 from jobs.config import INPUT_FORMATS, JobConfig, load_config, parse_date
+from rebalance_core.explain import EXPLAIN_TABLES
 from schemas.tables import REPLAY_TABLES
 
 # Every table a run writes (the core's, its state, and the job's own).
-WRITTEN_TABLES = ("events", "quarantine", *REPLAY_TABLES, "group_state", "run_accounting")
+WRITTEN_TABLES = (
+    "events",
+    "quarantine",
+    *REPLAY_TABLES,
+    *EXPLAIN_TABLES,
+    "coordinator_placement",
+    "group_state",
+    "run_accounting",
+)
 TABLES_WRITTEN_BY_ANY_RUN = (*WRITTEN_TABLES, "whatif_comparison")  # a what-if run adds its comparison
 
 
@@ -317,11 +326,15 @@ class _Run:
         writes = {"date_from": date_from, "date_to": date_to, "run_id": run_id}
         # The record saying 'writing' is the first commit, the one saying 'finished' the last: a run
         # that stops in between is seen, and completed, by the next (jobs.run_state).
+        # per group (the core's), then what no single group shows (coordinator moves and placement)
+        per_group = (*REPLAY_TABLES, *EXPLAIN_TABLES, "group_state")
+        across = _across_groups(spark, output, config.scenario, date_to)
         frames = [
             ("run_accounting", record(STATUS_WRITING, None)),
             ("events", _events_table(events, config.scenario)),
             ("quarantine", _quarantine_table(validated, config.scenario, date_to)),
-            *[(table, _output_table(output, table)) for table in (*REPLAY_TABLES, "group_state")],
+            *[(t, across[t] if t in across else _output_table(output, t)) for t in per_group],
+            *[(table, frame) for table, frame in across.items() if table not in per_group],
         ]
         write_tables(spark, warehouse, frames, scenario=config.scenario, progress=step.note, **writes)
         for scenario in group_pass.scenarios if group_pass is not None else ():
@@ -507,6 +520,44 @@ def _output_table(output, table: str):
             for c in TABLES[table]
         ]
     )
+
+
+def _across_groups(spark, output, scenario: str, date_to: dt.date) -> dict:
+    """What no single group shows (rebalance_core.coordinator_moves / coordinator_placement), from the
+    groups' coordinator tenures (one row per group and broker: small, collected): a broker losing many
+    groups at once, one incident added to rebalance_incidents; Kafka's placement rule per group."""
+    from pyspark.sql import functions as F
+
+    from rebalance_core.coordinator_moves import move_incidents
+    from rebalance_core.coordinator_placement import check_placement
+    from rebalance_core.events import ms_to_datetime
+    from schemas.fields import spark_schema
+    from schemas.tables import COORDINATOR_PLACEMENT, GROUP_COORDINATORS, REBALANCE_INCIDENTS
+
+    # the flat output's instants are the core's epoch milliseconds (jobs.replay_batches)
+    tenure_rows = output.where(F.col("_table") == "group_coordinators")
+    tenures = [r.asDict() for r in tenure_rows.select(*[c.name for c in GROUP_COORDINATORS]).collect()]
+    moves = move_incidents(tenures, scenario=scenario)
+    by_cluster: dict = {}
+    for row in tenures:
+        if row["offsets_partition"] is not None:
+            by_cluster.setdefault(row["cluster"], []).append((row["group_id"], row["offsets_partition"]))
+    placement = []
+    for cluster, observed in sorted(by_cluster.items()):
+        _, rows = check_placement(observed)
+        for row in rows:
+            row["offsets_partitions_logged"] = [str(p) for p in row["offsets_partitions_logged"]]
+            placement.append({"cluster": cluster, "scenario": scenario, "event_date": date_to, **row})
+    for row in moves:
+        for name in ("started_at", "ended_at"):
+            row[name] = None if row[name] is None else ms_to_datetime(row[name])
+    incidents = _output_table(output, "rebalance_incidents")
+    return {
+        "rebalance_incidents": incidents.unionByName(
+            spark.createDataFrame(moves, spark_schema(REBALANCE_INCIDENTS))
+        ),
+        "coordinator_placement": spark.createDataFrame(placement, spark_schema(COORDINATOR_PLACEMENT)),
+    }
 
 
 def _events_table(events, scenario: str):

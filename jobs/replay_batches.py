@@ -2,7 +2,8 @@
 
 Spark hands `replay_partition` the rows of a partition in (cluster, group_id, _kind, event order)
 order, in pandas batches of at most spark.sql.execution.arrow.maxRecordsPerBatch rows. A group's
-replayer (rebalance_core.replay.new_replayer: classic or KIP-848) lives across batches, so memory
+replayer (rebalance_core.replay.new_replayer: classic or KIP-848, wrapped by rebalance_core.explain with causes,
+incidents and coordinators) lives across batches, so memory
 stays bounded by one batch plus the replayers' state whatever the size of a group; a group ends when
 the next group's first row (or the partition's end) arrives. A group's previous state, when it has one, is its first row (`_kind` = KIND_STATE, the
 snapshot in `_state_json`).
@@ -30,13 +31,14 @@ import pandas as pd
 
 from jobs.run_state import checkpoint
 from rebalance_core.events import Event
-from rebalance_core.replay import ReplaySettings, new_replayer
+from rebalance_core.explain import EXPLAIN_TABLES, new_explained_replayer
+from rebalance_core.replay import ReplaySettings
 from schemas.fields import LONG, STRING, TIMESTAMP, Column
 from schemas.tables import REPLAY_TABLES, TABLES
 
 KIND_STATE = 0  # sorts before a group's events
 KIND_EVENT = 1
-OUTPUT_TABLES = (*REPLAY_TABLES, "group_state")
+OUTPUT_TABLES = (*REPLAY_TABLES, *EXPLAIN_TABLES, "group_state")
 # anomaly rule: a row the run cannot write (see RowSink._outside_run_dates)
 OUTSIDE_RUN_DATES = "outside_run_dates"
 # A group's replayer is chosen from its first events (new_replayer: a KIP-848 event type makes it a
@@ -183,11 +185,11 @@ class RowSink:
         if group.state_json is not None:
             try:
                 state = json.loads(group.state_json)
-                return new_replayer(cluster, group_id, self.settings, state, group.pending)
+                return new_explained_replayer(cluster, group_id, self.settings, state, group.pending)
             except (ValueError, KeyError, TypeError) as exc:  # e.g. a state written by another version
                 detail = f"previous state ignored: {exc}"
                 self._anomaly(cluster, group_id, self.date_from, "state_unreadable", detail)
-        return new_replayer(cluster, group_id, self.settings, None, group.pending)
+        return new_explained_replayer(cluster, group_id, self.settings, None, group.pending)
 
     def add(self, tables: dict[str, list[dict]]) -> None:
         date_from, date_to = self.date_from, self.date_to

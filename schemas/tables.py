@@ -95,6 +95,13 @@ REBALANCE_EPISODES = KEY_COLUMNS + (
     Column("rebalance_protocol", STRING),
     Column("timing_source", STRING),
     Column("source", STRING, True, "observed | inferred"),
+    Column(
+        "cause", STRING, False, "rebalance_core.causes.Cause: member_joined, session_timeout, ..., unknown"
+    ),
+    Column("cause_raw_reason", STRING, False, "The reason the cause was read from, as logged"),
+    Column("trigger_member_id", STRING, False, "The member whose join/leave/failure started it"),
+    Column("trigger_client_id", STRING),
+    Column("trigger_host", STRING),
 )
 
 GROUP_DAILY_SUMMARY = KEY_COLUMNS + (
@@ -117,6 +124,14 @@ GROUP_DAILY_SUMMARY = KEY_COLUMNS + (
     Column("partitions_revoked", INT, True),
     Column("revocations_wasted", INT, True),
     Column("reasons", COUNTS, False, "rebalance reason -> count"),
+    Column("causes", COUNTS, False, "episode cause -> count"),
+    Column(
+        "unowned_partition_ms",
+        LONG,
+        False,
+        "Partition-ms no member ever owned, left unassigned by a Stable "
+        "generation (included in partition_unavailable_ms)",
+    ),
     Column("timing_source", STRING),
     Column("events", LONG, True, "Events replayed for this group and day"),
     Column("anomalies", LONG, True),
@@ -134,6 +149,55 @@ ANOMALIES = KEY_COLUMNS + (
     Column("event_type", STRING),
     Column("group_state", STRING, False, "Coordinator state the model was in"),
     Column("rule", STRING, True, "The rule the event breaks, e.g. invalid_transition"),
+    Column("detail", STRING),
+)
+
+# rebalance_core.incidents: patterns across a group's episodes; coordinator_move rows have no group_id
+REBALANCE_INCIDENTS = KEY_COLUMNS + (
+    Column("incident_id", STRING, True),
+    Column(
+        "kind",
+        STRING,
+        True,
+        "rebalance_storm | stuck_rebalance | rolling_restart | flapping_member | "
+        "unowned_partitions | coordinator_move",
+    ),
+    Column("started_at", TIMESTAMP),
+    Column("ended_at", TIMESTAMP),
+    Column("duration_ms", LONG),
+    Column("episodes", INT, False, "Episodes in it"),
+    Column("first_episode_id", STRING),
+    Column("last_episode_id", STRING),
+    Column(
+        "members", STRINGS, False, "Members in it (group.instance.id, else client id@host, else client id)"
+    ),
+    Column("groups", STRINGS, False, "coordinator_move: the groups that moved"),
+    Column("partitions", STRINGS, False, "unowned_partitions: the partitions no member owned"),
+    Column("partition_unavailable_ms", LONG, False, "unowned_partitions: partition-ms unassigned"),
+    Column(
+        "uncounted_unavailable_ms", LONG, False, "... of partitions never owned (not in partition_movements)"
+    ),
+    Column("detail", STRING),
+)
+
+# rebalance_core.coordinator_moves: one row per broker's tenure as a group's coordinator
+GROUP_COORDINATORS = KEY_COLUMNS + (
+    Column("broker", STRING, True, "Broker id"),
+    Column("from_ts", TIMESTAMP, False, "null: since before the log"),
+    Column("to_ts", TIMESTAMP, False, "null: still coordinating at the end of the input"),
+    Column("started_by", STRING, True, "group_loaded | coordinator_discovered | first_seen | moved"),
+    Column("ended_by", STRING, False, "group_unloaded | coordinator_unavailable | moved"),
+    Column("offsets_partition", INT, False, "__consumer_offsets partition named by the broker's lines"),
+    Column("seen_by", STRING, True, "coordinator | member"),
+)
+
+# rebalance_core.coordinator_placement: Kafka's partitionFor against the logged partitions, per group
+COORDINATOR_PLACEMENT = KEY_COLUMNS + (
+    Column("offsets_partitions_logged", STRINGS, True),
+    Column("offsets_partition_expected", INT),
+    Column("offsets_topic_partitions", INT, False, "offsets.topic.num.partitions used"),
+    Column("partitions_source", STRING, True, "configured | inferred | best_fit | unknown"),
+    Column("agrees", BOOLEAN),
     Column("detail", STRING),
 )
 
@@ -219,6 +283,9 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "group_daily_summary": GROUP_DAILY_SUMMARY,
     "group_state": GROUP_STATE,
     "anomalies": ANOMALIES,
+    "rebalance_incidents": REBALANCE_INCIDENTS,
+    "group_coordinators": GROUP_COORDINATORS,
+    "coordinator_placement": COORDINATOR_PLACEMENT,
     "run_accounting": RUN_ACCOUNTING,
     "whatif_comparison": WHATIF_COMPARISON,
 }
@@ -232,5 +299,6 @@ REPLAY_TABLES = (
     "group_daily_summary",
     "anomalies",
 )
+
 
 __all__ = ["TABLES", "REPLAY_TABLES"]

@@ -83,8 +83,11 @@ def java_string_hash(text: str) -> int:
 
 @functools.lru_cache(maxsize=65536)
 def partition_for(group_id: str, partitions: int = OFFSETS_TOPIC_PARTITIONS) -> int:
-    """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % offsets.topic.num.partitions."""
-    return (java_string_hash(group_id) & 0x7FFFFFFF) % partitions
+    """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % offsets.topic.num.partitions.
+    Utils.abs is Math.abs with Integer.MIN_VALUE -> 0 (not Utils.toPositive's `& 0x7fffffff`, which gives
+    another partition for a negative hash: "testtopic-app" is in __consumer_offsets-31, not 17)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 def format_log_ts(ms: int) -> str:

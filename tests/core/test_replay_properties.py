@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rebalance_core.events import Event, TopicPartition
+from rebalance_core.explain import ExplainedReplayer, replayer_columns
 from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key
 from schemas.events import EventType, RemovalReason
 from schemas.tables import TABLES
@@ -79,9 +80,10 @@ def event_streams(sort: bool = True):
     return st.builds(random_events, seeds, st.integers(0, 60), st.just(sort))
 
 
-def check_rows(out: dict[str, list[dict]]) -> None:
+def check_rows(out: dict[str, list[dict]], explained: bool = False) -> None:
+    """Every row has its table's columns (a bare replayer's: without those rebalance_core.explain adds)."""
     for table, rows in out.items():
-        names = [c.name for c in TABLES[table]]
+        names = [c.name for c in TABLES[table]] if explained else replayer_columns(table)
         for row in rows:
             assert sorted(row) == sorted(names), table
             assert isinstance(row["event_date"], dt.date)
@@ -102,6 +104,18 @@ def test_random_streams_never_raise_and_count_everything(events):
     assert sum(d["anomalies"] for d in days) == len(out["anomalies"])
     assert sum(d["events"] for d in days) == sum(e.group_id == GROUP for e in events)
     assert len(out["anomalies"]) >= sum(e.group_id != GROUP or e.event_type == "bogus" for e in events)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(event_streams(sort=False))
+def test_random_streams_explained_never_raise_and_have_every_column(events):
+    replayer = ExplainedReplayer(GroupReplayer(CLUSTER, GROUP, SETTINGS), SETTINGS)
+    replayer.feed(events)
+    json.dumps(replayer.snapshot())
+    out = replayer.finish()
+    check_rows(out, explained=True)
+    for day in out["group_daily_summary"]:
+        assert sum(day["causes"].values()) == day["rebalances"]
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -276,6 +276,8 @@ def test_log4j_timestamp_and_offsets_partition_match_kafka():
     assert format_log_ts(1_731_060_125_229) == "2024-11-08 10:02:05,229"
     # the real 3.8 broker log (/work/shared/kafka-logs/real/05_...) names __consumer_offsets-33 for this group
     assert partition_for("avro-consumer2") == 33
+    # a negative hashCode: Utils.abs, as the real 3.0 broker log (04_...) shows for this group
+    assert partition_for("testtopic-app") == 31
 
 
 def test_a_leave_logs_the_preparing_line_first_like_the_scala_coordinator():
