@@ -267,7 +267,8 @@ def test_a_leave_group_sent_on_poll_timeout_is_a_poll_timeout_even_when_the_brok
     )
     last = max(out["rebalance_episodes"], key=lambda r: r["started_at"] or 0)
     assert last["cause"] == "poll_timeout"
-    assert last["cause_raw_reason"] == "removing member m2 on LeaveGroup"
+    # the replay completes a 2.4-3.1 broker's reason with the poll timeout its member logged (3.2+ wording)
+    assert last["cause_raw_reason"].startswith("removing member m2 on LeaveGroup")
 
 
 def test_session_expiries_right_after_the_coordinator_moved_are_caused_by_the_move():
