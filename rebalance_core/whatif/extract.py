@@ -103,6 +103,9 @@ class _Incarnation:
     instance_id: str | None = None
     start: int | None = None  # the process joined at (None: before the input)
     start_exact: bool = False  # from its own log (else coordinator instant, latency-corrected later)
+    # the coordinator instant `start` is its second JoinGroup's (KIP-394: a dynamic member's first one,
+    # without member id, is answered MEMBER_ID_REQUIRED; finish() takes that round trip off too)
+    start_after_member_id_required: bool = False
     # its JoinGroup started a rebalance that other members' logs show they noticed at `start`: it joined
     # before (finish() places it so that the rebalance began before the first of them noticed)
     joined_before_notice: bool = False
@@ -185,6 +188,7 @@ class TimelineExtractor:
         self.leave_reasons: dict[str, str] = {}  # member id -> client reason of its LeaveGroup
         self.round_signal: int | None = None  # member logs: first rebalance signal since the last sync
         self.generations: list[tuple[int, frozenset[str]]] = []  # full assignments: (round start, members)
+        self.members_listed = False  # a completed join phase's member list was in the input
         self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
         self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
         self.round: _Round | None = None  # the join phase in progress (classic)
@@ -330,6 +334,11 @@ class TimelineExtractor:
             inc.start, inc.start_exact = e.ts, False
             if added.group(2) not in (None, "None"):
                 inc.instance_id = inc.hint = added.group(2)
+            else:
+                # GroupCoordinator.doUnknownJoinGroup (2.2+, JoinGroup v4+): a dynamic member is added by
+                # its second JoinGroup, the one carrying the member id MEMBER_ID_REQUIRED gave it (the
+                # wording "with group instance id" is 2.3+, brokers that all ask for it)
+                inc.start_after_member_id_required = True
         # "removing member M on LeaveGroup; client reason: consumer poll timeout has expired"
         leaving = _LEAVE_REASON.search(e.reason or "")
         if leaving:
@@ -342,9 +351,24 @@ class TimelineExtractor:
     def _c_join_completed(self, e: Event) -> None:
         if e.protocol_name:
             self.protocol_names[e.protocol_name] += 1
+        started = self.round.started_at if self.round is not None else None
         self._close_round(e.ts)
+        # who was in the group when this rebalance started is known when it is the group's first
+        # generation (GroupMetadata starts at generation 0: nobody was a member) or when the input listed
+        # an earlier generation's members: then a member first seen here joined during this rebalance
+        # (2.x brokers log no JoinGroup, and a join while PreparingRebalance starts no new rebalance:
+        # GroupCoordinator.maybePrepareRebalance), not before the input
+        membership_known = e.generation_id == 1 or self.members_listed
         for member in e.members or ():
-            self._known(member, e)
+            if member not in self.current and started is not None and membership_known:
+                self._known(member, e)
+                inc = self.current[member]
+                inc.start, inc.start_exact = started, False
+                inc.start_after_member_id_required = True  # a dynamic member (no instance id named)
+            else:
+                self._known(member, e)
+        if e.members:
+            self.members_listed = True
 
     def _c_assignment_received(self, e: Event) -> None:
         if e.assignment:
@@ -701,6 +725,8 @@ class TimelineExtractor:
                 inc.start -= 2 * actual.latency.join_round_trip_ms + 1
             if inc.start is not None and not inc.start_exact:
                 inc.start -= half_join  # the JoinGroup left the process half a round trip earlier
+                if inc.start_after_member_id_required:
+                    inc.start -= actual.latency.join_round_trip_ms  # its first JoinGroup, answered
             if inc.end_kind == LEFT and not inc.end_exact:
                 inc.end -= half_join
             elif inc.end_kind == EXPIRED and self.kip848:

@@ -476,7 +476,39 @@ def test_a_member_only_the_rebalance_reason_names_joined_at_that_rebalance():
     without_join_lines = [e for e in events if e.event_type != EventType.JOIN_RECEIVED.value]
     extracted = extract(without_join_lines)
     joins = sorted(absolute(extracted, a) for a in extracted.timeline.actions if isinstance(a, Join))
-    assert len(joins) == 3 and joins[-1] == timeline.start_ms + 60 * S  # its JoinGroup one trip earlier
+    # KIP-394: the reason's member was added by its second JoinGroup; its first left 1.5 round trips earlier
+    assert len(joins) == 3 and joins[-1] == timeline.start_ms + 60 * S
+
+
+def test_a_member_first_listed_in_the_group_s_first_generation_joined_during_its_rebalance():
+    # c2's JoinGroup reached a group already PreparingRebalance: no line names it before generation 1's
+    # member list; generation 1 is the group's first, so nobody was a member before the input
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    extracted = extract([e for e in events if e.event_type != EventType.JOIN_RECEIVED.value])
+    joins = sorted(absolute(extracted, a) for a in extracted.timeline.actions if isinstance(a, Join))
+    assert joins == [timeline.start_ms, timeline.start_ms, timeline.start_ms + 60 * S]
+    assert not any("before the input" in note for note in extracted.notes)
+
+
+def test_a_member_first_listed_after_an_unseen_generation_was_in_the_group_before_the_input():
+    # the input starts at c3's rebalance of a group at generation 1: c1 and c2 may have been members of
+    # generation 1 (nothing lists it), so they stay members from before the input
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    later = [
+        e
+        for e in events
+        if e.ts >= timeline.start_ms + 60 * S and e.event_type != EventType.JOIN_RECEIVED.value
+    ]
+    extracted = extract(later)
+    joins = {
+        a.member.split("-")[0]: absolute(extracted, a)
+        for a in extracted.timeline.actions
+        if isinstance(a, Join)
+    }
+    assert joins["c3"] == timeline.start_ms + 60 * S and joins["c1"] < extracted.observed_from
+    assert any("before the input" in note for note in extracted.notes)
 
 
 def test_a_pending_member_that_never_joined_is_no_member():
