@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
 from rebalance_core.events import Event
 from rebalance_core.latency import LatencyFit, LatencyModel
@@ -178,7 +179,7 @@ class TimelineExtractor:
         self.offered_protocols: Counter[str] = Counter()
         self.session_timeouts: Counter[int] = Counter()
         self.rebalance_timeouts: Counter[int] = Counter()
-        self.kip415_delay = False
+        self.kip415_delay = 0  # the largest KIP-415 delay a Connect assignment carried (0: none)
         self.protocol_types: Counter[str] = Counter()
         self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
         self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
@@ -428,8 +429,9 @@ class TimelineExtractor:
         inc.client_key = _client_key(e)
         self._identify(inc, e)
         inc.last_member_event, inc.last_member_ts = e.event_type, e.ts
-        if (e.attributes or {}).get("delay_ms", "0") not in ("", "0"):
-            self.kip415_delay = True
+        delay = (e.attributes or {}).get("delay_ms", "")
+        if delay.isdigit():
+            self.kip415_delay = max(self.kip415_delay, int(delay))
         return inc
 
     def _m_join_sent(self, e: Event) -> None:
@@ -824,6 +826,11 @@ class TimelineExtractor:
             name = _most_common(self.protocol_names) or _most_common(self.offered_protocols)
             if name in CLIENT_ASSIGNORS:
                 observed.append("assignor")
+            elif name in CONNECT_PROTOCOLS and _most_common(self.protocol_types) == CONNECT_PROTOCOL_TYPE:
+                # a Kafka Connect worker group: its leader assigns connectors and tasks with Connect's
+                # IncrementalCooperativeAssignor (WorkerCoordinator, protocols compatible / sessioned),
+                # replayed by rebalance_core.connect, not by a consumer assignor
+                observed.append("assignor")
             elif rebalance_protocol_of(name) == "cooperative" or (name is None and self.revoked_after_sync):
                 # Streams' "stream", or members revoking on their sync (KIP-429): cooperative
                 self.notes.append(
@@ -848,7 +855,24 @@ class TimelineExtractor:
             observed.append("max_poll_interval_ms")
         max_poll = _most_common(self.rebalance_timeouts) or self.options.max_poll_interval_ms
         latency = self.latency.model()
-        if self.kip415_delay:
+        max_delay = 0
+        if assignor in CONNECT_PROTOCOLS:
+            # IncrementalCooperativeAssignor.handleLostAssignments: the first assignment after a worker's
+            # work went missing carries delay = scheduled.rebalance.max.delay.ms, later ones what remains
+            # of it, the revoking backoff (KAFKA-12495) at most that: the largest delay seen is the setting
+            # when that first assignment is in the input, a lower bound otherwise
+            max_delay = self.kip415_delay
+            if max_delay:
+                observed.append("scheduled_rebalance_max_delay_ms")
+            self.notes.append(
+                f"scheduled.rebalance.max.delay.ms is not logged: {max_delay} ms, the largest delay an "
+                "assignment carried (the setting itself if the input holds the first assignment after lost "
+                "work, else a lower bound)"
+                if max_delay
+                else "scheduled.rebalance.max.delay.ms is not logged and no assignment carried a delay: "
+                "0 assumed (lost work reassigned at once)"
+            )
+        elif self.kip415_delay:
             self.notes.append(
                 "KIP-415 delays seen but scheduled.rebalance.max.delay.ms is not logged: not replayed"
             )
@@ -862,7 +886,7 @@ class TimelineExtractor:
             session_timeout_ms=self._session_timeout(),
             max_poll_interval_ms=max_poll,
             heartbeat_interval_ms=heartbeat,
-            scheduled_rebalance_max_delay_ms=0,
+            scheduled_rebalance_max_delay_ms=max_delay,
             latency=latency,
             observed=tuple(observed) + tuple(f"latency.{name}" for name in latency.fitted),
             protocol_type=_most_common(self.protocol_types),

@@ -358,6 +358,41 @@ def test_kip415_for_a_connect_group_still_runs():
     assert all(row["rebalances_scenario"] is not None for row in out["whatif_comparison"])
 
 
+def connect_group_events(max_delay_ms):
+    return simulate(
+        group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)),
+        SimulationSettings(assignor="sessioned", scheduled_rebalance_max_delay_ms=max_delay_ms),
+    ).events
+
+
+@pytest.mark.parametrize("max_delay_ms", [0, 30 * S, None])  # None: Connect's default, 5 min
+def test_a_connect_group_s_as_actual_runs_connect_s_assignor_and_reproduces_it(max_delay_ms):
+    # WorkerCoordinator's protocols (compatible / sessioned) are assigned by the leader's
+    # IncrementalCooperativeAssignor: a consumer's cooperative-sticky revoked 6 tasks where the workers
+    # revoked 3; the delay is the one the first assignment after the lost work carried
+    events = connect_group_events(max_delay_ms)
+    extracted = extract(events)
+    assert (extracted.actual.assignor, extracted.actual.protocol) == ("sessioned", "cooperative")
+    assert extracted.actual.scheduled_rebalance_max_delay_ms == (
+        300 * S if max_delay_ms is None else max_delay_ms
+    )
+    rows = whatif(events, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert rows and all(row["model_check"] == "passed" for row in rows), rows[0]["model_check_detail"]
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [Scenario("coop", assignor="cooperative-sticky"), Scenario("eager", protocol="eager"),
+     Scenario("static", static_membership=True)],
+)  # fmt: skip
+def test_a_connect_group_gets_no_numbers_for_what_its_workers_cannot_use(scenario):
+    # Connect workers have neither consumer assignors, nor the eager protocol here, nor KIP-345
+    out = whatif(connect_group_events(0), WhatIfConfig((scenario,)))
+    assert all(row["rebalances_scenario"] is None for row in out["whatif_comparison"])
+    (note,) = [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
+    assert "Connect" in note["detail"]
+
+
 # ------------------------------------------------------------------------------------- comparison
 def test_comparison_rows_per_date_with_deltas_scenario_minus_actual():
     day1, day2 = dt.date(2024, 11, 8), dt.date(2024, 11, 9)
