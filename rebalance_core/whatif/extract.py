@@ -356,16 +356,17 @@ class TimelineExtractor:
         self._close_round(e.ts)
         # who was in the group when this rebalance started is known when it is the group's first
         # generation (GroupMetadata starts at generation 0: nobody was a member) or when the input listed
-        # an earlier generation's members: then a member first seen here joined during this rebalance
-        # (2.x brokers log no JoinGroup, and a join while PreparingRebalance starts no new rebalance:
-        # GroupCoordinator.maybePrepareRebalance), not before the input
-        membership_known = e.generation_id == 1 or self.members_listed
+        # an earlier generation's members (its member list or full assignment): then a member first seen
+        # here joined during this rebalance, not before the input (2.x brokers log no JoinGroup, and a
+        # join while PreparingRebalance starts no new rebalance: GroupCoordinator.maybePrepareRebalance)
+        membership_known = e.generation_id == 1 or self.members_listed or bool(self.generations)
         for member in e.members or ():
             if member not in self.current and started is not None and membership_known:
                 self._known(member, e)
                 inc = self.current[member]
                 inc.start, inc.start_exact = started, False
-                inc.start_after_member_id_required = True  # a dynamic member (no instance id named)
+                # no line named an instance id for it: a dynamic member, added by its second JoinGroup
+                inc.start_after_member_id_required = True
             else:
                 self._known(member, e)
         if e.members:
