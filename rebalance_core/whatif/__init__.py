@@ -24,7 +24,10 @@ model and the session timeout):
     event evidence                                                timeline action
     a new member id joins (member join_sent without id /          join (at the JoinGroup; the process started
       coordinator join_received of an unknown id; KIP-848         there); members already in the group when
-      JOINING; a member new to a later full assignment)           the input starts join during a warm-up
+      JOINING; a member new to a later full assignment; a        the input starts join during a warm-up
+      member first listed by a generation whose rebalance the     (a dynamic member added by the coordinator
+      input shows start, when who was in the group before is     joined 1.5 join round trips earlier:
+      known: generation 1, or an earlier generation listed)       KIP-394's MEMBER_ID_REQUIRED first)
     LeaveGroup (member leave_sent / member_removed leave_group)   leave, or restart (graceful) when the same
                                                                   process joins again within bounce_window
     session expiry (member_removed session_timeout)               crash at expiry - session.timeout.ms (its
@@ -65,7 +68,10 @@ within max(50 ms, 5 %)); a group that fails it, or whose events name no member o
 extraction.max_span_ms, says so on its rows and is ranked by no report (tests/core/test_whatif_fixtures.py).
 
 Scenario rules that follow Kafka rather than the actual run: KIP-415 (scheduled_rebalance_max_delay_ms)
-is Kafka Connect's and not applicable to consumer groups; under KIP-848 a static member killed and
+is Kafka Connect's and not applicable to consumer groups; a Connect worker group (protocol compatible or
+sessioned) runs Connect's IncrementalCooperativeAssignor in every scenario, with the largest delay its
+assignments carried as its scheduled.rebalance.max.delay.ms, and gets no numbers for a consumer assignor,
+the eager protocol or static membership; under KIP-848 a static member killed and
 restarted at once is refused (UNRELEASED_INSTANCE_ID) until its old member's session expired.
 """
 

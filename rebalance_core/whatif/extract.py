@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
 from rebalance_core.events import Event
 from rebalance_core.latency import LatencyFit, LatencyModel
@@ -103,6 +104,9 @@ class _Incarnation:
     instance_id: str | None = None
     start: int | None = None  # the process joined at (None: before the input)
     start_exact: bool = False  # from its own log (else coordinator instant, latency-corrected later)
+    # the coordinator instant `start` is its second JoinGroup's (KIP-394: a dynamic member's first one,
+    # without member id, is answered MEMBER_ID_REQUIRED; finish() takes that round trip off too)
+    start_after_member_id_required: bool = False
     # its JoinGroup started a rebalance that other members' logs show they noticed at `start`: it joined
     # before (finish() places it so that the rebalance began before the first of them noticed)
     joined_before_notice: bool = False
@@ -175,7 +179,7 @@ class TimelineExtractor:
         self.offered_protocols: Counter[str] = Counter()
         self.session_timeouts: Counter[int] = Counter()
         self.rebalance_timeouts: Counter[int] = Counter()
-        self.kip415_delay = False
+        self.kip415_delay = 0  # the largest KIP-415 delay a Connect assignment carried (0: none)
         self.protocol_types: Counter[str] = Counter()
         self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
         self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
@@ -185,6 +189,7 @@ class TimelineExtractor:
         self.leave_reasons: dict[str, str] = {}  # member id -> client reason of its LeaveGroup
         self.round_signal: int | None = None  # member logs: first rebalance signal since the last sync
         self.generations: list[tuple[int, frozenset[str]]] = []  # full assignments: (round start, members)
+        self.members_listed = False  # a completed join phase's member list was in the input
         self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
         self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
         self.round: _Round | None = None  # the join phase in progress (classic)
@@ -330,6 +335,11 @@ class TimelineExtractor:
             inc.start, inc.start_exact = e.ts, False
             if added.group(2) not in (None, "None"):
                 inc.instance_id = inc.hint = added.group(2)
+            else:
+                # GroupCoordinator.doUnknownJoinGroup (2.2+, JoinGroup v4+): a dynamic member is added by
+                # its second JoinGroup, the one carrying the member id MEMBER_ID_REQUIRED gave it (the
+                # wording "with group instance id" is 2.3+, brokers that all ask for it)
+                inc.start_after_member_id_required = True
         # "removing member M on LeaveGroup; client reason: consumer poll timeout has expired"
         leaving = _LEAVE_REASON.search(e.reason or "")
         if leaving:
@@ -342,9 +352,25 @@ class TimelineExtractor:
     def _c_join_completed(self, e: Event) -> None:
         if e.protocol_name:
             self.protocol_names[e.protocol_name] += 1
+        started = self.round.started_at if self.round is not None else None
         self._close_round(e.ts)
+        # who was in the group when this rebalance started is known when it is the group's first
+        # generation (GroupMetadata starts at generation 0: nobody was a member) or when the input listed
+        # an earlier generation's members (its member list or full assignment): then a member first seen
+        # here joined during this rebalance, not before the input (2.x brokers log no JoinGroup, and a
+        # join while PreparingRebalance starts no new rebalance: GroupCoordinator.maybePrepareRebalance)
+        membership_known = e.generation_id == 1 or self.members_listed or bool(self.generations)
         for member in e.members or ():
-            self._known(member, e)
+            if member not in self.current and started is not None and membership_known:
+                self._known(member, e)
+                inc = self.current[member]
+                inc.start, inc.start_exact = started, False
+                # no line named an instance id for it: a dynamic member, added by its second JoinGroup
+                inc.start_after_member_id_required = True
+            else:
+                self._known(member, e)
+        if e.members:
+            self.members_listed = True
 
     def _c_assignment_received(self, e: Event) -> None:
         if e.assignment:
@@ -404,8 +430,9 @@ class TimelineExtractor:
         inc.client_key = _client_key(e)
         self._identify(inc, e)
         inc.last_member_event, inc.last_member_ts = e.event_type, e.ts
-        if (e.attributes or {}).get("delay_ms", "0") not in ("", "0"):
-            self.kip415_delay = True
+        delay = (e.attributes or {}).get("delay_ms", "")
+        if delay.isdigit():
+            self.kip415_delay = max(self.kip415_delay, int(delay))
         return inc
 
     def _m_join_sent(self, e: Event) -> None:
@@ -701,6 +728,8 @@ class TimelineExtractor:
                 inc.start -= 2 * actual.latency.join_round_trip_ms + 1
             if inc.start is not None and not inc.start_exact:
                 inc.start -= half_join  # the JoinGroup left the process half a round trip earlier
+                if inc.start_after_member_id_required:
+                    inc.start -= actual.latency.join_round_trip_ms  # its first JoinGroup, answered
             if inc.end_kind == LEFT and not inc.end_exact:
                 inc.end -= half_join
             elif inc.end_kind == EXPIRED and self.kip848:
@@ -798,6 +827,11 @@ class TimelineExtractor:
             name = _most_common(self.protocol_names) or _most_common(self.offered_protocols)
             if name in CLIENT_ASSIGNORS:
                 observed.append("assignor")
+            elif name in CONNECT_PROTOCOLS and _most_common(self.protocol_types) == CONNECT_PROTOCOL_TYPE:
+                # a Kafka Connect worker group: its leader assigns connectors and tasks with Connect's
+                # IncrementalCooperativeAssignor (WorkerCoordinator, protocols compatible / sessioned),
+                # replayed by rebalance_core.connect, not by a consumer assignor
+                observed.append("assignor")
             elif rebalance_protocol_of(name) == "cooperative" or (name is None and self.revoked_after_sync):
                 # Streams' "stream", or members revoking on their sync (KIP-429): cooperative
                 self.notes.append(
@@ -822,7 +856,24 @@ class TimelineExtractor:
             observed.append("max_poll_interval_ms")
         max_poll = _most_common(self.rebalance_timeouts) or self.options.max_poll_interval_ms
         latency = self.latency.model()
-        if self.kip415_delay:
+        max_delay = 0
+        if assignor in CONNECT_PROTOCOLS:
+            # IncrementalCooperativeAssignor.handleLostAssignments: the first assignment after a worker's
+            # work went missing carries delay = scheduled.rebalance.max.delay.ms, later ones what remains
+            # of it, the revoking backoff (KAFKA-12495) at most that: the largest delay seen is the setting
+            # when that first assignment is in the input, a lower bound otherwise
+            max_delay = self.kip415_delay
+            if max_delay:
+                observed.append("scheduled_rebalance_max_delay_ms")
+            self.notes.append(
+                f"scheduled.rebalance.max.delay.ms is not logged: {max_delay} ms, the largest delay an "
+                "assignment carried (the setting itself if the input holds the first assignment after lost "
+                "work, else a lower bound)"
+                if max_delay
+                else "scheduled.rebalance.max.delay.ms is not logged and no assignment carried a delay: "
+                "0 assumed (lost work reassigned at once)"
+            )
+        elif self.kip415_delay:
             self.notes.append(
                 "KIP-415 delays seen but scheduled.rebalance.max.delay.ms is not logged: not replayed"
             )
@@ -836,7 +887,7 @@ class TimelineExtractor:
             session_timeout_ms=self._session_timeout(),
             max_poll_interval_ms=max_poll,
             heartbeat_interval_ms=heartbeat,
-            scheduled_rebalance_max_delay_ms=0,
+            scheduled_rebalance_max_delay_ms=max_delay,
             latency=latency,
             observed=tuple(observed) + tuple(f"latency.{name}" for name in latency.fitted),
             protocol_type=_most_common(self.protocol_types),

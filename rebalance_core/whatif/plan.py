@@ -112,7 +112,9 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             revoke_callback_ms=max(1, values["revoke_callback_ms"]),
         )
         return ScenarioPlan(scenario, timeline, settings, group_protocol)
-    if actual.protocol_type == CONNECT and values["scheduled_rebalance_max_delay_ms"]:
+    if actual.protocol_type == CONNECT and (
+        values["scheduled_rebalance_max_delay_ms"] or actual.assignor in CONNECT_PROTOCOLS
+    ):
         return _connect_plan(scenario, timeline, actual, values, bool(static), group_protocol)
     assignor = scenario.assignor or (actual.assignor if actual.group_protocol == "classic" else None)
     if assignor is None:
@@ -151,10 +153,10 @@ def _connect_plan(
     static: bool,
     group_protocol: str,
 ) -> ScenarioPlan:
-    """A Kafka Connect worker group with a KIP-415 delay runs Connect's own assignor
-    (IncrementalCooperativeAssignor for the `compatible` and `sessioned` protocols; rebalance_core.connect):
-    a consumer assignor, an eager protocol or static membership is not something its workers can use.
-    (Without a delay the group is replayed as a cooperative consumer group, as its as-actual is.)"""
+    """A Kafka Connect worker group (its events name the `compatible` or `sessioned` protocol, or a
+    scenario asks for a KIP-415 delay) runs Connect's own assignor (IncrementalCooperativeAssignor;
+    rebalance_core.connect): a consumer assignor, an eager protocol or static membership is not something
+    its workers can use."""
     if scenario.assignor is not None and scenario.assignor not in CONNECT_PROTOCOLS:
         raise NotApplicable(
             f"a Kafka Connect group assigns with Connect's protocols ({', '.join(CONNECT_PROTOCOLS)}), "
@@ -174,7 +176,8 @@ def _connect_plan(
     )
     try:
         settings = SimulationSettings(
-            assignor=scenario.assignor or DEFAULT_CONNECT_PROTOCOL,
+            assignor=scenario.assignor
+            or (actual.assignor if actual.assignor in CONNECT_PROTOCOLS else DEFAULT_CONNECT_PROTOCOL),
             heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
             metadata_refresh_ms=actual.latency.metadata_refresh_ms,
             **values,

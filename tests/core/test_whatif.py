@@ -359,6 +359,41 @@ def test_kip415_for_a_connect_group_still_runs():
     assert all(row["rebalances_scenario"] is not None for row in out["whatif_comparison"])
 
 
+def connect_group_events(max_delay_ms):
+    return simulate(
+        group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)),
+        SimulationSettings(assignor="sessioned", scheduled_rebalance_max_delay_ms=max_delay_ms),
+    ).events
+
+
+@pytest.mark.parametrize("max_delay_ms", [0, 30 * S, None])  # None: Connect's default, 5 min
+def test_a_connect_group_s_as_actual_runs_connect_s_assignor_and_reproduces_it(max_delay_ms):
+    # WorkerCoordinator's protocols (compatible / sessioned) are assigned by the leader's
+    # IncrementalCooperativeAssignor: a consumer's cooperative-sticky revoked 6 tasks where the workers
+    # revoked 3; the delay is the one the first assignment after the lost work carried
+    events = connect_group_events(max_delay_ms)
+    extracted = extract(events)
+    assert (extracted.actual.assignor, extracted.actual.protocol) == ("sessioned", "cooperative")
+    assert extracted.actual.scheduled_rebalance_max_delay_ms == (
+        300 * S if max_delay_ms is None else max_delay_ms
+    )
+    rows = whatif(events, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert rows and all(row["model_check"] == "passed" for row in rows), rows[0]["model_check_detail"]
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [Scenario("coop", assignor="cooperative-sticky"), Scenario("eager", protocol="eager"),
+     Scenario("static", static_membership=True)],
+)  # fmt: skip
+def test_a_connect_group_gets_no_numbers_for_what_its_workers_cannot_use(scenario):
+    # Connect workers have neither consumer assignors, nor the eager protocol here, nor KIP-345
+    out = whatif(connect_group_events(0), WhatIfConfig((scenario,)))
+    assert all(row["rebalances_scenario"] is None for row in out["whatif_comparison"])
+    (note,) = [a for a in out["anomalies"] if a["rule"] == "whatif_not_applicable"]
+    assert "Connect" in note["detail"]
+
+
 # ------------------------------------------------------------------------------------- comparison
 def test_comparison_rows_per_date_with_deltas_scenario_minus_actual():
     day1, day2 = dt.date(2024, 11, 8), dt.date(2024, 11, 9)
@@ -477,7 +512,39 @@ def test_a_member_only_the_rebalance_reason_names_joined_at_that_rebalance():
     without_join_lines = [e for e in events if e.event_type != EventType.JOIN_RECEIVED.value]
     extracted = extract(without_join_lines)
     joins = sorted(absolute(extracted, a) for a in extracted.timeline.actions if isinstance(a, Join))
-    assert len(joins) == 3 and joins[-1] == timeline.start_ms + 60 * S  # its JoinGroup one trip earlier
+    # KIP-394: the reason's member was added by its second JoinGroup; its first left 1.5 round trips earlier
+    assert len(joins) == 3 and joins[-1] == timeline.start_ms + 60 * S
+
+
+def test_a_member_first_listed_in_the_group_s_first_generation_joined_during_its_rebalance():
+    # c2's JoinGroup reached a group already PreparingRebalance: no line names it before generation 1's
+    # member list; generation 1 is the group's first, so nobody was a member before the input
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    extracted = extract([e for e in events if e.event_type != EventType.JOIN_RECEIVED.value])
+    joins = sorted(absolute(extracted, a) for a in extracted.timeline.actions if isinstance(a, Join))
+    assert joins == [timeline.start_ms, timeline.start_ms, timeline.start_ms + 60 * S]
+    assert not any("before the input" in note for note in extracted.notes)
+
+
+def test_a_member_first_listed_after_an_unseen_generation_was_in_the_group_before_the_input():
+    # the input starts at c3's rebalance of a group at generation 1: c1 and c2 may have been members of
+    # generation 1 (nothing lists it), so they stay members from before the input
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    later = [
+        e
+        for e in events
+        if e.ts >= timeline.start_ms + 60 * S and e.event_type != EventType.JOIN_RECEIVED.value
+    ]
+    extracted = extract(later)
+    joins = {
+        a.member.split("-")[0]: absolute(extracted, a)
+        for a in extracted.timeline.actions
+        if isinstance(a, Join)
+    }
+    assert joins["c3"] == timeline.start_ms + 60 * S and joins["c1"] < extracted.observed_from
+    assert any("before the input" in note for note in extracted.notes)
 
 
 def test_a_pending_member_that_never_joined_is_no_member():

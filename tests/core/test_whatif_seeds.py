@@ -83,11 +83,6 @@ def test_broker_only_cooperative_join_replays_as_one_rebalance_of_two_rounds():
     assert replayed["revocations_wasted"] == 0 and replayed["stw_ms"] == 0
 
 
-@pytest.mark.xfail(
-    reason="the replay (replay's branch, issue 12 point 4) counts the broker-only follow-up round as a "
-    "separate rebalance: 3 actual vs the what-if's 2",
-    strict=False,
-)
 def test_broker_only_cooperative_join_passes_the_model_check():
     row = seed_whatif("cooperative_join", "broker-only")["as-actual"]
     assert row["model_check"] == "passed", row["model_check_detail"]
