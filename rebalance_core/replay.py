@@ -684,6 +684,15 @@ class GroupReplayer:
             rnd.members = sorted(set(rnd.members or []) | set(assignment))
             rnd.member_count = len(rnd.members)
             rnd.leader_id = rnd.leader_id or view.member_id
+        elif self.round is not None and self.round.generation_id == gen:
+            # a broker line that names neither the leader nor the members (2.x "Assignment received from
+            # leader for group G for generation N"): only the leader runs the assignor
+            # (AbstractCoordinator.onJoinLeader), over every member of the generation
+            # (ConsumerCoordinator.onLeaderElected assigns each member, partitions or none)
+            self.round.leader_id = self.round.leader_id or view.member_id
+            if self.round.members is None:
+                self.round.members = sorted(assignment)
+                self.round.member_count = self.round.member_count or len(assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
 
     def _claim_logged_join(self, member: str, client_id: str | None) -> None:

@@ -150,3 +150,24 @@ def test_a_new_member_named_first_by_the_leaders_assignment_keeps_its_own_timing
     (episode,) = out["rebalance_episodes"]
     assert rel(episode, *CHURN) == (0, 0, 0)
     assert not out["anomalies"]
+
+
+def test_the_leaders_assignment_names_the_leader_and_members_a_2x_broker_line_does_not():
+    """The 2.x broker's "Stabilized group G generation N with K members" and "Assignment received from
+    leader for group G for generation N" name neither; with the leader's own log, its "Finished
+    assignment" does: only the leader runs the assignor, over every member of the generation."""
+    assignment = {"c1": "t-0", "c2": "t-1", "c3": ""}
+    events = [
+        ev(
+            0,
+            "rebalance_prepared",
+            generation_id=0,
+            reason="Adding new member c1 with group instance id None",
+        ),
+        ev(5, "join_completed", generation_id=1, member_count=3, protocol_name="range"),
+        ev(6, "join_response", generation_id=1, member_id="c1", protocol_name="range"),
+        ev(7, "assignment_computed", generation_id=1, member_id="c1", assignment=assignment),
+        ev(8, "assignment_received", generation_id=1, member_count=3),
+    ]
+    (gen,) = run(events)["generations"]
+    assert (gen["leader_member_id"], gen["members"], gen["member_count"]) == ("c1", ["c1", "c2", "c3"], 3)
