@@ -28,6 +28,7 @@ from typing import Any
 
 from rebalance_core import coordinator as co
 from rebalance_core.events import Event, TopicPartition, format_ts
+from rebalance_core.kafka_logs.values import classic_member_owner
 from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
 from rebalance_core.member_order import MemberMapOrder
 from rebalance_core.replay_common import admit, anomaly_row
@@ -305,8 +306,7 @@ class GroupReplayer:
         if e.member_id and e.client_id in self.joining_clients:
             # the JoinGroup of a process whose own log showed its join_sent: member timing for it,
             # even if its first line with the member id comes after the group turns Stable
-            self.joining_clients.remove(e.client_id)
-            self.member_timed.add(e.member_id)
+            self._claim_logged_join(e.member_id, e.client_id)
         elif e.member_id and e.group_instance_id and e.group_instance_id in self.member_timed:
             # a static member's log is its instance's (KIP-345: one identity across restarts); the
             # broker's static join lines name the instance, not the client
@@ -671,6 +671,9 @@ class GroupReplayer:
             return
         self._check_assignment(e.assignment, e)
         assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
+        for member in assignment:
+            if member not in self.member_timed:
+                self._claim_logged_join(member, classic_member_owner(member))
         self._learn_topics(tp for tps in assignment.values() for tp in tps)
         rnd = (
             self._member_round(gen, view.signal_ts, e.ts)
@@ -681,7 +684,28 @@ class GroupReplayer:
             rnd.members = sorted(set(rnd.members or []) | set(assignment))
             rnd.member_count = len(rnd.members)
             rnd.leader_id = rnd.leader_id or view.member_id
+        elif self.round is not None and self.round.generation_id == gen:
+            # a broker line that names neither the leader nor the members (2.x "Assignment received from
+            # leader for group G for generation N"): only the leader runs the assignor
+            # (AbstractCoordinator.onJoinLeader), over every member of the generation
+            # (ConsumerCoordinator.onLeaderElected assigns each member, partitions or none)
+            self.round.leader_id = self.round.leader_id or view.member_id
+            if self.round.members is None:
+                self.round.members = sorted(assignment)
+                self.round.member_count = self.round.member_count or len(assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
+
+    def _claim_logged_join(self, member: str, client_id: str | None) -> None:
+        """`member` is the member id the coordinator gave the JoinGroup of `client_id`, whose own log showed
+        that join without a member id: member timing for it from now on. Its own log names the id only in
+        its JoinGroup response when KIP-394's MEMBER_ID_REQUIRED round is not at INFO (2.x clients:
+        AbstractCoordinator.JoinGroupResponseHandler logs it at DEBUG), which can come after the leader's
+        assignment and another member's sync turned the group Stable; coordinator timing would start its
+        partitions there and its own join response revoke them again. The leader's assignment names it
+        first: a dynamic member id is `{client.id}-{UUID}` (GroupMetadata / ClassicGroup.generateMemberId)."""
+        if client_id is not None and client_id in self.joining_clients:
+            self.joining_clients.remove(client_id)
+            self.member_timed.add(member)
 
     def _superseded(self, gen: int | None) -> bool:
         """The broker's log shows the group already left generation `gen` (or is rebalancing again):

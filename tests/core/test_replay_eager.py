@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rebalance_core.replay import ReplaySettings
 from tests.core import replay_scenarios as sc
-from tests.core.replay_helpers import rel, run
+from tests.core.replay_helpers import ev, rel, run
 
 MOVE = (
     "topic",
@@ -118,3 +118,56 @@ def test_revoking_partitions_owned_before_the_log():
     out = run(events)
     (episode,) = out["rebalance_episodes"]
     assert (episode["stw_ms"], episode["partitions_moved"], episode["partitions_revoked"]) == (11, 2, 3)
+
+
+def test_a_new_member_named_first_by_the_leaders_assignment_keeps_its_own_timing():
+    """A 2.x client logs KIP-394's MEMBER_ID_REQUIRED round at DEBUG: a new member's own log names its id
+    only in its JoinGroup response, which may come after the leader's assignment and the leader's sync
+    turned the group Stable. The assignment names it (`{client.id}-{UUID}`): its partitions start at its
+    own callback, never at the leader's sync to be revoked by its own join response."""
+    c1, c2 = "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9", "c2-5d0b6f39-41a3-4cc9-af8b-3c502e0b8869"
+    own = {"c1": {"client_id": "c1", "file": "c1.log"}, "c2": {"client_id": "c2", "file": "c2.log"}}
+    events = [
+        ev(0, "join_sent", **own["c1"]),
+        ev(1, "join_sent", **own["c2"]),
+        ev(30, "join_response", generation_id=1, member_id=c1, protocol_name="range", **own["c1"]),
+        ev(
+            31,
+            "assignment_computed",
+            generation_id=1,
+            member_id=c1,
+            assignment={c1: "t-0", c2: "t-1"},
+            **own["c1"],
+        ),
+        ev(33, "sync_response", generation_id=1, member_id=c1, partitions="t-0", **own["c1"]),
+        ev(33, "partitions_assigned", member_id=c1, partitions="t-0", **own["c1"]),
+        ev(34, "join_response", generation_id=1, member_id=c2, protocol_name="range", **own["c2"]),
+        ev(36, "sync_response", generation_id=1, member_id=c2, partitions="t-1", **own["c2"]),
+        ev(36, "partitions_assigned", member_id=c2, partitions="t-1", **own["c2"]),
+    ]
+    out = run(events)
+    assert out["partition_movements"] == []
+    (episode,) = out["rebalance_episodes"]
+    assert rel(episode, *CHURN) == (0, 0, 0)
+    assert not out["anomalies"]
+
+
+def test_the_leaders_assignment_names_the_leader_and_members_a_2x_broker_line_does_not():
+    """The 2.x broker's "Stabilized group G generation N with K members" and "Assignment received from
+    leader for group G for generation N" name neither; with the leader's own log, its "Finished
+    assignment" does: only the leader runs the assignor, over every member of the generation."""
+    assignment = {"c1": "t-0", "c2": "t-1", "c3": ""}
+    events = [
+        ev(
+            0,
+            "rebalance_prepared",
+            generation_id=0,
+            reason="Adding new member c1 with group instance id None",
+        ),
+        ev(5, "join_completed", generation_id=1, member_count=3, protocol_name="range"),
+        ev(6, "join_response", generation_id=1, member_id="c1", protocol_name="range"),
+        ev(7, "assignment_computed", generation_id=1, member_id="c1", assignment=assignment),
+        ev(8, "assignment_received", generation_id=1, member_count=3),
+    ]
+    (gen,) = run(events)["generations"]
+    assert (gen["leader_member_id"], gen["members"], gen["member_count"]) == ("c1", ["c1", "c2", "c3"], 3)
