@@ -33,6 +33,19 @@ INPUTS = fixture_inputs()
 # "Successfully synced group in generation 4" shows generation 4 synced (GroupCoordinator.doSyncGroup
 # answers only once the leader's assignment is in). The simulated as-actual logs its sync: 1 rebalance.
 REPRODUCED = {
+    # the layout families' broker fixture (one scenario in each layout: tests/fixtures/kafka_logs/layout_*)
+    *(
+        (f"layout_{name}_broker.{ext}", "orders")
+        for name, ext in (
+            ("caret_nul", "log"),
+            ("copytruncate_nul", "log"),
+            ("journald", "log"),
+            ("log4j_kafka", "log"),
+            ("strimzi_cri", "log"),
+            ("strimzi_json", "jsonl"),
+            ("strimzi_log4j2_kubectl", "log"),
+        )
+    ),
     ("04_broker_3.0_expiry_dead_recreate.log", "testtopic-app"),
     ("05_broker_3.8_classic_join_leave.log", "avro-consumer2"),
     ("09_client_classic_eager_two_members.log", "legacy-consumer-group"),
