@@ -25,7 +25,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,23 +137,33 @@ class LogLines:
     def __init__(self, chunks: Iterable[bytes]) -> None:
         self._chunks = iter(chunks)
         self.broken: str | None = None
-        self.tail = ""
+        self.tail: str | bytes = ""  # bytes while reading, then text
         self.count = 0
         self.not_utf8: dict[int, bytes] = {}  # line number -> the bytes of a line that is not UTF-8
 
     def __iter__(self) -> Iterator[str]:
+        for number, line in self._lines():
+            yield _decode(number, line, self.not_utf8)
+        if self.tail:
+            self.tail = _decode(self.count + 1, self.tail, self.not_utf8)
+
+    def line_bytes(self, wanted: set[int]) -> dict[int, bytes]:
+        """The exact bytes (without the \\n) of the lines numbered in `wanted` (a fresh LogLines)."""
+        return {n: line for n, line in self._lines() if n in wanted}
+
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
         rest = b""
         for block in self._blocks():
             lines = (rest + block).split(b"\n")
             rest = lines.pop()
             for line in lines:
                 self.count += 1
-                yield _decode(self.count, line, self.not_utf8)
+                yield self.count, line
         if rest and self.broken is None:  # a last line without a newline is complete
             self.count += 1
-            yield _decode(self.count, rest, self.not_utf8)
+            yield self.count, rest
         elif rest:
-            self.tail = _decode(self.count + 1, rest, self.not_utf8)
+            self.tail = rest
 
     def _blocks(self) -> Iterator[bytes]:
         first = next(self._chunks, b"")
@@ -194,7 +204,7 @@ def parse_file(path: str, options: LogOptions) -> ParseResult:
     truncated or corrupt gzip keeps its complete lines and quarantines what follows them."""
     try:
         lines = LogLines(open_chunks(path))
-        return _parse(path, lines, options)
+        return _parse(path, lines, options, lambda wanted: LogLines(open_chunks(path)).line_bytes(wanted))
     except OSError as exc:
         return _unreadable(path, exc.strerror or str(exc))
 
@@ -203,11 +213,16 @@ def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
     """Parse a file whose content is already in memory (Spark's binaryFile rows), inflated chunk by chunk
     (a gzip's text is never held whole)."""
     view = memoryview(data)
-    chunks = (bytes(view[i : i + LogLines._CHUNK]) for i in range(0, len(view), LogLines._CHUNK))
-    return _parse(path, LogLines(chunks), options)
+
+    def chunks() -> Iterator[bytes]:
+        return (bytes(view[i : i + LogLines._CHUNK]) for i in range(0, len(view), LogLines._CHUNK))
+
+    return _parse(path, LogLines(chunks()), options, lambda wanted: LogLines(chunks()).line_bytes(wanted))
 
 
-def _parse(path: str, lines: LogLines, options: LogOptions) -> ParseResult:
+def _parse(
+    path: str, lines: LogLines, options: LogOptions, line_bytes: Callable[[set[int]], Mapping[int, bytes]]
+) -> ParseResult:
     cluster, source = options.identity(path)
     result = parse_lines(
         lines,
@@ -218,7 +233,7 @@ def _parse(path: str, lines: LogLines, options: LogOptions) -> ParseResult:
         topic_ids=options.topic_ids,
         log_date=options.date,
     )
-    keep_bytes(result, lines.not_utf8)
+    keep_bytes(result, lines.not_utf8, line_bytes)
     if lines.broken is not None:
         if lines.count == 0 and not lines.tail:
             return _unreadable(path, lines.broken)
@@ -526,7 +541,7 @@ def _numbered_file_rows(
             log_date=options.date,
             numbered=True,
         )
-        keep_bytes(result, not_utf8)
+        keep_bytes(result, not_utf8, lambda wanted: {n: data for n, data in lines if n in wanted})
         left_out = total - len(lines)
         result.counts.read += left_out
         result.counts.skip("not_group", left_out)
@@ -542,17 +557,24 @@ def _decode(number: int, data: bytes, not_utf8: dict[int, bytes]) -> str:
     return text.rstrip("\r")
 
 
-def keep_bytes(result: ParseResult, not_utf8: Mapping[int, bytes]) -> ParseResult:
-    """Give each quarantined entry holding a line that is not UTF-8 its bytes (`raw_base64`: its lines
-    joined by \\n, as `raw` joins them), so that the quarantine loses nothing of such a line."""
+def keep_bytes(
+    result: ParseResult, not_utf8: Mapping[int, bytes], line_bytes: Callable[[set[int]], Mapping[int, bytes]]
+) -> ParseResult:
+    """Give each quarantined entry holding a line that is not UTF-8 its exact bytes (`raw_base64`: its
+    lines joined by \\n, as `raw` joins them, even where `raw` is cut at its length limit), so that the
+    quarantine loses nothing of such a line. `line_bytes(numbers)`: those lines' bytes, read again."""
     if not not_utf8:
         return result
+    rows = []
     for row in result.quarantine:
-        texts = row.raw.split("\n")
-        numbers = range(row.line, row.line + len(texts))
+        numbers = row.line_numbers or range(row.line, row.line + row.raw.count("\n") + 1)
         if any(n in not_utf8 for n in numbers):
-            lines = [not_utf8.get(n, text.encode("utf-8")) for n, text in zip(numbers, texts)]
-            row.raw_base64 = base64.b64encode(b"\n".join(lines)).decode("ascii")
+            rows.append((row, numbers))
+    if rows:
+        found = line_bytes({n for _, numbers in rows for n in numbers})
+        for row, numbers in rows:
+            joined = b"\n".join(found.get(n, b"") for n in numbers)
+            row.raw_base64 = base64.b64encode(joined).decode("ascii")
     return result
 
 

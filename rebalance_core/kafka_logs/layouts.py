@@ -142,6 +142,7 @@ class LogEntry:
     container: str | None = None  # named by a `docker compose` or `kubectl --prefix` prefix
     ts_kind: str | None = None  # datetime | epoch | month_day (no year) | time (no date)
     date: dt.date | None = None  # for `time` / `month_day` stamps: the date `LineDates` gave the line
+    line_numbers: list[int] = field(default_factory=list)  # of raw_lines (comment lines in the span skipped)
     message: str = field(init=False, default="")
 
     @property
@@ -429,6 +430,7 @@ class _Framer:
             return
         current.lines.extend(line.text.split("\n"))
         current.raw_lines.extend(line.raws)
+        current.line_numbers.extend(range(line.first, line.first + len(line.raws)))
         current.last_line = line.last
 
     def _start(self, line: _Line, head: _Head) -> Iterator[LogEntry]:
@@ -450,6 +452,7 @@ class _Framer:
             thread=head.thread,
             lines=head.message.split("\n"),
             raw_lines=list(line.raws),
+            line_numbers=list(range(line.first, line.first + len(line.raws))),
             tail_logger=head.tail_logger,
             container=line.container,
             ts_kind=ts_kind,

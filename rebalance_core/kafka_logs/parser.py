@@ -101,6 +101,7 @@ class QuarantinedLine:
     group_id: str | None = None
     ts: int | None = None
     raw_base64: str | None = None  # the lines' bytes where they are not UTF-8 (set by the file reader)
+    line_numbers: tuple[int, ...] = ()  # the physical lines `raw` joins, where not line, line + 1, ...
 
     def to_row(self, cluster: str, scenario: str = "actual") -> dict[str, Any]:
         """A row of `schemas.tables.QUARANTINE` (event_date None when the timestamp is unreadable)."""
@@ -314,9 +315,13 @@ class _FileParser:
         else:
             self.counts.skip("not_group", 1)
 
-    def _quarantine_lines(self, line: int, count: int, raw: str, reason: str, group_id=None, ts=None) -> None:
+    def _quarantine_lines(
+        self, line: int, count: int, raw: str, reason: str, group_id=None, ts=None, line_numbers=()
+    ) -> None:
         self.counts.quarantined += count
-        self.quarantine.append(QuarantinedLine(self.file, line, raw[:RAW_LIMIT], reason, group_id, ts))
+        row = QuarantinedLine(self.file, line, raw[:RAW_LIMIT], reason, group_id, ts)
+        row.line_numbers = tuple(line_numbers)
+        self.quarantine.append(row)
 
     # -- one entry --------------------------------------------------------------------------------
     def entry(self, entry: LogEntry) -> None:
@@ -375,7 +380,9 @@ class _FileParser:
         if ts is None and entry.ts_text:
             with contextlib.suppress(ValueError):  # the quarantine table is partitioned by the entry's date
                 ts = parse_timestamp(entry.ts_text, self.zone, entry.date)
-        self._quarantine_lines(entry.first_line, entry.line_count, entry.raw, reason, prefix.group_id, ts)
+        self._quarantine_lines(
+            entry.first_line, entry.line_count, entry.raw, reason, prefix.group_id, ts, entry.line_numbers
+        )
 
     def _timestamp(self, entry: LogEntry) -> int:
         """The entry's time in UTC ms; ValueError (the quarantine reason) when it has none or no date."""
