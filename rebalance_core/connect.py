@@ -56,6 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rebalance_core.events import TopicPartition
+from rebalance_core.java_hash import java_string_hash
 
 CONNECT_PROTOCOL_TYPE = "connect"
 
@@ -80,15 +81,6 @@ def kip415_applies(protocol_type: str | None) -> bool:
 
 
 # ------------------------------------------------------------------------------------ Java orders
-def java_string_hash(s: str) -> int:
-    """String.hashCode as an unsigned 32-bit value (over UTF-16 code units)."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
 def java_hash_order(keys: Iterable[str], capacity: int | None = None) -> list[str]:
     """Iteration order of a java.util.HashMap / HashSet filled with `keys` in the given order: by bucket
     ((h ^ h >>> 16) & (capacity - 1)), then insertion order. Default capacity: 16, doubled while the

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rebalance_core.java_hash import java_string_hash
+
 JAVA = "java"
 SCALA_2_13 = "scala-2.13"
 SCALA_2_12 = "scala-2.12"
@@ -39,15 +41,6 @@ IMPLEMENTATIONS = (JAVA, SCALA_2_13, SCALA_2_12)
 _INITIAL_CAPACITY = 16
 _MAX_CAPACITY = 1 << 30
 _MASK = 0xFFFFFFFF
-
-
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units), as an unsigned 32-bit value."""
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & _MASK
-    return h
 
 
 def _signed(value: int) -> int:

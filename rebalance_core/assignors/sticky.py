@@ -36,6 +36,7 @@ from rebalance_core.assignors.base import (
     RebalanceProtocol,
 )
 from rebalance_core.events import TopicPartition
+from rebalance_core.java_hash import java_string_hash
 
 DEFAULT_GENERATION = -1  # AbstractStickyAssignor.DEFAULT_GENERATION: "no generation known"
 
@@ -143,25 +144,6 @@ def _cyclic_gc_paused() -> Iterator[None]:
 # Java iteration orders
 
 
-def _java_string_hash(s: str) -> int:
-    """java.lang.String.hashCode (over UTF-16 code units), as an unsigned 32-bit int."""
-    h = 0
-    for unit in s.encode("ascii") if s.isascii() else _utf16_units(s):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h
-
-
-def _utf16_units(s: str) -> Iterable[int]:
-    for ch in s:
-        code = ord(ch)
-        if code > 0xFFFF:
-            code -= 0x10000
-            yield 0xD800 + (code >> 10)
-            yield 0xDC00 + (code & 0x3FF)
-        else:
-            yield code
-
-
 def _java_spread(h: int) -> int:
     """java.util.HashMap.hash: the bits that pick the bucket."""
     return h ^ (h >> 16)
@@ -179,7 +161,7 @@ def _java_hashmap_order(keys: Sequence[str]) -> list[int]:
     """Indexes of `keys` in the order a java.util.HashMap<String, _> filled with them in this order iterates:
     by bucket, then by insertion within a bucket. (Bins treeified after 8 collisions are not modelled.)"""
     mask = _java_hashmap_capacity(len(keys)) - 1
-    return sorted(range(len(keys)), key=lambda i: _java_spread(_java_string_hash(keys[i])) & mask)
+    return sorted(range(len(keys)), key=lambda i: _java_spread(java_string_hash(keys[i])) & mask)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -227,7 +209,7 @@ class _Layout:
     def java_spread_of(self, gid: int) -> int:
         """HashMap.hash(TopicPartition.hashCode()) of a partition id."""
         if self._topic_hashes is None:
-            self._topic_hashes = [_java_string_hash(t) for t in self.topics]
+            self._topic_hashes = [java_string_hash(t) for t in self.topics]
         rank = self.rank_of(gid)
         partition = gid - self.offsets[rank]
         return _java_spread((31 * (31 + partition) + self._topic_hashes[rank]) & 0xFFFFFFFF)

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -55,6 +54,7 @@ from rebalance_core.assignors.base import (
 )
 from rebalance_core.assignors.range import RackQueues, member_rack, use_rack_aware_assignment
 from rebalance_core.events import TopicPartition
+from rebalance_core.java_hash import java_string_hash
 
 T = TypeVar("T")
 
@@ -67,20 +67,6 @@ MAX_BALANCE_ROUNDS = 16
 
 
 # --- Java iteration orders -----------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def java_string_hash(text: str) -> int:
-    """`String.hashCode` (over UTF-16 code units), as an unsigned 32-bit int."""
-    h = 0
-    if text.isascii():
-        for unit in text.encode("ascii"):
-            h = 31 * h + unit
-    else:
-        data = text.encode("utf-16-be", "surrogatepass")
-        for i in range(0, len(data), 2):
-            h = 31 * h + (data[i] << 8 | data[i + 1])
-    return h & _MASK32
 
 
 def kafka_uuid_bits(topic_id: str) -> tuple[int, int] | None:

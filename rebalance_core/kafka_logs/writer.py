@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rebalance_core.events import Event, TopicPartition
+from rebalance_core.java_hash import java_int, java_string_hash
 from schemas.events import EventType, RemovalReason
 
 E = EventType
@@ -72,21 +73,12 @@ class LogLine:
     event_ids: tuple[str, ...]  # the canonical events this entry renders; (): context Kafka logs around them
 
 
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units) as a signed 32-bit int."""
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 @functools.lru_cache(maxsize=65536)
 def partition_for(group_id: str, partitions: int = OFFSETS_TOPIC_PARTITIONS) -> int:
     """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % offsets.topic.num.partitions.
     Utils.abs is Math.abs with Integer.MIN_VALUE -> 0 (not Utils.toPositive's `& 0x7fffffff`, which gives
     another partition for a negative hash: "testtopic-app" is in __consumer_offsets-31, not 17)."""
-    h = java_string_hash(group_id)
+    h = java_int(java_string_hash(group_id))
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 

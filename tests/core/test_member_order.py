@@ -9,7 +9,8 @@ import uuid
 import pytest
 
 from rebalance_core.coordinator import ClassicGroup
-from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13, MemberMapOrder, java_string_hash
+from rebalance_core.java_hash import java_string_hash
+from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13, MemberMapOrder
 from tests.core.replay_helpers import ev
 
 IDS = {i: f"consumer-orders-{i}-{uuid.uuid5(uuid.NAMESPACE_DNS, str(i))}" for i in range(1, 15)}
