@@ -96,7 +96,8 @@ def test_a_gap_ends_the_entry_above_and_its_stray_continuations_are_skipped():
 
 def test_keep_bytes_gives_a_quarantined_entry_the_bytes_of_its_lines_that_are_not_utf8():
     row = QuarantinedLine("f", 7, "a\ufffdb\nc", "why")
-    keep_bytes(ParseResult([], [row], None), {7: b"a\xffb"})
+    lines = {7: b"a\xffb", 8: b"c"}
+    keep_bytes(ParseResult([], [row], None), {7: b"a\xffb"}, lambda wanted: {n: lines[n] for n in wanted})
     assert row.raw_base64 == "Yf9iCmM="  # base64 of b"a\xffb\nc"
 
 
