@@ -1,5 +1,5 @@
 """`rebalance-replay VERB ...`: one verb per job step (parse-logs, run, whatif, assign, simulate,
-generate), each a thin module under `jobs/` with `configure(parser)` and `main(args) -> int`.
+generate, report), each a thin module under `jobs/` with `configure(parser)` and `main(args) -> int`.
 
 Each verb declares its own arguments (`configure`), once. Parsing a command line imports only the
 module of the verb it names (the one about to run anyway): `rebalance-replay assign` does not load
@@ -26,6 +26,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "whatif": ("jobs.whatif", "the same timelines under other assignors, protocols, settings; compared"),
     "simulate": ("jobs.simulate_cmd", "play a membership scenario (YAML) -> canonical events (JSON lines)"),
     "generate": ("jobs.generate", "realistic fleet rebalance history (events, Kafka logs) for benchmarks"),
+    "report": ("jobs.report_cmd", "reprint a warehouse's summary without rerunning; --html: an HTML report"),
 }
 
 
