@@ -24,7 +24,7 @@ from rebalance_core.events import parse_ts
 WIDTH = 100  # terminal columns the tables are made to fit
 MAX_GROUPS = 25
 WORST_EPISODES = 5
-MIN_FLEXIBLE = 12  # a shortened column keeps at least this many characters
+MIN_FLEXIBLE = 8  # a shortened column keeps at least this many characters (and its header's)
 # The setting that gives the replay topic partition counts (jobs.config ReplayOptions.topics ->
 # rebalance_core.replay.ReplaySettings.topics): without it a broker-only log has no assignment to infer.
 TOPICS_SETTING = "replay.topics"
@@ -287,8 +287,8 @@ def summary_renderables(summary: RunSummary, width: int = WIDTH, max_groups: int
         out.append(f"{before} rebalances had begun before the input (not counted as done or open)")
     if summary.no_partition_counts:  # one line: the groups are the ones showing '-'
         out.append(
-            f"{len(summary.no_partition_counts)} broker-only groups lack partition counts (moved, unavailable "
-            f"unknown): set {TOPICS_SETTING} in --conf"
+            f"{len(summary.no_partition_counts)} broker-only group(s) without partition counts (moved, unavailable:"
+            f" -): set {TOPICS_SETTING} in --conf"
         )
     if summary.worst:
         out.append(_worst_table(summary, width))
@@ -326,7 +326,7 @@ def _worst_table(summary: RunSummary, width: int):
 
 def print_summary(console, summary: RunSummary, width: int = WIDTH) -> None:
     for renderable in summary_renderables(summary, min(width, console.width or width)):
-        console.print(renderable)
+        console.print(renderable, soft_wrap=isinstance(renderable, str))  # a line stays one line
 
 
 __all__ = [
