@@ -13,16 +13,11 @@ from pathlib import Path
 from jobs.cli import UsageError
 
 SCENARIO = "actual"
-EXAMPLE = """example:
-  rebalance-replay report --warehouse ./warehouse --date 2024-11-08 --html report/
-  then open report/index.html"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from jobs.config import parse_date
 
-    parser.epilog = EXAMPLE
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--warehouse", metavar="DIR", help="folder of Delta tables (default: the conf's, ./warehouse)"

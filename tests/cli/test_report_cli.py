@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from jobs.cli import build_parser
 from jobs.cli import main as cli_main
 from tests.cli.report_warehouse import LONG_GROUP, build_warehouse
 
@@ -135,18 +134,6 @@ def test_html_report_shows_incidents_and_causes_when_the_warehouse_has_them(expl
     index = (out / "index.html").read_text()
     assert "Incidents" in index and "coordinator_move" in _pictures(index)
     assert "rebalances by cause" in _pictures((out / "group-001.html").read_text())
-
-
-def test_help_ends_with_an_example():
-    help_text = _help("report")
-    assert help_text.rstrip().splitlines()[-1].strip().startswith("then open") or "example:" in help_text
-    assert "rebalance-replay report --warehouse" in help_text.split("example:")[-1]
-
-
-def _help(verb: str) -> str:
-    parser = build_parser([verb])
-    sub = next(a for a in parser._actions if a.dest == "verb").choices[verb]
-    return sub.format_help()
 
 
 def _pictures(page: str) -> str:
