@@ -152,7 +152,8 @@ def _index_page(data: ReportData, episodes: list[dict], pages: dict[str, str]) -
     if s.no_partition_counts:
         parts.append(
             f'<p class="note">{len(s.no_partition_counts)} groups come from broker-only logs without partition '
-            "counts: their partition-unavailable time and moves are unknown. Set <code>replay.topics</code> "
+            "counts: their stop-the-world, partition-unavailable time and moves are unknown (-). Set "
+            "<code>replay.topics</code> "
             "(topic: partition count) in the conf file and rerun.</p>"
         )
     heat = _heatmap(s, episodes)
@@ -219,7 +220,11 @@ def _group_page(data, group, segments, episodes: list[dict], reasons: Counter) -
         if ts is not None
     ]
     parts.append("<h2>Stop-the-world per rebalance</h2>")
-    if points:
+    if group.stw_ms is None:
+        parts.append(
+            '<p class="note">Unknown: no partition is known to be consumed (no partition counts).</p>'
+        )
+    elif points:
         parts.append(_img(svg.columns_over_time(sorted(points), "stop-the-world per rebalance (seconds)")))
     else:
         parts.append('<p class="note">No rebalance in these dates.</p>')

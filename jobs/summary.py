@@ -40,7 +40,7 @@ class GroupLine:
     rebalances_open: int = 0
     started_before_input: int = 0
     longest_rebalance_ms: int | None = None
-    stw_ms: int = 0
+    stw_ms: int | None = 0
     partition_unavailable_ms: int | None = 0
     partitions_moved: int | None = 0
     causes: Counter = field(default_factory=Counter)
@@ -64,7 +64,7 @@ class EpisodeLine:
     started_at: int | None  # epoch ms; None: began before the input
     stabilized_at: int | None  # None: still open at the end of the input
     rebalance_ms: int | None
-    stw_ms: int
+    stw_ms: int | None
     partition_unavailable_ms: int | None
     cause: str | None
     reason: str | None  # as Kafka logged it
@@ -135,12 +135,13 @@ def build_summary(
         assigned = set(assigned_groups)
         for key, line in groups.items():
             if key not in assigned and not line.members_logged:
-                line.partition_unavailable_ms = line.partitions_moved = None
+                # stop-the-world too: it needs partitions consumed (docs/metrics.md), none are known
+                line.partition_unavailable_ms = line.partitions_moved = line.stw_ms = None
                 unknown.append(line.name)
         unknown_names = set(unknown)
         for episode in episode_lines:
             if episode.group in unknown_names:
-                episode.partition_unavailable_ms = None
+                episode.partition_unavailable_ms = episode.stw_ms = None
     ordered = sorted(groups.values(), key=_group_cost)
     episode_lines.sort(key=_episode_cost)
     return RunSummary(ordered, episode_lines[:worst], with_causes, sorted(unknown))
@@ -179,11 +180,23 @@ def _trigger(row: dict) -> str | None:
 
 def _group_cost(g: GroupLine) -> tuple:
     unknown = g.partition_unavailable_ms is None
-    return (unknown, -(g.partition_unavailable_ms or 0), -g.stw_ms, -(g.longest_rebalance_ms or 0), g.name)
+    return (
+        unknown,
+        -(g.partition_unavailable_ms or 0),
+        -(g.stw_ms or 0),
+        -(g.longest_rebalance_ms or 0),
+        g.name,
+    )
 
 
 def _episode_cost(e: EpisodeLine) -> tuple:
-    return (-(e.partition_unavailable_ms or 0), -e.stw_ms, -(e.rebalance_ms or 0), e.group, e.episode_id)
+    return (
+        -(e.partition_unavailable_ms or 0),
+        -(e.stw_ms or 0),
+        -(e.rebalance_ms or 0),
+        e.group,
+        e.episode_id,
+    )
 
 
 # ------------------------------------------------------------------------------------------- rendering
@@ -287,8 +300,8 @@ def summary_renderables(summary: RunSummary, width: int = WIDTH, max_groups: int
         out.append(f"{before} rebalances had begun before the input (not counted as done or open)")
     if summary.no_partition_counts:  # one line: the groups are the ones showing '-'
         out.append(
-            f"{len(summary.no_partition_counts)} broker-only group(s) without partition counts (moved, unavailable:"
-            f" -): set {TOPICS_SETTING} in --conf"
+            f"{len(summary.no_partition_counts)} broker-only group(s) without partition counts (their"
+            f" unknowns shown -): set {TOPICS_SETTING} in --conf"
         )
     if summary.worst:
         out.append(_worst_table(summary, width))

@@ -143,6 +143,7 @@ def test_broker_only_groups_without_partition_counts_are_named_once_with_the_set
     )
     unknown = next(g for g in summary.groups if g.group_id == "broker-only")
     assert unknown.partition_unavailable_ms is None and unknown.partitions_moved is None
+    assert unknown.stw_ms is None  # no partition known to be consumed: no stop-the-world either
     assert summary.groups[-1] is unknown  # unknown is not "least"
     assert summary.no_partition_counts == ["prod/broker-only"]
     lines = [line for line in rendered(summary).splitlines() if "replay.topics" in line]

@@ -67,5 +67,6 @@ def _decoded(page: str) -> str:
     import base64
 
     return "".join(
-        base64.b64decode(data).decode() for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)
+        base64.b64decode(data).decode()
+        for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)
     )
