@@ -262,7 +262,11 @@ def test_a_removed_members_late_join_response_holds_up_no_episode():
         start_ms=1_730_800_000_000,
     )
     settings_ = SimulationSettings(
-        assignor="range", session_timeout_ms=6000, max_poll_interval_ms=6000, heartbeat_interval_ms=2000, seed=0
+        assignor="range",
+        session_timeout_ms=6000,
+        max_poll_interval_ms=6000,
+        heartbeat_interval_ms=2000,
+        seed=0,
     )
     result = simulate(timeline, settings_)
     assert [e["partitions_moved"] for e in result.truth["rebalance_episodes"]][-2:] == [1, 1]
