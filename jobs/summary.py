@@ -44,7 +44,8 @@ class GroupLine:
     partition_unavailable_ms: int | None = 0
     partitions_moved: int | None = 0
     causes: Counter = field(default_factory=Counter)
-    members_logged: bool = False  # some episode was timed by a member's own log (not broker-only)
+    coordinator_timed: bool = False  # some day's episodes were timed by the coordinator (broker log)
+    members_logged: bool = False  # some day's episodes were timed by a member's own log
 
     @property
     def name(self) -> str:
@@ -87,9 +88,9 @@ def build_summary(
     worst: int = WORST_EPISODES,
 ) -> RunSummary:
     """A RunSummary from group_daily_summary and rebalance_episodes rows (any dates, one scenario).
-    `assigned_groups`: the (cluster, group_id) that have assignments rows; with it, a group timed by the
-    coordinator only (broker-only logs) and without any assignment is named as lacking partition counts
-    and its partition measures are unknown (None) instead of 0."""
+    `assigned_groups`: the (cluster, group_id) that have assignments rows; with it, a group whose
+    rebalances were timed by the coordinator only (broker-only logs) and that has no assignment is named
+    as lacking partition counts, and its partition measures are unknown (None) instead of 0."""
     groups: dict[tuple, GroupLine] = {}
     with_causes = False
     for row in daily:
@@ -103,8 +104,9 @@ def build_summary(
         if "causes" in row:
             with_causes = True
             line.causes.update(_counts(row["causes"]))
-        if row.get("timing_source") not in (None, "coordinator"):
-            line.members_logged = True
+        timing = row.get("timing_source")
+        line.coordinator_timed |= timing == "coordinator"
+        line.members_logged |= timing not in (None, "coordinator")
     episode_lines = []
     daily_causes = with_causes
     for row in episodes:
@@ -134,7 +136,7 @@ def build_summary(
     if assigned_groups is not None:
         assigned = set(assigned_groups)
         for key, line in groups.items():
-            if key not in assigned and not line.members_logged:
+            if line.coordinator_timed and not line.members_logged and key not in assigned:
                 # stop-the-world too: it needs partitions consumed (docs/metrics.md), none are known
                 line.partition_unavailable_ms = line.partitions_moved = line.stw_ms = None
                 unknown.append(line.name)

@@ -155,5 +155,10 @@ def test_broker_only_groups_whose_assignment_was_inferred_are_not_flagged():
     assert summary.no_partition_counts == [] and summary.groups[0].partition_unavailable_ms == 0
 
 
+def test_a_group_without_coordinator_timed_rebalances_is_not_called_broker_only():
+    summary = build_summary([day("quiet", rebalances=0, timing_source=None)], [], assigned_groups=set())
+    assert summary.no_partition_counts == [] and summary.groups[0].stw_ms == 0
+
+
 def test_no_rows_says_so_in_one_line():
     assert rendered(build_summary([], [])).strip() == "No rebalance recorded for these dates."
