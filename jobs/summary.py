@@ -8,8 +8,9 @@ and `rebalance-replay report` reprints.
     one line when broker-only input had no partition counts (those groups' partition measures unknown)
 
 `build_summary` is the pure part (rows in, a RunSummary out; timestamps as epoch ms or datetimes);
-`summary_renderables` turns it into rich renderables. Rows of tables written before the episode causes
-existed (no `cause` / `causes` columns) give a summary without the cause column.
+`summary_renderables` turns it into rich renderables. Rows without causes (tables written before the
+episode causes existed: no `cause` / `causes` columns, or null ones) give a summary without the cause
+column, showing the reason Kafka logged instead.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class EpisodeLine:
 class RunSummary:
     groups: list[GroupLine]  # all, worst first
     worst: list[EpisodeLine]
-    with_causes: bool  # the rows carry causes (rebalance_core's explained replay)
+    with_causes: bool  # some row carries a cause (rebalance_core's explained replay)
     no_partition_counts: list[str] = field(default_factory=list)  # broker-only groups, nothing assigned
 
 
@@ -101,7 +102,7 @@ def build_summary(
         line.stw_ms += row.get("stw_ms") or 0
         line.partition_unavailable_ms += row.get("partition_unavailable_ms") or 0
         line.partitions_moved += row.get("partitions_moved") or 0
-        if "causes" in row:
+        if row.get("causes") is not None:  # rows written before causes existed have none
             with_causes = True
             line.causes.update(_counts(row["causes"]))
         timing = row.get("timing_source")
@@ -114,9 +115,9 @@ def build_summary(
         if row.get("rebalance_ms") is not None:
             line.longest_rebalance_ms = max(line.longest_rebalance_ms or 0, row["rebalance_ms"])
         cause = row.get("cause")
-        if "cause" in row:
+        if cause is not None:
             with_causes = True
-            if cause and not daily_causes:
+            if not daily_causes:
                 line.causes[cause] += 1
         episode_lines.append(
             EpisodeLine(

@@ -34,6 +34,7 @@ CAUSE_COLUMNS = {
     ],
     "group_daily_summary": [pa.field("causes", pa.map_(pa.string(), pa.int64()))],
 }
+# the columns of rebalance_incidents the report reads (the table, where declared, has more)
 INCIDENTS_SCHEMA = pa.schema(
     [
         pa.field("cluster", pa.string()),
@@ -102,9 +103,11 @@ def _episode(group, start: dt.datetime, seconds, stw, unavailable, reason, **ext
 
 
 def _write(root: Path, table: str, rows: list[dict], extra_fields=()) -> None:
-    schema = arrow_schema(TABLES[table]) if table in TABLES else None
+    """The table as schemas.tables declares it, plus `extra_fields` it does not declare (yet)."""
+    schema = arrow_schema(TABLES[table]) if table in TABLES else pa.schema([])
     for field in extra_fields:
-        schema = schema.append(field)
+        if field.name not in schema.names:
+            schema = schema.append(field)
     data = pa.Table.from_pylist(rows, schema=schema)
     write_deltalake(str(root / table), data, partition_by=["event_date"])
 
@@ -222,9 +225,5 @@ def build_warehouse(root: Path, with_causes: bool = False) -> Path:
                 "detail": "broker 1 restarted",
             },
         ]
-        write_deltalake(
-            str(root / "rebalance_incidents"),
-            pa.Table.from_pylist(incidents, schema=INCIDENTS_SCHEMA),
-            partition_by=["event_date"],
-        )
+        _write(root, "rebalance_incidents", incidents, INCIDENTS_SCHEMA)
     return root

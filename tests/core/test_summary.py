@@ -130,6 +130,12 @@ def test_rows_without_cause_columns_give_a_summary_without_causes_showing_the_lo
     assert "top cause" not in text and "reason logged" in text and "member left" in text
 
 
+def test_null_causes_of_rows_written_before_causes_existed_give_no_cause_column():
+    summary = build_summary([day("g", causes=None)], [episode("g", 0, cause=None, trigger_member_id=None)])
+    assert not summary.with_causes
+    assert "reason logged" in rendered(summary)
+
+
 def test_causes_read_back_from_arrow_as_key_value_pairs_count():
     summary = build_summary([day("g", causes=[("leader_rejoined", 2), ("member_left", 1)])], [])
     assert summary.groups[0].top_cause == "leader_rejoined"
