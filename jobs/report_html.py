@@ -25,6 +25,8 @@ from rebalance_core.events import parse_ts
 MAX_HEATMAP_GROUPS = 40
 MAX_BUCKETS = 240  # heatmap columns: hours, or longer buckets over long ranges
 HOUR_MS = 3_600_000
+MAX_GROUP_PAGES = 200  # group pages written (the worst groups); the index lists every group
+SCENARIO = "actual"  # the report's rows are the actual replay's (ownership_segments keys by scenario)
 NAME_WIDTH = 48  # characters of a group name in tables and pictures (shortened in the middle)
 
 
@@ -48,28 +50,32 @@ def write_html(folder: str | Path, data: ReportData) -> Path:
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     episodes = [_epoch_ms(r) for r in data.episodes]
+    paged = data.summary.groups[:MAX_GROUP_PAGES]  # the worst first
+    pages = {g.name: f"group-{index + 1:03d}.html" for index, g in enumerate(paged)}
+
+    def by_group(rows: Iterable[dict]) -> dict[str, list[dict]]:
+        grouped: dict[str, list[dict]] = {}
+        for row in rows:
+            name = _name(row.get("cluster"), row["group_id"])
+            if name in pages:
+                grouped.setdefault(name, []).append(row)
+        return grouped
+
+    movements, assignments = by_group(data.movements), by_group(data.assignments)
     segments = ownership_segments(
-        [{**_epoch_ms(r), "scenario": r.get("scenario", "actual")} for r in data.movements],
-        [{**r, "scenario": r.get("scenario", "actual")} for r in data.assignments],
+        [{**_epoch_ms(r), "scenario": SCENARIO} for rows in movements.values() for r in rows],
+        [{**r, "scenario": SCENARIO} for rows in assignments.values() for r in rows],
     )
-    pages = {}
-    for index, group in enumerate(data.summary.groups):
-        pages[group.name] = f"group-{index + 1:03d}.html"
-    for group in data.summary.groups:
-        own = next(
-            (
-                parts
-                for (cluster, gid, _scenario), parts in segments.items()
-                if _name(cluster, gid) == group.name
-            ),
-            [],
-        )
-        mine = [e for e in episodes if _name(e.get("cluster"), e["group_id"]) == group.name]
+    ownership = {_name(cluster, gid): parts for (cluster, gid, _scenario), parts in segments.items()}
+    group_episodes, group_days = by_group(episodes), by_group(data.daily)
+    for group in paged:
         reasons = Counter()
-        for row in data.daily:
-            if _name(row.get("cluster"), row["group_id"]) == group.name:
-                reasons.update(dict(row.get("reasons") or {}))
-        (out / pages[group.name]).write_text(_group_page(data, group, own, mine, reasons), encoding="utf-8")
+        for row in group_days.get(group.name, []):
+            reasons.update(dict(row.get("reasons") or {}))
+        page = _group_page(
+            data, group, ownership.get(group.name, []), group_episodes.get(group.name, []), reasons
+        )
+        (out / pages[group.name]).write_text(page, encoding="utf-8")
     index_page = out / "index.html"
     index_page.write_text(_index_page(data, episodes, pages), encoding="utf-8")
     return index_page
@@ -241,8 +247,10 @@ def _group_page(data, group, segments, episodes: list[dict], reasons: Counter) -
 
 def _group_link(name: str, pages: dict[str, str]) -> str:
     """A link to the group's page, its name shortened in the middle (in full on hover)."""
+    if name not in pages:  # beyond MAX_GROUP_PAGES
+        return f'<span title="{html.escape(name)}">{html.escape(shorten_middle(name, NAME_WIDTH))}</span>'
     return (
-        f'<a href="{pages.get(name, "#")}" title="{html.escape(name)}">'
+        f'<a href="{pages[name]}" title="{html.escape(name)}">'
         f"{html.escape(shorten_middle(name, NAME_WIDTH))}</a>"
     )
 

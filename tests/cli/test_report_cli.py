@@ -150,3 +150,24 @@ def _wide() -> dict:
     import os
 
     return {**os.environ, "COLUMNS": "100"}
+
+
+def test_only_the_worst_groups_get_a_page_and_the_index_lists_every_group(monkeypatch, tmp_path):
+    import jobs.report_html as report_html
+    from jobs.summary import build_summary
+
+    monkeypatch.setattr(report_html, "MAX_GROUP_PAGES", 2)
+    daily = [
+        {
+            "cluster": "c",
+            "group_id": f"g{i}",
+            "rebalances": 1,
+            "partition_unavailable_ms": i * 1000,
+            "stw_ms": 0,
+        }
+        for i in range(3)
+    ]
+    summary = build_summary(daily, [])
+    index = report_html.write_html(tmp_path, report_html.ReportData("t", summary, episodes=[])).read_text()
+    assert sorted(p.name for p in tmp_path.glob("group-*.html")) == ["group-001.html", "group-002.html"]
+    assert 'href="group-001.html" title="c/g2"' in index and "c/g0</span>" in index
