@@ -1,5 +1,5 @@
 """`rebalance-replay VERB ...`: one verb per job step (parse-logs, run, whatif, assign, simulate,
-generate), each a thin module under `jobs/` with `configure(parser)` and `main(args) -> int`.
+generate, report), each a thin module under `jobs/` with `configure(parser)` and `main(args) -> int`.
 
 Each verb declares its own arguments (`configure`), once. Parsing a command line imports only the
 module of the verb it names (the one about to run anyway): `rebalance-replay assign` does not load
@@ -27,6 +27,19 @@ VERBS: dict[str, tuple[str, str]] = {
     "whatif": ("jobs.whatif", "the same timelines under other assignors, protocols, settings; compared"),
     "simulate": ("jobs.simulate_cmd", "play a membership scenario (YAML) -> canonical events (JSON lines)"),
     "generate": ("jobs.generate", "realistic fleet rebalance history (events, Kafka logs) for benchmarks"),
+    "report": ("jobs.report_cmd", "reprint a warehouse's summary without rerunning; --html: an HTML report"),
+}
+
+# verb -> the example that ends its --help
+EXAMPLES: dict[str, str] = {
+    "assign": 'echo \'{"assignor": "range", "topics": {"orders": 4}, "members": [{"member_id": "a", '
+    '"subscription": ["orders"]}]}\' | rebalance-replay assign',
+    "parse-logs": "rebalance-replay parse-logs /var/log/kafka/ --out parsed/ --cluster prod",
+    "run": "rebalance-replay run --input /var/log/kafka/ --input-format kafka-log --warehouse ./warehouse",
+    "whatif": "rebalance-replay whatif --scenario cooperative-sticky --date 2024-11-08",
+    "simulate": "rebalance-replay simulate --scenario conf/simulations/02_cooperative_join.yaml --out events.jsonl",
+    "generate": "rebalance-replay generate --groups 50 --days 2 --out fleet/",
+    "report": "rebalance-replay report --warehouse ./warehouse --date 2024-11-08 --html report/",
 }
 
 
@@ -47,11 +60,30 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub.required = True
     named = _named_verb(argv) if argv is not None else None
     for verb, (module_name, help_text) in VERBS.items():
-        sub_parser = sub.add_parser(verb, help=help_text, description=help_text)
+        sub_parser = sub.add_parser(
+            verb, help=help_text, description=help_text, formatter_class=_HelpWithExample
+        )
         sub_parser.set_defaults(_module=module_name)
         if argv is None or verb == named:
             importlib.import_module(module_name).configure(sub_parser)
+            example = f"example:\n  {EXAMPLES[verb]}" if verb in EXAMPLES else None
+            sub_parser.epilog = "\n\n".join(text for text in (sub_parser.epilog, example) if text)
     return parser
+
+
+class _HelpWithExample(argparse.HelpFormatter):
+    """argparse's help, but the epilog's indented lines (the example) are kept as written; its other
+    paragraphs are wrapped as usual."""
+
+    def _fill_text(self, text, width, indent):
+        paragraphs = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.splitlines()
+            if any(line.startswith("  ") for line in lines):
+                paragraphs.append("\n".join(indent + line for line in lines))
+            else:
+                paragraphs.append(super()._fill_text(paragraph, width, indent))
+        return "\n\n".join(paragraphs)
 
 
 def _named_verb(argv: list[str]) -> str | None:

@@ -66,6 +66,13 @@ def test_the_whole_parser_declares_every_verbs_arguments(verb):
     assert declared
 
 
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_every_verbs_help_ends_with_an_example_of_that_verb(verb):
+    subparsers = next(a for a in build_parser([verb])._actions if a.dest == "verb")
+    lines = subparsers.choices[verb].format_help().rstrip().splitlines()
+    assert lines[-2] == "example:" and f"rebalance-replay {verb}" in lines[-1]
+
+
 def test_version_prints_the_installed_version(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
