@@ -156,7 +156,7 @@ class RunResult:
     date_to: dt.date
     accounting: dict[dt.date, Accounting]
     table_rows: dict[str, int]
-    groups: list[dict] = field(default_factory=list)  # per group: totals over the run's dates
+    summary: object = None  # jobs.summary.RunSummary of the run's dates
     not_group_lines: int = 0  # of the skipped: log lines not about groups (the rest: outside the dates)
     completed: list = field(default_factory=list)  # unfinished runs this one completed (run_state.Unfinished)
     unfinished: list = field(
@@ -347,7 +347,7 @@ class _Run:
             spark, warehouse, finished, scenario=config.scenario, progress=_finishing(step), **writes
         )
         with step("summarising"):
-            groups = _group_totals(output)
+            summary = _summary(output)
         location = warehouse.location if warehouse.metastore else os.path.relpath(warehouse.location)
         return RunResult(
             run_id,
@@ -360,7 +360,7 @@ class _Run:
             date_to,
             accounting,
             table_rows,
-            groups,
+            summary,
             not_group_lines=uncounted.get("skipped", 0),
         )
 
@@ -611,31 +611,18 @@ def _accounting_table(
     return spark.createDataFrame(rows, spark_schema(RUN_ACCOUNTING))
 
 
-def _group_totals(output) -> list[dict]:
-    from pyspark.sql import functions as F
+def _summary(output):
+    """The run's summary (jobs.summary) from its own rows: small per group and episode, collected."""
+    from jobs.summary import build_summary
 
-    summed = (
-        "rebalances",
-        "generations",
-        "stw_ms",
-        "partition_unavailable_ms",
-        "partitions_moved",
-        "partitions_revoked",
-        "revocations_wasted",
-        "events",
-        "anomalies",
-    )
-    rows = (
-        output.where(F.col("_table") == "group_daily_summary")
-        .groupBy("cluster", "group_id")
-        .agg(
-            *[F.sum(c).alias(c) for c in summed],
-            F.max("max_partition_unavailable_ms").alias("max_unavailable_ms"),
-        )
-        .orderBy(F.col("stw_ms").desc(), "cluster", "group_id")
-        .collect()
-    )
-    return [r.asDict() for r in rows]
+    def rows(table: str) -> list[dict]:
+        return [r.asDict() for r in _output_table(output, table).collect()]
+
+    assigned = {
+        (r["cluster"], r["group_id"])
+        for r in _output_table(output, "assignments").select("cluster", "group_id").distinct().collect()
+    }
+    return build_summary(rows("group_daily_summary"), rows("rebalance_episodes"), assigned)
 
 
 def _clean_staging(staging: str, warehouse, own_run_id: str) -> None:
@@ -731,50 +718,13 @@ class Progress:
 
 # ----------------------------------------------------------------------------------------- summary
 def print_summary(console, result: RunResult, seconds: float) -> None:
-    """Per group: rebalances, stop-the-world time, churn (partitions moved, revoked, revoked for nothing),
-    the longest a partition waited, anomalies; then the accounting and what was written."""
-    from rich import box
-    from rich.table import Table
+    """The groups sorted by partition-unavailable time and the worst episodes (jobs.summary); then the
+    accounting and what was written."""
+    from jobs.summary import print_summary as print_groups
 
     dates = f"{result.date_from}" + (f" .. {result.date_to}" if result.date_to != result.date_from else "")
-    shown = result.groups[:_GROUPS_SHOWN]
-    if shown:
-        table = Table(
-            title=f"Rebalances {dates} (scenario {result.scenario})",
-            box=box.SIMPLE_HEAD,
-            show_edge=False,
-            pad_edge=False,
-        )
-        names = [f"{g['cluster']}/{g['group_id']}" for g in shown]
-        table.add_column("group", overflow="fold", min_width=min(17, max(map(len, names))))
-        for header in (
-            "rebal-\nances",
-            "stop-\nthe-\nworld",
-            "moved",
-            "revoked",
-            "wasted",
-            "longest\nwait",
-            "anom-\nalies",
-        ):
-            table.add_column(header, justify="right", no_wrap=True)
-        for name, g in zip(names, shown):
-            table.add_row(
-                name,
-                str(g["rebalances"]),
-                _duration(g["stw_ms"]),
-                str(g["partitions_moved"]),
-                str(g["partitions_revoked"]),
-                str(g["revocations_wasted"]),
-                _duration(g["max_unavailable_ms"]),
-                str(g["anomalies"]),
-            )
-        console.print(table)
-    else:
-        console.print(f"No group had events on {dates}.")
-    if len(result.groups) > len(shown):
-        console.print(
-            f"... and {len(result.groups) - len(shown)} more groups (listed by stop-the-world time)"
-        )
+    console.print(f"Rebalances {dates} (scenario {result.scenario})")
+    print_groups(console, result.summary)
     total = result.total
     outside = total.skipped - result.not_group_lines
     why = [f"{result.not_group_lines} not about groups"] if result.not_group_lines else []
@@ -787,18 +737,6 @@ def print_summary(console, result: RunResult, seconds: float) -> None:
     written = ", ".join(f"{name} {result.table_rows.get(name, 0)}" for name in WRITTEN_TABLES)
     console.print(f"wrote {result.warehouse} ({result.writer}): {written}")
     console.print(f"run {result.run_id} in {seconds:.1f} s; input {result.input} ({result.input_format})")
-
-
-_GROUPS_SHOWN = 25
-
-
-def _duration(ms) -> str:
-    if ms is None:
-        return "-"
-    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000)):
-        if ms >= size:
-            return f"{ms / size:.1f}{unit}"
-    return f"{ms}ms"
 
 
 if __name__ == "__main__":
