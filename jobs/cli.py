@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # verb -> (module, one-line help). A module is imported only for the verb a command line names.
@@ -113,6 +114,9 @@ class _PrintVersion(argparse.Action):
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+    if not sys.stdout.isatty():
+        # a log or a pipe: tables 100 columns wide (rich assumes 80 without a terminal; COLUMNS still wins)
+        os.environ.setdefault("COLUMNS", "100")
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     module = importlib.import_module(args._module)

@@ -724,7 +724,8 @@ def print_summary(console, result: RunResult, seconds: float) -> None:
 
     dates = f"{result.date_from}" + (f" .. {result.date_to}" if result.date_to != result.date_from else "")
     console.print(f"Rebalances {dates} (scenario {result.scenario})")
-    print_groups(console, result.summary)
+    if result.summary is not None:
+        print_groups(console, result.summary)
     total = result.total
     outside = total.skipped - result.not_group_lines
     why = [f"{result.not_group_lines} not about groups"] if result.not_group_lines else []

@@ -341,16 +341,10 @@ def _worst_table(summary: RunSummary, width: int):
 
 
 def print_summary(console, summary: RunSummary, width: int = WIDTH) -> None:
-    """At most `width` columns: a terminal's own width when narrower; a log or pipe gets `width`
-    (rich would otherwise assume 80 and shorten every name)."""
-    if console.is_terminal and console.width:
-        width = min(width, console.width)
-    assumed, console.width = console.width, width
-    try:
-        for renderable in summary_renderables(summary, width):
-            console.print(renderable, soft_wrap=isinstance(renderable, str))  # a line stays one line
-    finally:
-        console.width = assumed
+    """At most `width` columns, fewer on a narrower console (jobs.cli gives a log or a pipe 100)."""
+    width = min(width, console.width or width)
+    for renderable in summary_renderables(summary, width):
+        console.print(renderable, soft_wrap=isinstance(renderable, str))  # a line stays one line
 
 
 __all__ = [
