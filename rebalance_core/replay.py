@@ -886,13 +886,20 @@ class GroupReplayer:
     def _begin_round(
         self, ts: int | None, reason: str | None, timing: str, first_seen: int | None = None
     ) -> None:
-        self._flush_all_pending()
         episode = self.timeline.episode
         caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
         interrupted = self.round is not None and not self.round.stable
         if episode is not None and not (caused or interrupted) and self._rejoin_of_unknown_cause(reason):
             caused = True  # taken for the follow-up round; the log cannot say: the episode is inferred
             episode.source = "inferred"
+        if episode is None or not (caused or interrupted):
+            # a new episode: what members synced before it applied before it (callbacks not logged)
+            self._flush_all_pending()
+        # A follow-up round of the same episode leaves a member's synced assignment pending: the member
+        # applies it in its own thread after its SyncGroup response (ConsumerCoordinator.onJoinComplete /
+        # WorkerCoordinator.onJoinComplete -> DistributedHerder's listener), whatever the coordinator does
+        # meanwhile, so its callback lines logged after the broker prepares the next rebalance still give
+        # the instants; without them it applies at its sync (`_flush_pending` at its next line).
         if self.round is not None:
             self._end_round(ts if ts is not None else first_seen)
         if episode is not None and (caused or interrupted):

@@ -119,6 +119,8 @@ class _Incarnation:
     reset_by_join: int | None = None  # the JoinGroup without member id (its own log) that ended it
     alive_after_end: bool = False
     revived_at: int | None = None  # its first own event after the group dropped it (end of a pause)
+    # KIP-848: that event is its FENCED transition, logged on the answer to the heartbeat it sent on waking
+    revived_on_answer: bool = False
     lost_at: int | None = None  # it logged partitions_lost (its membership was reset while it ran)
     logged: bool = False  # its own log is in the input
     client_key: str | None = None  # its member-side events' sender (see _client_key)
@@ -561,6 +563,11 @@ class TimelineExtractor:
             self._end(inc, LEFT, e.ts)
         elif to_state == "FENCED" and inc.end_kind is None:
             self._end(inc, RESET, e.ts)
+        if to_state == "FENCED" and inc.revived_at == e.ts:
+            # AbstractHeartbeatRequestManager.onErrorResponse (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) calls
+            # AbstractMembershipManager.transitionToFenced: the line is the answer to its first heartbeat
+            # after the pause, a round trip after it woke
+            inc.revived_on_answer = True
 
     # --------------------------------------------------------------------------------- helpers
     def _new_incarnation(self, e: Event, member_id: str) -> _Incarnation:
@@ -1020,6 +1027,8 @@ class TimelineExtractor:
         back = nxt.start if nxt.start is not None else nxt.first_seen
         if inc.revived_at is not None and inc.revived_at <= back:
             resume = inc.revived_at
+            if inc.revived_on_answer:  # the KIP-848 simulator's one way each (plan: network_ms)
+                resume = max(resume - 2 * max(1, actual.latency.join_round_trip_ms // 2), end)
         elif inc.owns is not False:  # on its return it first ran onPartitionsLost, then sent the JoinGroup
             resume = max(back - actual.latency.revoke_callback_ms, end)
         else:

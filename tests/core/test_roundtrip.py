@@ -271,3 +271,39 @@ def test_a_removed_members_late_join_response_holds_up_no_episode():
     result = simulate(timeline, settings_)
     assert [e["partitions_moved"] for e in result.truth["rebalance_episodes"]][-2:] == [1, 1]
     assert not table_differences(result.truth, replay_events(result.events, topics={"t": 1}))
+
+
+def test_a_worker_revoking_after_the_next_rebalance_began_stops_at_its_own_callback():
+    """Connect, KIP-415 with no delay: c3 and c4 join; c1 and c2 each revoke a task in generation 2. c1's
+    rejoin after its revocation makes the coordinator prepare generation 3 before c2's callback ran (2 ms
+    after its assignment line, 3 ms of callback): c2 still stops u-0 at its own callback line, not at its
+    assignment line (a member applies its assignment in its own thread after its SyncGroup response,
+    WorkerCoordinator.onJoinComplete, whatever the coordinator does meanwhile)."""
+    timeline = Timeline(
+        topics={"t": 1, "u": 3},
+        actions=(Join(0, "c1"), Join(0, "c2"), Join(500, "c3"), Join(500, "c4")),
+        group_id="g",
+    )
+    settings_ = SimulationSettings(
+        assignor="sessioned",
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=6_000,
+        heartbeat_interval_ms=2_000,
+        group_initial_rebalance_delay_ms=0,
+        scheduled_rebalance_max_delay_ms=0,
+        join_round_trip_ms=2,
+        sync_round_trip_ms=4,
+        revoke_callback_ms=3,
+        seed=0,
+    )
+    result = simulate(timeline, settings_)
+    assert not result.unobservable
+    replayed = replay_events(result.events, topics=dict(timeline.topics))
+    assert not table_differences(result.truth, replayed)
+    c2_revoked = [
+        e.ts for e in result.events if e.event_type == "partitions_revoked" and e.member_id.startswith("c2")
+    ]
+    prepared = [e.ts for e in result.events if e.event_type == "rebalance_prepared"]
+    assert any(p < c2_revoked[0] for p in prepared if p > c2_revoked[0] - 5)  # the case this test is about
+    (u0,) = [m for m in replayed["partition_movements"] if (m["topic"], m["partition"]) == ("u", 0)]
+    assert u0["revoked_at"] == c2_revoked[0]

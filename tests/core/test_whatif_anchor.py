@@ -199,3 +199,26 @@ def test_consumer_protocol_group_reproduces_its_measures(data, static):
     events = simulate_consumer_group(timeline, sim_settings).events
     # a KIP-848 crash takes effect after the member's next heartbeat, which no log dates
     assert_close(*actual_and_as_actual(events, timeline), timeline, sim_settings.heartbeat_interval_ms)
+
+
+def test_a_kip848_member_back_from_a_pause_resumed_a_heartbeat_round_trip_before_its_fenced_line():
+    """c1 sleeps (GC) past its session and is removed; on waking it heartbeats, and its FENCED transition is
+    logged on the answer (AbstractHeartbeatRequestManager.onErrorResponse -> transitionToFenced), a round
+    trip after it woke. Taking the line for the waking shifts every later heartbeat of c1, and at its
+    graceful restart the old member's leave then reaches the coordinator before the new incarnation's
+    join instead of after it: another target assignment, another count of moved partitions."""
+    timeline = Timeline(
+        topics={"t": 2, "u": 2},
+        actions=(
+            Join(at=0, member="c1"),
+            Join(at=0, member="c2"),
+            Pause(at=30_000, member="c1", duration_ms=46_000, kind="gc"),
+            Restart(at=141_031, member="c1", down_ms=6, graceful=True),
+        ),
+        group_id="group",
+    )
+    events = simulate_consumer_group(timeline, ConsumerSimSettings()).events
+    (pause,) = [a for a in extract(events, timeline).timeline.actions if isinstance(a, Pause)]
+    assert pause.at + pause.duration_ms == 76_000
+    actual, scenario = actual_and_as_actual(events, timeline)
+    assert scenario["partitions_moved"] == actual["partitions_moved"]
