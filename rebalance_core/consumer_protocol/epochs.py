@@ -62,6 +62,10 @@ class OpenEpoch:
     # member -> the assignment a coordinator line stated for it at this epoch (observed, where no target
     # map was logged)
     stated: dict[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+    # the group's members at this epoch (member -> group.instance.id), where no target map names them:
+    # taken when the epoch opens, so a member that joins or leaves later (its own epoch bump follows)
+    # is not counted here; None = not taken (a state saved before this field existed)
+    members: dict[str, str | None] | None = None
 
 
 class EpochTracker:
@@ -139,6 +143,7 @@ class EpochTracker:
             timing_source=timing_source,
             episode_id=episode.episode_id,
             episode_round=round_no,
+            members=dict(self.members()),
         )
         return True
 
@@ -156,6 +161,9 @@ class EpochTracker:
         if cur.target_at is None:
             cur.target_at = ts
         if target is None:
+            # the target covers the members as they are now (a static member replaced at this epoch
+            # recomputes it without a bump: GroupMetadataManager.consumerGroupHeartbeat)
+            cur.members = dict(self.members())
             self.assignor = cur.assignor = assignor or cur.assignor or self.assignor
             return
         cur.target = {m: tuple(sorted(tps)) for m, tps in target.items()}
@@ -183,6 +191,13 @@ class EpochTracker:
                 "timing_source": timing_source,
             }
         )
+
+    def member_in_epoch(self, member: str, instance: str | None) -> None:
+        """A line shows `member` in the group at the current epoch although it was not known when the epoch
+        opened (a member from before the input, or a member's own log stating its epoch)."""
+        cur = self.current
+        if cur is not None and not cur.closed and cur.members is not None and member not in cur.members:
+            cur.members[member] = instance
 
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
         """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
@@ -260,7 +275,7 @@ class EpochTracker:
         cur.closed = True
         tl = self.timeline
         if cur.target is None:
-            now = {**dict.fromkeys(cur.stated), **self.members()}
+            now = {**dict.fromkeys(cur.stated), **(self.members() if cur.members is None else cur.members)}
             cur.instances = {m: i for m, i in now.items() if i}
             members = sorted(now)
         else:

@@ -72,12 +72,29 @@ CONSUMER_PROTOCOL_EVENT_TYPES = frozenset(
     }
 )
 
+# GroupCoordinatorConfig.CONSUMER_GROUP_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.session.timeout.ms): a
+# KIP-848 member's session is the broker's setting, not the client's session.timeout.ms
+DEFAULT_CONSUMER_SESSION_TIMEOUT_MS = 45_000
+
 INVALID_TRANSITION = "invalid_transition"
 UNKNOWN_STATE = "unknown_state"
 STALE_EPOCH = "stale_epoch"
 
 # client states in which a member is no longer (or not yet) part of the group's reconciliation
 _CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientState.STALE, ClientState.FATAL})
+# member-side logs only: client states of a member the coordinator does not count (yet): JOINING has sent
+# its first heartbeat, the member exists at the coordinator only once it is answered with a member epoch
+# (ConsumerMembershipManager.onHeartbeatSuccess: JOINING -> RECONCILING), and that epoch's bump is its own
+_CLIENT_NOT_IN = _CLIENT_OUT | {ClientState.JOINING}
+# the partition measures of summary and episode rows: null where no line states an assignment
+_PARTITION_COLUMNS = (
+    "stw_ms",
+    "partition_unavailable_ms",
+    "max_partition_unavailable_ms",
+    "partitions_moved",
+    "partitions_revoked",
+    "revocations_wasted",
+)
 _STOP_CAUSE_ON_REMOVAL = {
     RemovalReason.SESSION_TIMEOUT.value: "member_failed",
     RemovalReason.REBALANCE_TIMEOUT.value: "lost",
@@ -145,6 +162,9 @@ class ConsumerGroupReplayer:
         self.pending_reason: str | None = None
         self.member_signal: int | None = None  # member-only logs: first rebalance signal, its epoch not yet
         self.emptied = False  # the last known member was removed
+        # some line stated an assignment (a target map, a member's assignment state, a member's own log):
+        # without one, partition measures are unknown, not 0 (Kafka 4.0 logs both maps at DEBUG only)
+        self.assignment_seen = False
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -183,6 +203,9 @@ class ConsumerGroupReplayer:
         for name, rows in closing.items():
             out[name].extend(rows)
         out["group_daily_summary"] = self.timeline.daily_rows()
+        if not self.assignment_seen:
+            for row in out["group_daily_summary"] + out["rebalance_episodes"]:
+                row.update(dict.fromkeys(_PARTITION_COLUMNS))
         return out
 
     def snapshot(self) -> dict:
@@ -202,6 +225,7 @@ class ConsumerGroupReplayer:
             "pending_reason": self.pending_reason,
             "member_signal": self.member_signal,
             "emptied": self.emptied,
+            "assignment_seen": self.assignment_seen,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -221,9 +245,12 @@ class ConsumerGroupReplayer:
                     del self.gone[e.member_id]
             if handler is not None and e.member_id:
                 self._view(e.member_id, e.group_instance_id).member_timed = True
-                self.has_member_side = True
+                self.has_member_side = self.assignment_seen = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(e)
+            if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
+                # a member from before the input (or the epoch) shows itself: it is in the current epoch
+                self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
         self._check_convergence(e.ts)
         self.tracker.maybe_end_episode()
 
@@ -260,10 +287,16 @@ class ConsumerGroupReplayer:
         self._cause(e.ts, _REMOVAL_REASON_TEXT.get(reason, REASON_LEFT))  # a removal bumps the epoch
         if view is None:
             return
-        stop_at = e.ts
+        stop_at, source = e.ts, "observed"
         if reason == RemovalReason.SESSION_TIMEOUT.value:
-            stop_at = e.ts - self._session_timeout(e)
-        self._stop_all(view, stop_at, _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left"))
+            # the member stopped at its last heartbeat, one session timeout before the fence. The fence
+            # line does not state the timeout: without a configured one, assume the broker's default
+            # group.consumer.session.timeout.ms (GroupCoordinatorConfig, 45 s) and say the stop is inferred
+            timeout = self._session_timeout(e)
+            if timeout is None:
+                timeout, source = DEFAULT_CONSUMER_SESSION_TIMEOUT_MS, "inferred"
+            stop_at = e.ts - timeout
+        self._stop_all(view, stop_at, _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left"), source)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
         if not self._group_members():
@@ -290,6 +323,7 @@ class ConsumerGroupReplayer:
             # epoch's target was computed here, which members it covers is unknown
             self.tracker.target_computed(e.ts, None, e.protocol_name)
             return
+        self.assignment_seen = True
         target = {m: self._names(tps) for m, tps in e.assignment.items()}
         for member in sorted(m for m, v in self.members.items() if v.joined and m not in target):
             # the target covers every member: one missing from it has left unseen
@@ -316,6 +350,7 @@ class ConsumerGroupReplayer:
             # so this line is a member's reconciliation step, not the epoch's start
             self._open_epoch(e.member_epoch, None, None, "inferred", seen_at=e.ts)
         assigned = sorted(self._names(e.partitions or ()))
+        self.assignment_seen = True
         if not view.member_timed:
             self._coordinator_timing(view, assigned, e.ts)
         view.joined = view.server_lines = True
@@ -520,9 +555,9 @@ class ConsumerGroupReplayer:
         if self.timeline.owner_of(tp) == view.member_id:
             self.timeline.stop(tp, view.member_id, ts, cause, instance=view.instance)
 
-    def _stop_all(self, view: MemberView, ts: int, cause: str) -> None:
+    def _stop_all(self, view: MemberView, ts: int, cause: str, source: str = "observed") -> None:
         for tp in sorted(self.timeline.partitions_of(view.member_id)):
-            self.timeline.stop(tp, view.member_id, ts, cause, instance=view.instance)
+            self.timeline.stop(tp, view.member_id, ts, cause, instance=view.instance, source=source)
 
     def _member_stop(self, view: MemberView, tp: TopicPartition, ts: int, cause: str, e: Event) -> None:
         """A member says it stopped tp. Never seen before: it owned tp since before the input. A repeat
@@ -567,9 +602,20 @@ class ConsumerGroupReplayer:
             or (
                 not self.has_coordinator
                 and m not in self.gone
-                and parse_client_state(v.client_state) not in _CLIENT_OUT
+                and parse_client_state(v.client_state) not in _CLIENT_NOT_IN
             )
         }
+
+    def _in_group(self, member_id: str) -> bool:
+        """Whether a member whose line was just replayed counts in the current epoch: with the broker's log,
+        a member the coordinator stated at an epoch not newer than the current one (a join is not enough:
+        the join's own bump opens the next epoch); member-side logs only, a member that got its member
+        epoch (a JOINING client is no member yet: ConsumerMembershipManager leaves JOINING with the
+        epoch of its first heartbeat response)."""
+        view = self.members[member_id]
+        if self.has_coordinator:
+            return view.server_lines and view.server_epoch is not None and 0 < view.server_epoch
+        return member_id in self._group_members()
 
     def _left_static(self, instance: str | None) -> MemberView | None:
         if not instance:
@@ -598,11 +644,12 @@ class ConsumerGroupReplayer:
             if view is not None and not view.joined:
                 del self.members[member]
 
-    def _session_timeout(self, e: Event) -> int:
+    def _session_timeout(self, e: Event) -> int | None:
+        """The session timeout a fence line states, else the configured one, else None (unknown)."""
         text = (e.attributes or {}).get("session_timeout_ms")
         if text and text.isdigit():
             return int(text)
-        return self.settings.session_timeout_ms or 0
+        return self.settings.session_timeout_ms
 
     def _names(self, tps: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
         """Topic ids (KIP-848 broker lines) -> topic names, where settings.topic_ids knows them."""
@@ -643,6 +690,7 @@ class ConsumerGroupReplayer:
         self.pending_reason = state["pending_reason"]
         self.member_signal = state["member_signal"]
         self.emptied = state["emptied"]
+        self.assignment_seen = state.get("assignment_seen", True)  # a state saved before the flag: as before
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 
