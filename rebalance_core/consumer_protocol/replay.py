@@ -38,6 +38,7 @@ from rebalance_core.consumer_protocol.coordinator import (
     REASON_JOINED,
     REASON_LEFT,
     REASON_METADATA,
+    REASON_REBALANCE_TIMEOUT,
     REASON_SESSION,
 )
 from rebalance_core.consumer_protocol.epochs import EpochTracker, row_from_json, row_to_json
@@ -75,6 +76,11 @@ CONSUMER_PROTOCOL_EVENT_TYPES = frozenset(
 # GroupCoordinatorConfig.CONSUMER_GROUP_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.session.timeout.ms): a
 # KIP-848 member's session is the broker's setting, not the client's session.timeout.ms
 DEFAULT_CONSUMER_SESSION_TIMEOUT_MS = 45_000
+# GroupCoordinatorConfig.CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS_DEFAULT (group.consumer.heartbeat.interval.ms):
+# a member learns a new target assignment at its next heartbeat, at most this long after it was computed
+DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
+# bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
+_FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
 
 INVALID_TRANSITION = "invalid_transition"
 UNKNOWN_STATE = "unknown_state"
@@ -165,6 +171,9 @@ class ConsumerGroupReplayer:
         # some line stated an assignment (a target map, a member's assignment state, a member's own log):
         # without one, partition measures are unknown, not 0 (Kafka 4.0 logs both maps at DEBUG only)
         self.assignment_seen = False
+        # a 4.0 broker log alone (no assignment-state line, no member log): when the current epoch has
+        # converged at the latest if nothing stops it (see _presume_convergence)
+        self.presumed_converged: int | None = None
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -196,6 +205,8 @@ class ConsumerGroupReplayer:
     def finish(self) -> dict[str, list[dict]]:
         """End of input: emit what is still open (when settings.final) and the daily summary."""
         closing: dict[str, list[dict]] = {}
+        if self.presumed_converged is not None and self.last_ts is not None:
+            self._settle_presumed(self.last_ts)
         if self.settings.final:
             self.tracker.finish(final=True, last_ts=self.last_ts)
             closing = self.timeline.finish(final=True)  # returns (drains) the rows it closes
@@ -226,6 +237,7 @@ class ConsumerGroupReplayer:
             "member_signal": self.member_signal,
             "emptied": self.emptied,
             "assignment_seen": self.assignment_seen,
+            "presumed_converged": self.presumed_converged,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -296,6 +308,15 @@ class ConsumerGroupReplayer:
             if timeout is None:
                 timeout, source = DEFAULT_CONSUMER_SESSION_TIMEOUT_MS, "inferred"
             stop_at = e.ts - timeout
+            if self.presumed_converged is not None and stop_at < self.presumed_converged:
+                self.presumed_converged = None  # gone before it could reconcile: the epoch never converged
+            cur = self.tracker.current
+            if cur is not None and not cur.closed and cur.stabilized_at is not None and stop_at < cur.stabilized_at:
+                # its own log looked reconciled, but its last heartbeat came before the (provisional)
+                # convergence: the coordinator never had it at this epoch
+                self.tracker.unconverged()
+        elif reason == RemovalReason.REBALANCE_TIMEOUT.value:
+            self.presumed_converged = None  # it never finished revoking: the epoch never converged
         self._stop_all(view, stop_at, _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left"), source)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
@@ -322,6 +343,7 @@ class ConsumerGroupReplayer:
             # 4.0+ logs the target map at DEBUG only (GroupMetadataManager.updateTargetAssignment): the
             # epoch's target was computed here, which members it covers is unknown
             self.tracker.target_computed(e.ts, None, e.protocol_name)
+            self._presume_convergence(e.ts)
             return
         self.assignment_seen = True
         target = {m: self._names(tps) for m, tps in e.assignment.items()}
@@ -416,6 +438,10 @@ class ConsumerGroupReplayer:
                 self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
         if not self.has_coordinator:
             self._member_only_epoch(view, to_state, e)
+        elif to_state is ClientState.RECONCILING:
+            # a provisional convergence did not hold: a member reconciles again at this epoch (a join, a
+            # leave or a fence is the coordinator's own line, and its bump opens the next epoch)
+            self.tracker.unconverged()
 
     def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event) -> None:
         """Member-side logs only: epochs come from the members' own (lagging) epochs, a rebalance starts
@@ -477,6 +503,9 @@ class ConsumerGroupReplayer:
         cause seen before it."""
         cause = self.pending_start if self.has_coordinator else self.member_signal
         shown = ts if ts is not None else seen_at
+        current = self.tracker.epoch
+        if self.presumed_converged is not None and (current is None or epoch > current):
+            self._settle_presumed(shown)
         started = cause if cause is not None and cause <= shown else ts
         timing = "member" if self.has_member_side else "coordinator"
         if self.tracker.open_epoch(
@@ -496,10 +525,16 @@ class ConsumerGroupReplayer:
             self.tracker.converged(ts)
         elif self.has_coordinator:
             # no target map (4.0+: DEBUG): converged once every member the coordinator knows is STABLE at
-            # the epoch (ConsumerGroup turns Stable when all members are reconciled to the target epoch)
-            members = self._group_members()
-            if members and all(self._reconciled_without_target(self.members[m], cur.epoch) for m in members):
-                self.tracker.converged(ts)
+            # the epoch (ConsumerGroup turns Stable when all members are reconciled to the target epoch).
+            # A member with no assignment-state line (4.0 logs them at DEBUG) but its own log: STABLE with
+            # no partition in flight, provisionally (its epoch moves silently when nothing changes for it)
+            views = [self.members[m] for m in self._group_members()]
+            if not views or (cur.stabilized_at is not None and not all(v.server_lines for v in views)):
+                return
+            if all(self._reconciled_without_target(v, cur.epoch) for v in views):
+                by_member = not all(v.server_lines for v in views)
+                if not (by_member and self.timeline.stopped()):
+                    self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [
                 v
@@ -513,11 +548,43 @@ class ConsumerGroupReplayer:
             ):
                 self.tracker.converged(ts, provisional=True)
 
+    def _presume_convergence(self, ts: int) -> None:
+        """The target of the current epoch was computed at `ts`, its map not logged (4.0: DEBUG). A lone
+        member whose join bumped the epoch was reconciled in that very heartbeat (CurrentAssignmentBuilder:
+        nothing it is assigned is owned by another member). With neither assignment-state lines nor
+        member logs, the epoch is presumed converged once every member had its next heartbeat (after a
+        leave or a fence: one interval) or a revocation round trip more (otherwise: two), unless the next
+        bump or a member's failure comes first; such a convergence is marked inferred."""
+        cur = self.tracker.current
+        views = [self.members[m] for m in (cur.members or {}) if m in self.members]
+        if not views or cur.closed or any(v.server_lines for v in views):
+            return
+        if len(views) == 1 and cur.reason == REASON_JOINED:
+            self.tracker.converged(ts)
+            return
+        if self.has_member_side:
+            return  # the members' own lines tell
+        intervals = 1 if cur.reason in _FREEING_REASONS else 2
+        self.presumed_converged = ts + intervals * DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+
+    def _settle_presumed(self, ts: int) -> None:
+        """At `ts` (the next epoch, or the end of the input): the presumed convergence happened if it is due."""
+        at, self.presumed_converged = self.presumed_converged, None
+        cur = self.tracker.current
+        if at is None or at > ts or cur is None or cur.closed:
+            return
+        cur.source = "inferred"
+        if self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
+        self.tracker.converged(at)
+
     def _reconciled_without_target(self, view: MemberView, epoch: int) -> bool:
         if view.left_static:
             return False
         if view.server_lines:
             return view.server_epoch == epoch and view.server_state == MemberState.STABLE.value
+        if view.member_timed:
+            return view.client_state == ClientState.STABLE.value
         return False  # known to the coordinator, no line says where its reconciliation stands
 
     def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
@@ -691,6 +758,7 @@ class ConsumerGroupReplayer:
         self.member_signal = state["member_signal"]
         self.emptied = state["emptied"]
         self.assignment_seen = state.get("assignment_seen", True)  # a state saved before the flag: as before
+        self.presumed_converged = state.get("presumed_converged")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 
