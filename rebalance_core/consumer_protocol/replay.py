@@ -311,7 +311,12 @@ class ConsumerGroupReplayer:
             if self.presumed_converged is not None and stop_at < self.presumed_converged:
                 self.presumed_converged = None  # gone before it could reconcile: the epoch never converged
             cur = self.tracker.current
-            if cur is not None and not cur.closed and cur.stabilized_at is not None and stop_at < cur.stabilized_at:
+            if (
+                cur is not None
+                and not cur.closed
+                and cur.stabilized_at is not None
+                and stop_at < cur.stabilized_at
+            ):
                 # its own log looked reconciled, but its last heartbeat came before the (provisional)
                 # convergence: the coordinator never had it at this epoch
                 self.tracker.unconverged()
@@ -681,7 +686,7 @@ class ConsumerGroupReplayer:
         epoch of its first heartbeat response)."""
         view = self.members[member_id]
         if self.has_coordinator:
-            return view.server_lines and view.server_epoch is not None and 0 < view.server_epoch
+            return view.server_lines and view.server_epoch is not None and view.server_epoch > 0
         return member_id in self._group_members()
 
     def _left_static(self, instance: str | None) -> MemberView | None:

@@ -622,3 +622,130 @@ def test_settings_from_the_classic_simulator():
 def test_settings_reject_zero_latencies(field):
     with pytest.raises(ValueError):
         ConsumerSimSettings(**{field: 0})
+
+
+# ====================================================== Kafka 4.0 broker logs: maps at DEBUG only
+def as_logged(sim, broker_era: str | None = "4.x", client_era: str | None = None) -> list[Event]:
+    """The simulated history as Kafka logs it (KafkaLogWriter), parsed back: the broker's server.log in
+    `broker_era` wording and/or each consumer's own log in `client_era` wording."""
+    from rebalance_core.kafka_logs import parse_lines
+    from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter
+
+    writer = KafkaLogWriter(
+        consumer_protocol=True, broker_era=broker_era or "3.x", client_era=client_era or "3.x"
+    )
+    files: dict[str, list[str]] = {}
+    for line in writer.write_all(sim.events):
+        if (broker_era if line.stream == BROKER else client_era) is None:
+            continue
+        files.setdefault("server.log" if line.stream == BROKER else line.text.split("clientId=")[1].split(",")[0],
+                         []).extend(line.text.split("\n"))  # fmt: skip
+    events = []
+    for name, text in sorted(files.items()):
+        result = parse_lines(text, file=name, cluster="sim")
+        assert result.quarantine == []
+        events.extend(result.events)
+    return events
+
+
+def members_by_epoch(tables) -> dict[int, list[str]]:
+    return {g["generation_id"]: g["members"] for g in tables["generations"]}
+
+
+def rounds(tables) -> list[int]:
+    return [r["rounds"] for r in sorted(tables["rebalance_episodes"], key=lambda r: r["started_at"] or 0)]
+
+
+# c2 joins while c1 has the partitions (c1 revokes at its next heartbeat), c3 joins 3 s later, before c2
+# got what c1 released: one rebalance of two epochs; c2 crashes much later (fenced 45 s after its last
+# heartbeat) and c1 leaves: one epoch each. The lone c1's own join converges at once.
+JOINS_THEN_FAILURES = [
+    Join(0, "c1"),
+    Join(1, "c2"),
+    Join(3_000, "c3"),
+    Crash(60_000, "c2"),
+    Leave(180_000, "c1"),
+]
+
+
+def test_a_4_0_broker_log_gives_each_epoch_the_members_at_its_bump():
+    """GroupMetadataManager.consumerGroupHeartbeat logs "Member m joins the consumer group" before "Bumped
+    group epoch to E": the joiner is in E, not in E-1; a fenced or departed member is out of the bump
+    its removal causes (4.0 logs the target map, which would name them, at DEBUG only)."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    out = replay(as_logged(sim, "4.x"))
+    assert members_by_epoch(out) == members_by_epoch(sim.truth)
+    assert members_by_epoch(out)[1] == ["c1"]
+
+
+def test_a_4_0_broker_log_alone_has_no_partition_measures():
+    """No 4.0 INFO line states an assignment (GroupMetadataManager.updateTargetAssignment and maybeReconcile
+    log the maps at DEBUG): what moved, for how long, is unknown, so the partition measures are null, not 0."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    out = replay(as_logged(sim, "4.x"))
+    assert out["assignments"] == [] and out["partition_movements"] == []
+    for row in out["group_daily_summary"] + out["rebalance_episodes"]:
+        assert row["partitions_moved"] is None and row["partition_unavailable_ms"] is None
+        assert row["stw_ms"] is None and row["revocations_wasted"] is None
+    # a 3.8/3.9 broker log states them: the measures are numbers
+    (day,) = replay(as_logged(sim, "3.x"))["group_daily_summary"]
+    assert day["partitions_moved"] is not None and day["partition_unavailable_ms"] is not None
+
+
+def test_a_4_0_broker_log_alone_presumes_convergence_after_the_members_heartbeats():
+    """Every member learns a new target at its next heartbeat (group.consumer.heartbeat.interval.ms, 5 s by
+    default), a revocation takes one more: an epoch bumped again sooner is the next round of the same
+    rebalance, one bumped later started a new one. The presumption is marked inferred."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    out = replay(as_logged(sim, "4.x"))
+    assert rounds(out) == rounds(sim.truth) == [1, 2, 1, 1]
+    assert [r["source"] for r in sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])] == [
+        "observed",  # the lone joiner: reconciled in its joining heartbeat
+        "inferred",
+        "inferred",
+        "observed",  # the input ends before its presumed convergence: open, as logged
+    ]
+
+
+def test_a_member_failing_before_the_presumed_convergence_keeps_the_epoch_open():
+    """c2 crashes right after c3's join: its last heartbeat (its fence - the 45 s session timeout) is before
+    it could reconcile the new epoch, so that epoch never converged and the fence's epoch is a further round."""
+    _, sim = simulate([Join(0, "c1"), Join(0, "c2"), Join(20_000, "c3"), Crash(20_001, "c2")])
+    assert rounds(sim.truth)[-1] == 2
+    out = replay(as_logged(sim, "4.x"))
+    assert rounds(out) == rounds(sim.truth)
+
+
+def test_consumer_logs_with_a_4_0_broker_log_converge_when_every_member_is_stable():
+    """Both sides, 4.0: no assignment-state line, but each member's log shows it reconciled (STABLE) and the
+    partitions it revoked taken up by their new owner (AbstractMembershipManager); a member that is
+    RECONCILING again at the same epoch reopens it."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    out = replay(as_logged(sim, "4.x", "4.x"))
+    assert rounds(out) == rounds(sim.truth)
+    assert members_by_epoch(out) == members_by_epoch(sim.truth)
+
+
+def test_a_fence_without_its_session_timeout_stops_the_member_45s_before_marked_inferred():
+    """KIP-848 sessions are the broker's group.consumer.session.timeout.ms (GroupCoordinatorConfig, 45 s by
+    default), not the client's session.timeout.ms; the fence line does not state it, so the stop one
+    default session timeout before the fence is inferred, not observed."""
+    _, sim = simulate([Join(0, "c1"), Join(0, "c2"), Crash(30_000, "c2")])
+    out = replay(as_logged(sim, "3.x"))
+    failed = [m for m in out["partition_movements"] if m["stop_cause"] == "member_failed"]
+    (removed,) = of_type(sim, EventType.MEMBER_REMOVED, "c2")
+    assert failed and {(m["revoked_at"], m["source"]) for m in failed} == {(removed.ts - 45_000, "inferred")}
+    configured = replay(as_logged(sim, "3.x"), settings=ReplaySettings(session_timeout_ms=45_000))
+    assert {m["source"] for m in configured["partition_movements"] if m["stop_cause"] == "member_failed"} == {
+        "observed"
+    }
+
+
+def test_a_joining_client_is_in_no_epoch_before_its_first_member_epoch():
+    """Consumers' logs alone: "Member m with epoch 0 transitioned from UNSUBSCRIBED to JOINING" is a heartbeat
+    sent, not a member; m is one from the epoch its first response carries (ConsumerMembershipManager:
+    JOINING -> RECONCILING with the member epoch), so it is not among the members of the epoch before."""
+    _, sim = simulate([Join(0, "c1"), Join(1, "c2")])
+    out = replay(as_logged(sim, None, "4.x"))
+    assert members_by_epoch(out)[1] == ["c1"]
+    assert members_by_epoch(out) == members_by_epoch(sim.truth)
