@@ -199,6 +199,13 @@ class EpochTracker:
         if cur is not None and not cur.closed and cur.members is not None and member not in cur.members:
             cur.members[member] = instance
 
+    def member_out(self, member: str) -> None:
+        """`member` turned out to be out of the group at the current epoch (removed unseen: its removal is
+        what bumped it)."""
+        cur = self.current
+        if cur is not None and not cur.closed and cur.members is not None:
+            cur.members.pop(member, None)
+
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
         """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
         assignment state, or the member's own "Reconciling assignment" block."""

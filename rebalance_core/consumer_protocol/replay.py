@@ -455,10 +455,24 @@ class ConsumerGroupReplayer:
         epoch = e.member_epoch
         if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
             self._open_epoch(epoch, e.ts, None, "inferred")
+            cur = self.tracker.current
+            if e.attributes and parse_client_state(e.attributes.get("from_state")) is ClientState.JOINING:
+                others_seen = any(m != view.member_id for m in self.members)
+                if (
+                    cur.epoch == epoch
+                    and list(cur.members or ()) == [view.member_id]
+                    and (epoch == 1 or others_seen)
+                ):
+                    # a lone member's join (a new group, or every member seen before is out; a member
+                    # from before the input may be silent): the coordinator reconciled it in its joining
+                    # heartbeat (nothing it is assigned is owned by another), the epoch converged
+                    self.tracker.converged(e.ts)
         elif to_state in CLIENT_REBALANCE_SIGNALS:
-            if current is not None and not current.closed and current.stabilized_at is not None:
+            provisional = current is not None and not current.closed and current.stabilized_at is not None
+            if provisional and to_state is ClientState.RECONCILING:
                 self.tracker.unconverged()  # a later step of the same epoch's reconciliation
-            elif (current is None or current.closed) and self.member_signal is None:
+            elif (current is None or current.closed or provisional) and self.member_signal is None:
+                # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
 
     def _m_sync_response(self, e: Event) -> None:
@@ -477,7 +491,24 @@ class ConsumerGroupReplayer:
     def _m_partitions_assigned(self, e: Event) -> None:
         view = self._view(e.member_id, e.group_instance_id)
         for tp in self._names(e.partitions or ()):
+            if not self.has_coordinator:
+                self._owner_removed_unseen(tp, view, e.ts)
             self._start(tp, view, e.ts)
+
+    def _owner_removed_unseen(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
+        """Member-side logs only: tp is assigned to `view` while another member consumes it and never
+        revoked it. The coordinator assigns a partition only once its previous owner released it or was
+        removed from the group (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS until then), so that owner
+        was fenced, its session expired while its log was silent (a crash): it is out of the group, and
+        when it stopped no line shows (inferred: at the latest, now)."""
+        owner = self.timeline.owner_of(tp)
+        previous = self.members.get(owner) if owner is not None and owner != view.member_id else None
+        if previous is None:
+            return
+        self._stop_all(previous, ts, "member_failed", "inferred")
+        previous.client_state = ClientState.FENCED.value
+        self._forget(previous.member_id, ts)
+        self.tracker.member_out(previous.member_id)
 
     def _m_partitions_revoked(self, e: Event) -> None:
         view = self._view(e.member_id, e.group_instance_id)
@@ -541,11 +572,7 @@ class ConsumerGroupReplayer:
                 if not (by_member and self.timeline.stopped()):
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
-            active = [
-                v
-                for v in self.members.values()
-                if v.member_timed and parse_client_state(v.client_state) not in _CLIENT_OUT
-            ]
+            active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
             if (
                 active
                 and all(v.client_state == ClientState.STABLE.value for v in active)
@@ -564,7 +591,10 @@ class ConsumerGroupReplayer:
         views = [self.members[m] for m in (cur.members or {}) if m in self.members]
         if not views or cur.closed or any(v.server_lines for v in views):
             return
-        if len(views) == 1 and cur.reason == REASON_JOINED:
+        lone = len(views) == 1 and (cur.epoch == 1 or any(m != views[0].member_id for m in self.members))
+        if lone and cur.reason == REASON_JOINED:
+            # a member from before the input may be silent (4.0 logs no line for a stable member): lone
+            # only in a new group (epoch 1) or once every member seen before is out
             self.tracker.converged(ts)
             return
         if self.has_member_side:

@@ -749,3 +749,26 @@ def test_a_joining_client_is_in_no_epoch_before_its_first_member_epoch():
     out = replay(as_logged(sim, None, "4.x"))
     assert members_by_epoch(out)[1] == ["c1"]
     assert members_by_epoch(out) == members_by_epoch(sim.truth)
+
+
+def test_consumer_logs_alone_a_member_whose_partitions_go_elsewhere_unrevoked_was_removed():
+    """A crashed member's log just stops. The coordinator gives a partition to another member only once its
+    owner revoked it or was removed (CurrentAssignmentBuilder keeps it UNRELEASED_PARTITIONS until then), so a
+    partition added elsewhere that its owner never revoked says the owner is out of the group; when it stopped,
+    no line shows: inferred."""
+    _, sim = simulate([Join(0, "c1"), Join(0, "c2"), Crash(30_000, "c2")])
+    out = replay(as_logged(sim, None, "4.x"))
+    assert members_by_epoch(out) == members_by_epoch(sim.truth)
+    failed = [m for m in out["partition_movements"] if m["from_member_id"] == "c2"]
+    assert failed and {(m["to_member_id"], m["stop_cause"], m["source"]) for m in failed} == {
+        ("c1", "member_failed", "inferred")
+    }
+    assert out["anomalies"] == []
+
+
+def test_consumer_logs_alone_a_leave_or_a_join_starts_the_next_rebalance_not_a_further_round():
+    """A member's PREPARE_LEAVING or JOINING is what bumps the next epoch (the coordinator's leave/join), not a
+    step of the current one; only RECONCILING at an epoch already reached reopens it."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    out = replay(as_logged(sim, None, "4.x"))
+    assert rounds(out) == rounds(sim.truth)
