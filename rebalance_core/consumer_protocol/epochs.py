@@ -162,8 +162,10 @@ class EpochTracker:
             cur.target_at = ts
         if target is None:
             # the target covers the members as they are now (a static member replaced at this epoch
-            # recomputes it without a bump: GroupMetadataManager.consumerGroupHeartbeat)
-            cur.members = dict(self.members())
+            # recomputes it without a bump: GroupMetadataManager.consumerGroupHeartbeat); an epoch that
+            # converged already keeps the members it converged with
+            if cur.stabilized_at is None:
+                cur.members = dict(self.members())
             self.assignor = cur.assignor = assignor or cur.assignor or self.assignor
             return
         cur.target = {m: tuple(sorted(tps)) for m, tps in target.items()}
@@ -196,8 +198,9 @@ class EpochTracker:
         """A line shows `member` in the group at the current epoch although it was not known when the epoch
         opened (a member from before the input, or a member's own log stating its epoch)."""
         cur = self.current
-        if cur is not None and not cur.closed and cur.members is not None and member not in cur.members:
-            cur.members[member] = instance
+        if cur is None or cur.closed or cur.stabilized_at is not None or cur.members is None:
+            return  # an epoch that converged (provisionally) keeps the members it converged with
+        cur.members.setdefault(member, instance)
 
     def member_out(self, member: str) -> None:
         """`member` turned out to be out of the group at the current epoch (removed unseen: its removal is

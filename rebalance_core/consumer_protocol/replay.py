@@ -343,6 +343,9 @@ class ConsumerGroupReplayer:
         if current is not None and epoch < current:
             self._anomaly(STALE_EPOCH, e, f"target for epoch {epoch} while at {current}")
             return
+        if epoch == current and self.presumed_converged is not None:
+            # recomputed without a bump (a static member replaced): the epoch converged before, if due
+            self._settle_presumed(e.ts)
         self._open_epoch(epoch, e.ts, None, "observed")
         if e.assignment is None:
             # 4.0+ logs the target map at DEBUG only (GroupMetadataManager.updateTargetAssignment): the
@@ -469,8 +472,13 @@ class ConsumerGroupReplayer:
                     self.tracker.converged(e.ts)
         elif to_state in CLIENT_REBALANCE_SIGNALS:
             provisional = current is not None and not current.closed and current.stabilized_at is not None
+            rejoined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
             if provisional and to_state is ClientState.RECONCILING:
-                self.tracker.unconverged()  # a later step of the same epoch's reconciliation
+                # a later step of the same epoch's reconciliation; but a join answered with the current
+                # epoch is a static member replaced, which bumps nothing (GroupMetadataManager:
+                # staticMemberReplaced recomputes the target at the same epoch): the epoch stays converged
+                if not rejoined:
+                    self.tracker.unconverged()
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
@@ -504,6 +512,14 @@ class ConsumerGroupReplayer:
         owner = self.timeline.owner_of(tp)
         previous = self.members.get(owner) if owner is not None and owner != view.member_id else None
         if previous is None:
+            # a static member that left "temporarily" (epoch -2) keeps its partitions reserved until its
+            # session expires (GroupMetadataManager.consumerGroupStaticMemberGroupLeave): one of them
+            # assigned elsewhere says that session expired
+            stopper = self.members.get(self.timeline.stopped().get(tp, ""))
+            if stopper is not None and stopper.left_static and stopper.member_id != view.member_id:
+                stopper.left_static = False
+                self._forget(stopper.member_id, ts)
+                self.tracker.member_out(stopper.member_id)
             return
         self._stop_all(previous, ts, "member_failed", "inferred")
         previous.client_state = ClientState.FENCED.value

@@ -772,3 +772,22 @@ def test_consumer_logs_alone_a_leave_or_a_join_starts_the_next_rebalance_not_a_f
     _, sim = simulate(JOINS_THEN_FAILURES)
     out = replay(as_logged(sim, None, "4.x"))
     assert rounds(out) == rounds(sim.truth)
+
+
+@pytest.mark.parametrize(
+    "sides", [("4.x", None), (None, "4.x"), ("4.x", "4.x")], ids=["broker", "consumers", "both"]
+)
+def test_a_static_member_replaced_at_a_converged_epoch_is_not_one_of_its_members(sides):
+    """A static member back under a new member id gets the epoch as it is (GroupMetadataManager: the target is
+    recomputed, no bump), so an epoch that converged before keeps the members it converged with; a temporarily
+    left static member whose reserved partitions are given to another had its session expire."""
+    actions = [
+        Join(0, "c1"),
+        Join(0, "c2"),
+        Restart(60_000, "c1", down_ms=10_000),
+        Restart(120_000, "c2", down_ms=90_000),
+    ]
+    _, sim = simulate(actions, static_membership=True)
+    out = replay(as_logged(sim, *sides))
+    assert members_by_epoch(out) == members_by_epoch(sim.truth)
+    assert rounds(out) == rounds(sim.truth)
