@@ -459,17 +459,17 @@ class ConsumerGroupReplayer:
         if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
             self._open_epoch(epoch, e.ts, None, "inferred")
             cur = self.tracker.current
-            if e.attributes and parse_client_state(e.attributes.get("from_state")) is ClientState.JOINING:
-                others_seen = any(m != view.member_id for m in self.members)
-                if (
-                    cur.epoch == epoch
-                    and list(cur.members or ()) == [view.member_id]
-                    and (epoch == 1 or others_seen)
-                ):
-                    # a lone member's join (a new group, or every member seen before is out; a member
-                    # from before the input may be silent): the coordinator reconciled it in its joining
-                    # heartbeat (nothing it is assigned is owned by another), the epoch converged
-                    self.tracker.converged(e.ts)
+            joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
+            if (
+                joined
+                and cur.epoch == epoch
+                and list(cur.members or ()) == [view.member_id]
+                and (epoch == 1 or self._others_seen(view.member_id))
+            ):
+                # a lone member's join (a new group, or every member seen before is out; a member from
+                # before the input may be silent): the coordinator reconciled it in its joining heartbeat
+                # (nothing it is assigned is owned by another), the epoch converged
+                self.tracker.converged(e.ts)
         elif to_state in CLIENT_REBALANCE_SIGNALS:
             provisional = current is not None and not current.closed and current.stabilized_at is not None
             rejoined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
@@ -585,16 +585,31 @@ class ConsumerGroupReplayer:
                 return
             if all(self._reconciled_without_target(v, cur.epoch) for v in views):
                 by_member = not all(v.server_lines for v in views)
-                if not (by_member and self.timeline.stopped()):
+                if not (by_member and self._in_flight([v.member_id for v in views])):
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
             if (
                 active
                 and all(v.client_state == ClientState.STABLE.value for v in active)
-                and not self.timeline.stopped()
+                and not self._in_flight([v.member_id for v in active])
             ):
                 self.tracker.converged(ts, provisional=True)
+
+    def _others_seen(self, member_id: str) -> bool:
+        """Some other member was seen (in the group or gone): the input covers the group's membership, so a
+        member alone in the epoch's snapshot is alone (else one from before the input may be silent)."""
+        return bool(self.gone.keys() - {member_id}) or any(m != member_id for m in self.members)
+
+    def _in_flight(self, members: list[str]) -> bool:
+        """Member-side convergence cannot hold yet: a partition was revoked and is not consumed again, or a
+        member consumes nothing while the group has a partition for each (the broker's assignors give every
+        member one then: it waits for partitions another member has not revoked yet, UNRELEASED_PARTITIONS;
+        the owner's revocation comes at its next heartbeat and its epoch moves silently until then)."""
+        tl = self.timeline
+        if tl.stopped():
+            return True
+        return len(tl.consuming()) >= len(members) and any(not tl.partitions_of(m) for m in members)
 
     def _presume_convergence(self, ts: int) -> None:
         """The target of the current epoch was computed at `ts`, its map not logged (4.0: DEBUG). A lone
@@ -607,7 +622,7 @@ class ConsumerGroupReplayer:
         views = [self.members[m] for m in (cur.members or {}) if m in self.members]
         if not views or cur.closed or any(v.server_lines for v in views):
             return
-        lone = len(views) == 1 and (cur.epoch == 1 or any(m != views[0].member_id for m in self.members))
+        lone = len(views) == 1 and (cur.epoch == 1 or self._others_seen(views[0].member_id))
         if lone and cur.reason == REASON_JOINED:
             # a member from before the input may be silent (4.0 logs no line for a stable member): lone
             # only in a new group (epoch 1) or once every member seen before is out
