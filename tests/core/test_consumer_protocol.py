@@ -791,3 +791,24 @@ def test_a_static_member_replaced_at_a_converged_epoch_is_not_one_of_its_members
     out = replay(as_logged(sim, *sides))
     assert members_by_epoch(out) == members_by_epoch(sim.truth)
     assert rounds(out) == rounds(sim.truth)
+
+
+def test_a_lone_joiner_of_an_emptied_group_converges_in_its_joining_heartbeat():
+    """The group emptied (its only member left), then c2 joins alone: CurrentAssignmentBuilder gives it
+    everything in the heartbeat that created it (nothing is owned by another member), so its epoch converged
+    at once and c3 joining 2 s later starts a new rebalance, not a further round."""
+    _, sim = simulate([Join(0, "c1"), Leave(10_000, "c1"), Join(20_000, "c2"), Join(22_000, "c3")])
+    out = replay(as_logged(sim, "4.x"))
+    assert rounds(out) == rounds(sim.truth)
+    epoch = {g["generation_id"]: g for g in out["generations"]}[3]
+    assert (epoch["members"], epoch["stabilized_at"]) == (["c2"], epoch["join_completed_at"])
+
+
+def test_consumer_logs_a_joiner_given_nothing_yet_is_still_reconciling():
+    """c2 joins a group whose partitions c1 owns: its first response assigns it nothing (the partitions are
+    UNRELEASED until c1 revokes them at its next heartbeat) and it logs STABLE, while c1, with nothing logged
+    yet, still owes the revocation. c3 joining before that is a further round of the same rebalance."""
+    _, sim = simulate([Join(0, "c1"), Join(22_000, "c2"), Join(23_000, "c3")])
+    assert rounds(sim.truth) == [1, 2]
+    for sides in [("4.x", "4.x"), (None, "4.x")]:
+        assert rounds(replay(as_logged(sim, *sides))) == [1, 2]
