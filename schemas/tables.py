@@ -104,6 +104,10 @@ REBALANCE_EPISODES = KEY_COLUMNS + (
     Column("trigger_host", STRING),
 )
 
+NO_ASSIGNMENT_KNOWN = (
+    "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"
+)
+
 GROUP_DAILY_SUMMARY = KEY_COLUMNS + (
     Column("rebalances", INT, True, "Completed episodes (start and end in the input) that ended this day"),
     Column("rebalances_open", INT, True, "Episodes that began in the input and were not seen to complete"),
@@ -117,12 +121,12 @@ GROUP_DAILY_SUMMARY = KEY_COLUMNS + (
     ),
     Column("member_rejoin_ms", LONG, True, "Total duration of those rejoins, each member's signal -> sync"),
     Column("generations", INT, True),
-    Column("stw_ms", LONG, False, "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"),
-    Column("partition_unavailable_ms", LONG, False, "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"),
-    Column("max_partition_unavailable_ms", LONG, False, "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"),
-    Column("partitions_moved", INT, False, "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"),
-    Column("partitions_revoked", INT, False, "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"),
-    Column("revocations_wasted", INT, False, "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"),
+    Column("stw_ms", LONG, False, NO_ASSIGNMENT_KNOWN),
+    Column("partition_unavailable_ms", LONG, False, NO_ASSIGNMENT_KNOWN),
+    Column("max_partition_unavailable_ms", LONG, False, NO_ASSIGNMENT_KNOWN),
+    Column("partitions_moved", INT, False, NO_ASSIGNMENT_KNOWN),
+    Column("partitions_revoked", INT, False, NO_ASSIGNMENT_KNOWN),
+    Column("revocations_wasted", INT, False, NO_ASSIGNMENT_KNOWN),
     Column("reasons", COUNTS, False, "rebalance reason -> count"),
     Column("causes", COUNTS, False, "episode cause -> count"),
     Column(
