@@ -19,6 +19,11 @@ Convergence of group epoch E (generation stabilized_at): with the target known, 
 target reconciled to E (coordinator: epoch E in STABLE; member-only members: STABLE and consuming
 exactly their target). Member-side logs only: all known members STABLE and no partition in flight,
 provisionally (see `epochs`): a later member rebalance at an epoch not newer than E extends it.
+Kafka 4.0 logs the target map and the members' assignment states at DEBUG: with the members' own logs,
+the member-side rule applies; with the broker's log alone, a lone joiner's epoch converges at its
+target, and any other is presumed converged one heartbeat interval (two, when partitions must be
+revoked first) after its target unless the next bump or a member's failure comes first (inferred), and
+the partition measures are null (no line states an assignment).
 
 Anomaly rules (besides the ownership timeline's stop_not_owned / double_ownership / start_before_stop):
   wrong_group, unknown_event_type, out_of_order   as in the classic replayer
