@@ -237,7 +237,10 @@ class EpochTracker:
         """No members left: the current epoch ends Empty, and so does its episode."""
         cur = self.current
         tl = self.timeline
-        if cur is not None and not cur.closed:
+        if cur is not None and not cur.closed and cur.stabilized_at is not None:
+            # it converged (provisionally) with its members: the epoch that emptied the group is a later one
+            self._close_generation(cur, closed_at=cur.stabilized_at)
+        elif cur is not None and not cur.closed:
             self._close_generation(cur, closed_at=ts, ended_empty=True)
             tl.round_completed(cur.epoch, ts)
         tl.group_empty(ts)

@@ -451,7 +451,8 @@ class ConsumerGroupReplayer:
                 self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
         if not self.has_coordinator:
             self._member_only_epoch(view, to_state, e)
-        elif to_state is ClientState.RECONCILING:
+        elif to_state is ClientState.RECONCILING and from_state is not ClientState.JOINING:
+            # (a join's own response, JOINING -> RECONCILING, is no further step of a converged epoch)
             # a provisional convergence did not hold: a member reconciles again at this epoch (a join, a
             # leave or a fence is the coordinator's own line, and its bump opens the next epoch)
             self.tracker.unconverged()
@@ -473,8 +474,9 @@ class ConsumerGroupReplayer:
             ):
                 # a lone member's join (a new group, or every member seen before is out; a member from
                 # before the input may be silent): the coordinator reconciled it in its joining heartbeat
-                # (nothing it is assigned is owned by another), the epoch converged
-                self.tracker.converged(e.ts)
+                # (nothing it is assigned is owned by another), the epoch converged; provisionally, so the
+                # epoch's row states what the member then consumes
+                self.tracker.converged(e.ts, provisional=True)
         elif to_state in CLIENT_REBALANCE_SIGNALS:
             provisional = current is not None and not current.closed and current.stabilized_at is not None
             rejoined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
@@ -630,8 +632,9 @@ class ConsumerGroupReplayer:
         lone = len(views) == 1 and (cur.epoch == 1 or self._others_seen(views[0].member_id))
         if lone and cur.reason == REASON_JOINED:
             # a member from before the input may be silent (4.0 logs no line for a stable member): lone
-            # only in a new group (epoch 1) or once every member seen before is out
-            self.tracker.converged(ts)
+            # only in a new group (epoch 1) or once every member seen before is out. With its own log,
+            # provisionally: the epoch's row then states what it consumes
+            self.tracker.converged(ts, provisional=self.has_member_side)
             return
         if self.has_member_side:
             return  # the members' own lines tell
