@@ -616,6 +616,9 @@ class GroupReplayer:
         if gen is not None and gen == view.synced_generation:
             self._same_generation_rejoin(view, e)
             return
+        if self._replaced_while_stable(view, gen):
+            self._static_replacement_joined(view, e)
+            return
         if (
             self.protocol != "cooperative"
             and view.generation_id != gen
@@ -650,6 +653,11 @@ class GroupReplayer:
         group-wide episode: a member-only rejoin, from its first signal to its sync. An eager member still
         revoked everything in onJoinPrepare (its partitions wait until the sync gives them back)."""
         view.rejoin_since = view.signal_ts if view.signal_ts is not None else e.ts
+        self._discard_signal_round()
+
+    def _discard_signal_round(self) -> None:
+        """Member-side logs only: a join that got the current generation back started no rebalance, so
+        the round its signal opened (nothing else in it yet) and that round's episode are dropped."""
         rnd, episode = self.round, self.timeline.episode
         opened_by_it = (
             not self.has_coordinator
@@ -660,10 +668,32 @@ class GroupReplayer:
             and episode is not None
             and episode.episode_id == rnd.episode_id
         )
-        if opened_by_it:  # member-side logs only: its signal looked like the start of a rebalance
+        if opened_by_it:  # its signal looked like the start of a rebalance
             self.round = None
             self.timeline.discard_episode()
             self.last_episode_id = self.previous_episode_id
+
+    def _replaced_while_stable(self, view: MemberView, gen: int | None) -> bool:
+        """Member-side logs only: a static member's new process (a member id it never synced with) got
+        the generation that already completed. KIP-345: a known group.instance.id joining with an
+        unknown member id replaces the old member; in a Stable group whose protocol is unchanged the
+        coordinator answers with the current generation and triggers no rebalance
+        (GroupCoordinator.updateStaticMemberAndRebalance; ClassicGroup.replaceStaticMember /
+        GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin in 4.0)."""
+        return (
+            not self.has_coordinator
+            and bool(view.instance)
+            and view.synced_generation is None
+            and gen is not None
+            and gen == self.closed_generation
+            and (self.round is None or self.round.generation_id is None)
+        )
+
+    def _static_replacement_joined(self, view: MemberView, e: Event) -> None:
+        """The replacing process of a static member joined the current generation (`_replaced_while_stable`):
+        no new generation, no episode; it syncs the old member's assignment like any member."""
+        view.generation_id = e.generation_id
+        self._discard_signal_round()
 
     def _m_assignment_computed(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id

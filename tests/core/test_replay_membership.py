@@ -444,3 +444,23 @@ def test_a_brokers_leave_reason_gets_the_poll_timeout_its_member_logged():
     assert episode["reason"] == f"removing member c1 on LeaveGroup; client reason: {POLL_TIMEOUT}"
     (move,) = out["partition_movements"]
     assert rel(move, "stop_cause", "revoked_at") == ("member_left", 10000)
+
+
+def test_a_static_members_new_process_given_the_current_generation_is_no_rebalance_in_member_logs():
+    """KIP-345, members' logs only: the new process of static member i1 joins with an empty member id
+    and gets generation 1 back with a new member id. The coordinator replaced the old member of the
+    Stable group and triggered no rebalance (GroupCoordinator.updateStaticMemberAndRebalance; 4.0
+    GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin): no second row of generation 1,
+    no episode, and generation 1's members stay the ones it was formed with."""
+    member_side = [e for e in sc.static_restart() if not e.is_coordinator]
+    member_side[:0] = [
+        ev(10, "join_response", generation_id=1, member_id=m, group_instance_id=i, leader_id="i1-A")
+        for m, i in (("i1-A", "i1"), ("i2-A", "i2"))
+    ] + [
+        ev(11, "sync_response", generation_id=1, member_id="i1-A", group_instance_id="i1", partitions="t-0"),
+        ev(11, "sync_response", generation_id=1, member_id="i2-A", group_instance_id="i2", partitions="t-1"),
+    ]
+    out = run(member_side)
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, ["i1-A", "i2-A"])]
+    assert len(out["rebalance_episodes"]) == 1  # generation 1's own, none for the restart
+    assert ("i1-B", "t", 0) in {(a["member_id"], a["topic"], a["partition"]) for a in out["assignments"]}
