@@ -41,6 +41,7 @@ GROUP_PROTOCOL_KEY = "classic"  # snapshot()["group_protocol"]: which replayer r
 # Protocol names whose rebalances are cooperative (KIP-429 consumer, KIP-415 Connect, Streams); the
 # rest of the classic consumer assignors are eager. Connect's eager protocol is called "default".
 COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky", "sessioned", "compatible", "stream"})
+KIP415_PROTOCOLS = frozenset({"sessioned", "compatible"})  # Connect's IncrementalCooperativeAssignor
 EAGER_PROTOCOLS = frozenset({"range", "roundrobin", "sticky", "default"})
 INFERABLE_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
 
@@ -186,6 +187,9 @@ class Round:
     # old member ids standing for replaced instances in this generation's member list (their new ids,
     # not printed yet, are the members)
     stand_ins: list[str] = field(default_factory=list)
+    # False for a round that started from an Empty (or new) group: no member owned anything before it,
+    # so it revoked nothing and no follow-up round can be due to it (KIP-429)
+    owned_before: bool = True
 
 
 _STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
@@ -235,6 +239,8 @@ class GroupReplayer:
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
+        self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
+        self.closed_leader: str | None = None  # leader of the last round ended with a generation
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -317,6 +323,8 @@ class GroupReplayer:
                 self.rebalance_protocol = rebalance_protocol_of(e.protocol_name)
 
     def _c_rebalance_prepared(self, e: Event) -> None:
+        change_logged = self.group.change_logged
+        from_empty = e.generation_id == 0 or self.group.state in (co.GroupState.EMPTY, co.GroupState.DEAD)
         self.group.apply(e)
         reason = e.reason
         leaving = _LEAVE_REASON.search(reason or "")
@@ -330,7 +338,10 @@ class GroupReplayer:
                 return  # still the same join phase (the model noted the repeated Preparing)
             self._adopt_coordinator_start(rnd, e.ts, reason)
         else:
-            self._begin_round(e.ts, reason, "coordinator")
+            self._begin_round(e.ts, reason, "coordinator", change_logged=change_logged)
+            self.round.owned_before = not from_empty
+        if self.kip415_delay_inferred and _existing_members_rejoin(reason):
+            self.kip415_delay_inferred = False  # the workers rejoin when the delay expires
         if leaving:
             self._stop_member(leaving.group(1), e.ts, "member_left")
         if self.protocol != "cooperative":  # eager, or unknown: the classic default (range) is eager
@@ -398,7 +409,34 @@ class GroupReplayer:
                 self._stop_member(member, e.ts, "member_failed")
             self.views.pop(member, None)
             self.member_timed.discard(member)
+            if self._kip415_lost(e, member):
+                self.kip415_delay_inferred = True
         self.group.apply(e)
+
+    def _kip415_lost(self, e: Event, member: str) -> bool:
+        """Broker only, a Connect worker group with incremental cooperative rebalancing (KIP-415,
+        `sessioned`/`compatible`): a worker that failed or left takes its connectors and tasks with it, and
+        the leader postpones their reassignment by scheduled.rebalance.max.delay.ms (5 min by default):
+        every round until the delay expires keeps it, and the workers rejoin when it does
+        (IncrementalCooperativeAssignor.handleLostAssignments, "Delayed rebalance in progress"). No broker
+        line shows the delay (the workers print it: `sync_response.attributes.delay_ms`), so those rounds
+        are taken as one episode, inferred. A worker known to have run nothing loses nothing: no delay."""
+        protocol = self.protocol_name or self.offered_protocol or self.settings.default_assignor
+        ran_nothing = self.group.generation_id == 0 or (
+            self.assignment_generation is not None and not self.assignment.get(member)
+        )
+        return (
+            protocol in KIP415_PROTOCOLS
+            and not ran_nothing
+            and not self.views
+            and (e.attributes or {}).get("pending") != "true"
+            and e.reason
+            in (
+                RemovalReason.SESSION_TIMEOUT.value,
+                RemovalReason.LEAVE_GROUP.value,
+                RemovalReason.REBALANCE_TIMEOUT.value,
+            )
+        )
 
     def _c_static_member_replaced(self, e: Event) -> None:
         """KIP-345 (GroupCoordinator.updateStaticMemberAndRebalance, ClassicGroup.replaceStaticMember): a
@@ -452,7 +490,7 @@ class GroupReplayer:
         self.timeline.round_completed(rnd.generation_id, e.ts)
         self._set_assignment({}, rnd.generation_id, "observed")
         self.unnamed_replacements.clear()
-        self.follow_up_due = False
+        self.follow_up_due = self.kip415_delay_inferred = False
         self._end_round()
         self._end_episode(e.ts)
 
@@ -478,7 +516,7 @@ class GroupReplayer:
         self.joining_clients.clear()
         self.unnamed_replacements.clear()
         self.poll_timed_out.clear()
-        self.follow_up_due = False
+        self.follow_up_due = self.kip415_delay_inferred = False
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
         for key, value in (e.attributes or {}).items():
@@ -914,12 +952,22 @@ class GroupReplayer:
         return self.round
 
     def _begin_round(
-        self, ts: int | None, reason: str | None, timing: str, first_seen: int | None = None
+        self,
+        ts: int | None,
+        reason: str | None,
+        timing: str,
+        first_seen: int | None = None,
+        change_logged: bool = False,
     ) -> None:
         episode = self.timeline.episode
         caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
         interrupted = self.round is not None and not self.round.stable
-        if episode is not None and not (caused or interrupted) and self._rejoin_of_unknown_cause(reason):
+        unknown_cause = self._rejoin_of_unknown_cause(reason, change_logged)
+        # no reason at all after a cooperative round of unknown revocations: a new episode is a guess too
+        guessed_new = (
+            episode is not None and not unknown_cause and not change_logged and self._cause_not_logged(reason)
+        )
+        if episode is not None and not (caused or interrupted) and unknown_cause:
             caused = True  # taken for the follow-up round; the log cannot say: the episode is inferred
             episode.source = "inferred"
         if episode is None or not (caused or interrupted):
@@ -947,6 +995,8 @@ class GroupReplayer:
                 timing_source=timing,
                 seen_at=first_seen,
             )
+            if guessed_new and not (caused or interrupted):
+                episode.source = "inferred"
             episode_round = 1
         self.follow_up_due = False
         self.leader_assignment = None
@@ -956,7 +1006,7 @@ class GroupReplayer:
         if self.protocol != "cooperative" and timing == "member":
             self._stop_unlogged_members(ts if ts is not None else first_seen)  # member-only logs
 
-    def _rejoin_of_unknown_cause(self, reason: str | None) -> bool:
+    def _rejoin_of_unknown_cause(self, reason: str | None, change_logged: bool = False) -> bool:
         """Whether a round is an existing member's rejoin whose cause no line states, right after a
         cooperative round whose revocations are unknown (the episode is still open for it, see
         `_maybe_end_episode`). Such a rejoin is what follows a revoking round (KIP-429
@@ -966,15 +1016,31 @@ class GroupReplayer:
         reason); a Connect worker never does (WorkerCoordinator.requestRejoin does not set
         AbstractCoordinator's rejoinReason, so its JoinGroup carries "": GroupCoordinator prints
         "client reason: " empty), nor does a 2.x-3.1 client ("Leader X re-joining group during Stable",
-        no client reason) or one that sends none ("not provided")."""
-        rnd = self.round
-        if rnd is None or not rnd.stable or rnd.assignment_known or self.protocol != "cooperative":
+        no client reason) or one that sends none ("not provided").
+        A broker of 0.9-2.0 prints no reason at all ("Preparing to restabilize group G with old generation
+        N") and logs no JoinGroup: a rejoin and a new member look the same. Unless a logged removal explains
+        the round, it is taken as the follow-up of a first round whose members may have owned partitions
+        (a round from an Empty group revoked nothing; a follow-up round reassigns what the first one
+        revoked and revokes nothing itself, ConsumerCoordinator.onJoinComplete / CooperativeStickyAssignor):
+        inferred either way."""
+        if not self._cooperative_round_unknown():
             return False
+        if not reason:
+            return not change_logged and self.round.episode_round == 1 and self.round.owned_before
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not a member's rejoin (a new member, a removal, a timeout)
             return False
         _, _, client_reason = (reason or "").partition("; client reason:")
         return client_reason.strip() in ("", "not provided")
+
+    def _cooperative_round_unknown(self) -> bool:
+        """The last round is Stable, cooperative, and what it revoked is not known."""
+        rnd = self.round
+        return rnd is not None and rnd.stable and not rnd.assignment_known and self.protocol == "cooperative"
+
+    def _cause_not_logged(self, reason: str | None) -> bool:
+        """A round with no reason logged (0.9-2.0) after a cooperative round of unknown revocations."""
+        return not reason and self._cooperative_round_unknown()
 
     def _episode_id(self, anchor: int | None, previous: str | None) -> str:
         """`group@ISO-instant` of the episode's start (or first sight); `#n` when the previous episode
@@ -1019,6 +1085,14 @@ class GroupReplayer:
             self._set_assignment(assignment, gen, source)
         if source == "inferred" and self.timeline.episode is not None:
             self.timeline.episode.source = "inferred"
+        if self.kip415_delay_inferred and None not in (rnd.leader_id, self.closed_leader):
+            # a leader that did not compute the previous generation has no view of the previous
+            # assignment (IncrementalCooperativeAssignor.performTaskAssignment clears it on a generation
+            # mismatch): nothing is lost to it, nothing delayed
+            self.kip415_delay_inferred = rnd.leader_id == self.closed_leader
+        if self.kip415_delay_inferred and self.timeline.episode is not None:
+            self.follow_up_due = True  # the workers rejoin when the delay expires (`_kip415_lost`)
+            self.timeline.episode.source = "inferred"
         self.timeline.round_completed(gen, ts)
 
     def _apply_assignment(
@@ -1060,6 +1134,7 @@ class GroupReplayer:
         if rnd.generation_id is None:
             return  # the join phase never completed: no generation (its time counts in the episode)
         self.closed_generation = rnd.generation_id
+        self.closed_leader = None if rnd.ended_empty else rnd.leader_id
         ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
         rebalance_ms = (
             ended - rnd.started_at if rnd.started_at is not None and (rnd.stable or rnd.ended_empty) else None
@@ -1373,11 +1448,22 @@ _PLAIN_STATE = (
     "joining_clients",
     "unnamed_replacements",
     "poll_timed_out",
+    "kip415_delay_inferred",
+    "closed_leader",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
     "poll_timed_out": dict,
+    "kip415_delay_inferred": bool,
+    "closed_leader": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
+
+
+def _existing_members_rejoin(reason: str | None) -> bool:
+    """Whether a rebalance reason is an existing member's rejoin ("Leader X re-joining group during
+    Stable", "Updating metadata for member X ...")."""
+    named = co.members_named_in_reason(reason)
+    return named is not None and not named[2]
 
 
 def _len(items) -> int | None:
