@@ -657,6 +657,9 @@ class GroupReplayer:
         if self._replaced_while_stable(view, gen):
             self._static_replacement_joined(view, e)
             return
+        if self._stale_join_response(view, gen):
+            view.generation_id = gen
+            return
         if (
             self.protocol != "cooperative"
             and view.generation_id != gen
@@ -725,6 +728,28 @@ class GroupReplayer:
             and gen is not None
             and gen == self.closed_generation
             and (self.round is None or self.round.generation_id is None)
+        )
+
+    def _stale_join_response(self, view: MemberView, gen: int | None) -> bool:
+        """Member-side logs only: a JoinGroup response for a generation older than the last one the
+        group completed, which another member already synced past. The member logged it late (its
+        process paused after sending the JoinGroup: AbstractCoordinator.JoinGroupResponseHandler runs at
+        its next poll); the coordinator completed that join phase at the time with this member in it, so
+        its generation ended already: no round of its own (its member list is the leader's assignment)."""
+        rnd = self.round
+        latest = (
+            rnd.generation_id if rnd is not None and rnd.generation_id is not None else self.closed_generation
+        )
+        return (
+            not self.has_coordinator
+            and gen is not None
+            and latest is not None
+            and gen < latest
+            and any(
+                v.synced_generation is not None and v.synced_generation > gen
+                for v in self.views.values()
+                if v is not view
+            )
         )
 
     def _static_replacement_joined(self, view: MemberView, e: Event) -> None:

@@ -464,3 +464,42 @@ def test_a_static_members_new_process_given_the_current_generation_is_no_rebalan
     assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, ["i1-A", "i2-A"])]
     assert len(out["rebalance_episodes"]) == 1  # generation 1's own, none for the restart
     assert ("i1-B", "t", 0) in {(a["member_id"], a["topic"], a["partition"]) for a in out["assignments"]}
+
+
+def test_a_join_response_logged_after_its_generation_ended_opens_no_round_in_member_logs():
+    """Members' logs only: c3 sent its JoinGroup, then its process paused; the coordinator completed
+    generation 2 with it (the leader's assignment names it), removed it on session timeout and the others
+    moved on to generation 3. c3 handles the JoinGroup response at its next poll
+    (AbstractCoordinator.JoinGroupResponseHandler), long after: generation 2 has one row, no new round."""
+    a2 = {"c1": "t-0", "c2": "t-1", "c3": ""}
+    a3 = {"c1": "t-0", "c2": "t-1"}
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment=a3),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0"),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1"),
+        ev(1000, "join_sent", client_id="c3", source="host3"),
+        ev(1005, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(1005, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(1010, "join_response", generation_id=2, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(1010, "join_response", generation_id=2, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(1011, "assignment_computed", generation_id=2, member_id="c1", assignment=a2),
+        ev(1020, "sync_response", generation_id=2, member_id="c1", partitions="t-0"),
+        ev(1020, "sync_response", generation_id=2, member_id="c2", partitions="t-1"),
+        ev(11000, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(11000, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(11010, "join_response", generation_id=3, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(11010, "join_response", generation_id=3, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(11011, "assignment_computed", generation_id=3, member_id="c1", assignment=a3),
+        ev(11020, "sync_response", generation_id=3, member_id="c1", partitions="t-0"),
+        ev(11020, "sync_response", generation_id=3, member_id="c2", partitions="t-1"),
+        ev(20000, "join_response", generation_id=2, member_id="c3", client_id="c3", source="host3"),
+    ]
+    out = run(events)
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [
+        (1, ["c1", "c2"]),
+        (2, ["c1", "c2", "c3"]),
+        (3, ["c1", "c2"]),
+    ]
+    assert [e["rounds"] for e in out["rebalance_episodes"]] == [1, 1, 1]
