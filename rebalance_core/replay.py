@@ -190,6 +190,8 @@ class Round:
     # False for a round that started from an Empty (or new) group: no member owned anything before it,
     # so it revoked nothing and no follow-up round can be due to it (KIP-429)
     owned_before: bool = True
+    joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
+    members_listed: bool = False  # member-side logs: the leader's assignment listed every member
 
 
 _STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
@@ -309,6 +311,8 @@ class GroupReplayer:
     # ========================================================================= coordinator side
     def _c_join_received(self, e: Event) -> None:
         self.group.apply(e)
+        if e.member_id and self.round is not None and not self.round.stable:
+            self.round.joined.append(e.member_id)
         if e.member_id and e.client_id in self.joining_clients:
             # the JoinGroup of a process whose own log showed its join_sent: member timing for it,
             # even if its first line with the member id comes after the group turns Stable
@@ -353,16 +357,33 @@ class GroupReplayer:
         rnd = self._round_for_generation(gen, e.ts)
         rnd.generation_id = gen
         rnd.join_completed_at = e.ts
-        rnd.leader_id = e.leader_id or self.group.leader_id
+        rnd.leader_id = e.leader_id or self._leader_if_rejoined(rnd)
         if e.members is not None:
             rnd.members = list(e.members)
         elif self.group.membership_known:
             rnd.members = list(self.group.members)
         rnd.member_count = e.member_count if e.member_count is not None else _len(rnd.members)
         # replaced instances whose new ids no line printed yet: the old ids stand for them
-        rnd.stand_ins = sorted(set(rnd.members or ()) & set(self.unnamed_replacements.values()))
+        rnd.stand_ins = sorted(
+            (set(rnd.members or ()) | {rnd.leader_id}) & set(self.unnamed_replacements.values())
+        )
         rnd.protocol_type = e.protocol_type or self.group.protocol_type
         self._set_protocol(e.protocol_name)
+
+    def _leader_if_rejoined(self, rnd: Round) -> str | None:
+        """The model's leader at join completion, unless it is a static member no line shows rejoining in
+        this round: a leader that did not rejoin hands leadership to the first joined member of the
+        members map (GroupMetadata.maybeElectNewJoinedLeader / ClassicGroup.maybeElectNewJoinedLeader;
+        a dynamic one is removed first), and a known static member's JoinGroup is not logged at INFO.
+        None then: the leader's assignment line, if the round gets one, names it."""
+        leader = self.group.leader_id
+        info = self.group.members.get(leader) if leader else None
+        if info is None or not info.group_instance_id or leader in rnd.joined:
+            return leader
+        if self.group.membership_known and len(self.group.members) == 1:
+            return leader  # a join phase completes only with a member that joined
+        named = co.members_named_in_reason(rnd.reason)
+        return leader if named is not None and named[0] == leader else None
 
     def _c_assignment_received(self, e: Event) -> None:
         self.group.apply(e)
@@ -459,6 +480,8 @@ class GroupReplayer:
                 for tp in owned:
                     self._stop(tp, old, None, "member_failed", instance, "inferred")
         self.group.apply(e)
+        if self.round is not None and not self.round.stable and (new or old):
+            self.round.joined.append(new or old)  # the instance's new process joined (old: its stand-in)
         if not new and old and instance:
             # the 3.x line names the old member only; a later line names the new one (_learn_member_ids)
             self.unnamed_replacements[instance] = old
@@ -588,6 +611,8 @@ class GroupReplayer:
             rnd.stand_ins.remove(old)
             if rnd.members is not None:
                 rnd.members = [member if m == old else m for m in rnd.members]
+            if rnd.leader_id == old:
+                rnd.leader_id = member
         if self.leader_assignment is not None and old in self.leader_assignment:
             self.leader_assignment[member] = self.leader_assignment.pop(old)
         if old in self.assignment:
@@ -682,9 +707,13 @@ class GroupReplayer:
                 rnd.leader_id = e.leader_id
             if rnd.members is None:
                 rnd.members = []
-            if view.member_id not in rnd.members:
-                rnd.members.append(view.member_id)
-                rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
+            # the JoinGroup response names the generation's leader, a member of it whether or not its
+            # own log shows the generation (JoinGroupResponse.leader; AbstractCoordinator: a follower
+            # learns the leader there)
+            for member in (view.member_id, e.leader_id):
+                if member and member not in rnd.members:
+                    rnd.members.append(member)
+            rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
 
     def _same_generation_rejoin(self, view: MemberView, e: Event) -> None:
         """A follower rejoined the Stable group with unchanged metadata and got its generation back: the
@@ -777,6 +806,7 @@ class GroupReplayer:
             rnd.members = sorted(set(rnd.members or []) | set(assignment))
             rnd.member_count = len(rnd.members)
             rnd.leader_id = rnd.leader_id or view.member_id
+            rnd.members_listed = True
         elif self.round is not None and self.round.generation_id == gen:
             # a broker line that names neither the leader nor the members (2.x "Assignment received from
             # leader for group G for generation N"): only the leader runs the assignor
@@ -1169,6 +1199,11 @@ class GroupReplayer:
         members = sorted(rnd.members) if rnd.members is not None else None
         if members is not None and set(members) & set(rnd.stand_ins):
             members = None  # an old id stands for a replaced instance's new one, which no line named
+        if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty:
+            # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
+            # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known
+            members = None
+            rnd.member_count = None
         self._out["generations"].append(
             {
                 **self.key,
@@ -1178,7 +1213,9 @@ class GroupReplayer:
                 "protocol_type": rnd.protocol_type or self.group.protocol_type,
                 "protocol_name": rnd.protocol_name or self.protocol_name,
                 "rebalance_protocol": self.protocol,
-                "leader_member_id": None if rnd.ended_empty else rnd.leader_id,
+                "leader_member_id": None
+                if rnd.ended_empty or rnd.leader_id in rnd.stand_ins
+                else rnd.leader_id,
                 "member_count": rnd.member_count if rnd.member_count is not None else _len(members),
                 "static_member_count": rnd.static_member_count,
                 "members": members,

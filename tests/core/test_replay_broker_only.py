@@ -554,3 +554,35 @@ def test_kip415_a_new_leader_has_no_previous_assignment_so_nothing_is_delayed():
     the departure is a rebalance of its own."""
     out = replay_log(_connect_worker_bounce(W3), topics={"c": 6}, default_assignor="sessioned")
     assert [rounds for rounds, _, _ in episodes(out)][:2] == [1, 1]
+
+
+S1 = "s1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
+S2 = "s2-5485febc-752b-4881-b106-5829a1889014"
+S3 = "s3-1e2feb89-414c-443c-9027-c4d1c386bbc4"
+
+
+def test_a_static_leader_no_line_shows_rejoining_leads_a_generation_only_if_a_line_says_so():
+    """A static leader that does not rejoin stays in the group, but the join phase completes with a new
+    leader among the joined members (GroupMetadata.maybeElectNewJoinedLeader, ClassicGroup in 4.0), and a
+    known static member's JoinGroup is not logged at INFO. Generation 3 restarts before any assignment
+    line names its leader: null, not the previous leader; generation 4's assignment line names it."""
+    adding = "with group instance id Some({}); client reason: not provided"
+    lines = [
+        _static_join("10:00:00,000", "s1", S1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {S1} {adding.format('s1')}"),
+        _static_join("10:00:01,000", "s2", S2, "PreparingRebalance"),
+        _stabilized("10:00:03,010", 1, 2),
+        _assignment("10:00:03,020", S1, 1, 2, static=2),
+        _static_join("10:01:00,000", "s3", S3, "Stable"),
+        _prepare("10:01:00,010", 1, f"Adding new member {S3} {adding.format('s3')}"),
+        _stabilized("10:01:03,010", 2, 3),
+        _assignment("10:01:03,020", S1, 2, 3, static=3),
+        _prepare("10:02:00,000", 2, f"Updating metadata for static member {S2} with instance id s2"),
+        _stabilized("10:02:05,000", 3, 3),  # s1 (the leader) had not rejoined
+        _prepare("10:02:05,010", 3, f"Updating metadata for static member {S3} with instance id s3"),
+        _stabilized("10:02:06,000", 4, 3),
+        _assignment("10:02:06,010", S2, 4, 3, static=3),
+    ]
+    out = replay_log(lines, topics={"t": 6}, default_assignor="range")
+    leaders = {g["generation_id"]: g["leader_member_id"] for g in out["generations"]}
+    assert leaders == {1: S1, 2: S1, 3: None, 4: S2}

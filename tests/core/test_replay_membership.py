@@ -457,6 +457,13 @@ def test_a_static_members_new_process_given_the_current_generation_is_no_rebalan
         ev(10, "join_response", generation_id=1, member_id=m, group_instance_id=i, leader_id="i1-A")
         for m, i in (("i1-A", "i1"), ("i2-A", "i2"))
     ] + [
+        ev(
+            10,
+            "assignment_computed",
+            generation_id=1,
+            member_id="i1-A",
+            assignment={"i1-A": "t-0", "i2-A": "t-1"},
+        ),
         ev(11, "sync_response", generation_id=1, member_id="i1-A", group_instance_id="i1", partitions="t-0"),
         ev(11, "sync_response", generation_id=1, member_id="i2-A", group_instance_id="i2", partitions="t-1"),
     ]
@@ -503,3 +510,23 @@ def test_a_join_response_logged_after_its_generation_ended_opens_no_round_in_mem
         (3, ["c1", "c2"]),
     ]
     assert [e["rounds"] for e in out["rebalance_episodes"]] == [1, 1, 1]
+
+
+def test_member_logs_without_the_leaders_assignment_do_not_know_a_generations_members():
+    """Members' logs only: a generation's full member list is in the leader's assignment line
+    (ConsumerCoordinator.onLeaderElected assigns every member, "Finished assignment for group at
+    generation N"). Without it, a member that joined but logged nothing (its process stalled after the
+    JoinGroup; the 3.x "Successfully joined group" line names no leader) may be in it: members and count
+    are null, not the members that happened to log."""
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name="range"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment={"c1": "t-0", "c2": "t-1"}),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0"),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1"),
+        ev(5000, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(5010, "join_response", generation_id=2, member_id="c2", protocol_name="range"),
+    ]
+    out = run(events)
+    rows = {g["generation_id"]: (g["members"], g["member_count"]) for g in out["generations"]}
+    assert rows == {1: (["c1", "c2"], 2), 2: (None, None)}
