@@ -1199,9 +1199,11 @@ class GroupReplayer:
         members = sorted(rnd.members) if rnd.members is not None else None
         if members is not None and set(members) & set(rnd.stand_ins):
             members = None  # an old id stands for a replaced instance's new one, which no line named
-        if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty:
+        connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
+        if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
             # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
-            # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known
+            # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
+            # (A Connect leader logs no assignment line: its workers' lines are all there is; not nulled.)
             members = None
             rnd.member_count = None
         self._out["generations"].append(
