@@ -805,6 +805,8 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     detail = f"truth {t_rounds} replay {r_rounds}"
     if view.client_only and _rounds(truth, _member_generations(case)) == r_rounds:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
+    if not case.consumer_protocol and _differing_episodes_inferred(t_rounds, replayed):
+        return Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
     if len(r_rounds) > len(t_rounds):
         kind = "rounds split into more rebalances" if sum(r_rounds) == sum(t_rounds) else "extra rebalances"
     elif len(r_rounds) < len(t_rounds):
@@ -812,6 +814,23 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     else:
         kind = "more rounds per rebalance" if sum(r_rounds) > sum(t_rounds) else "fewer rounds per rebalance"
     return Outcome(WRONG, "", detail, mismatch=kind)
+
+
+def _differing_episodes_inferred(t_rounds: list[int], replayed: dict) -> bool:
+    """Whether the replay's episodes between the ones it shares with the truth (same rounds, from either
+    end) are all marked inferred: the replay said it could not tell which rebalance those rounds were."""
+    episodes = sorted(
+        replayed["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"])
+    )
+    r_rounds = [r["rounds"] for r in episodes]
+    head = 0
+    while head < min(len(t_rounds), len(r_rounds)) and t_rounds[head] == r_rounds[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(t_rounds), len(r_rounds)) - head and t_rounds[-1 - tail] == r_rounds[-1 - tail]:
+        tail += 1
+    differing = episodes[head : len(episodes) - tail]
+    return bool(differing) and all(r.get("source") == "inferred" for r in differing)
 
 
 def _compare_totals(case: Case, truth: dict, replayed: dict, inferred: set[int]) -> dict[str, Outcome]:

@@ -41,6 +41,7 @@ GROUP_PROTOCOL_KEY = "classic"  # snapshot()["group_protocol"]: which replayer r
 # Protocol names whose rebalances are cooperative (KIP-429 consumer, KIP-415 Connect, Streams); the
 # rest of the classic consumer assignors are eager. Connect's eager protocol is called "default".
 COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky", "sessioned", "compatible", "stream"})
+KIP415_PROTOCOLS = frozenset({"sessioned", "compatible"})  # Connect's IncrementalCooperativeAssignor
 EAGER_PROTOCOLS = frozenset({"range", "roundrobin", "sticky", "default"})
 INFERABLE_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
 
@@ -186,6 +187,11 @@ class Round:
     # old member ids standing for replaced instances in this generation's member list (their new ids,
     # not printed yet, are the members)
     stand_ins: list[str] = field(default_factory=list)
+    # False for a round that started from an Empty (or new) group: no member owned anything before it,
+    # so it revoked nothing and no follow-up round can be due to it (KIP-429)
+    owned_before: bool = True
+    joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
+    members_listed: bool = False  # member-side logs: the leader's assignment listed every member
 
 
 _STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
@@ -235,6 +241,8 @@ class GroupReplayer:
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
+        self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
+        self.closed_leader: str | None = None  # leader of the last round ended with a generation
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -303,6 +311,8 @@ class GroupReplayer:
     # ========================================================================= coordinator side
     def _c_join_received(self, e: Event) -> None:
         self.group.apply(e)
+        if e.member_id and self.round is not None and not self.round.stable:
+            self.round.joined.append(e.member_id)
         if e.member_id and e.client_id in self.joining_clients:
             # the JoinGroup of a process whose own log showed its join_sent: member timing for it,
             # even if its first line with the member id comes after the group turns Stable
@@ -317,6 +327,8 @@ class GroupReplayer:
                 self.rebalance_protocol = rebalance_protocol_of(e.protocol_name)
 
     def _c_rebalance_prepared(self, e: Event) -> None:
+        change_logged = self.group.change_logged
+        from_empty = e.generation_id == 0 or self.group.state in (co.GroupState.EMPTY, co.GroupState.DEAD)
         self.group.apply(e)
         reason = e.reason
         leaving = _LEAVE_REASON.search(reason or "")
@@ -330,7 +342,10 @@ class GroupReplayer:
                 return  # still the same join phase (the model noted the repeated Preparing)
             self._adopt_coordinator_start(rnd, e.ts, reason)
         else:
-            self._begin_round(e.ts, reason, "coordinator")
+            self._begin_round(e.ts, reason, "coordinator", change_logged=change_logged)
+            self.round.owned_before = not from_empty
+        if self.kip415_delay_inferred and _existing_members_rejoin(reason):
+            self.kip415_delay_inferred = False  # the workers rejoin when the delay expires
         if leaving:
             self._stop_member(leaving.group(1), e.ts, "member_left")
         if self.protocol != "cooperative":  # eager, or unknown: the classic default (range) is eager
@@ -342,16 +357,33 @@ class GroupReplayer:
         rnd = self._round_for_generation(gen, e.ts)
         rnd.generation_id = gen
         rnd.join_completed_at = e.ts
-        rnd.leader_id = e.leader_id or self.group.leader_id
+        rnd.leader_id = e.leader_id or self._leader_if_rejoined(rnd)
         if e.members is not None:
             rnd.members = list(e.members)
         elif self.group.membership_known:
             rnd.members = list(self.group.members)
         rnd.member_count = e.member_count if e.member_count is not None else _len(rnd.members)
         # replaced instances whose new ids no line printed yet: the old ids stand for them
-        rnd.stand_ins = sorted(set(rnd.members or ()) & set(self.unnamed_replacements.values()))
+        rnd.stand_ins = sorted(
+            (set(rnd.members or ()) | {rnd.leader_id}) & set(self.unnamed_replacements.values())
+        )
         rnd.protocol_type = e.protocol_type or self.group.protocol_type
         self._set_protocol(e.protocol_name)
+
+    def _leader_if_rejoined(self, rnd: Round) -> str | None:
+        """The model's leader at join completion, unless it is a static member no line shows rejoining in
+        this round: a leader that did not rejoin hands leadership to the first joined member of the
+        members map (GroupMetadata.maybeElectNewJoinedLeader / ClassicGroup.maybeElectNewJoinedLeader;
+        a dynamic one is removed first), and a known static member's JoinGroup is not logged at INFO.
+        None then: the leader's assignment line, if the round gets one, names it."""
+        leader = self.group.leader_id
+        info = self.group.members.get(leader) if leader else None
+        if info is None or not info.group_instance_id or leader in rnd.joined:
+            return leader
+        if self.group.membership_known and len(self.group.members) == 1:
+            return leader  # a join phase completes only with a member that joined
+        named = co.members_named_in_reason(rnd.reason)
+        return leader if named is not None and named[0] == leader else None
 
     def _c_assignment_received(self, e: Event) -> None:
         self.group.apply(e)
@@ -398,7 +430,34 @@ class GroupReplayer:
                 self._stop_member(member, e.ts, "member_failed")
             self.views.pop(member, None)
             self.member_timed.discard(member)
+            if self._kip415_lost(e, member):
+                self.kip415_delay_inferred = True
         self.group.apply(e)
+
+    def _kip415_lost(self, e: Event, member: str) -> bool:
+        """Broker only, a Connect worker group with incremental cooperative rebalancing (KIP-415,
+        `sessioned`/`compatible`): a worker that failed or left takes its connectors and tasks with it, and
+        the leader postpones their reassignment by scheduled.rebalance.max.delay.ms (5 min by default):
+        every round until the delay expires keeps it, and the workers rejoin when it does
+        (IncrementalCooperativeAssignor.handleLostAssignments, "Delayed rebalance in progress"). No broker
+        line shows the delay (the workers print it: `sync_response.attributes.delay_ms`), so those rounds
+        are taken as one episode, inferred. A worker known to have run nothing loses nothing: no delay."""
+        protocol = self.protocol_name or self.offered_protocol or self.settings.default_assignor
+        ran_nothing = self.group.generation_id == 0 or (
+            self.assignment_generation is not None and not self.assignment.get(member)
+        )
+        return (
+            protocol in KIP415_PROTOCOLS
+            and not ran_nothing
+            and not self.views
+            and (e.attributes or {}).get("pending") != "true"
+            and e.reason
+            in (
+                RemovalReason.SESSION_TIMEOUT.value,
+                RemovalReason.LEAVE_GROUP.value,
+                RemovalReason.REBALANCE_TIMEOUT.value,
+            )
+        )
 
     def _c_static_member_replaced(self, e: Event) -> None:
         """KIP-345 (GroupCoordinator.updateStaticMemberAndRebalance, ClassicGroup.replaceStaticMember): a
@@ -421,6 +480,8 @@ class GroupReplayer:
                 for tp in owned:
                     self._stop(tp, old, None, "member_failed", instance, "inferred")
         self.group.apply(e)
+        if self.round is not None and not self.round.stable and (new or old):
+            self.round.joined.append(new or old)  # the instance's new process joined (old: its stand-in)
         if not new and old and instance:
             # the 3.x line names the old member only; a later line names the new one (_learn_member_ids)
             self.unnamed_replacements[instance] = old
@@ -452,7 +513,7 @@ class GroupReplayer:
         self.timeline.round_completed(rnd.generation_id, e.ts)
         self._set_assignment({}, rnd.generation_id, "observed")
         self.unnamed_replacements.clear()
-        self.follow_up_due = False
+        self.follow_up_due = self.kip415_delay_inferred = False
         self._end_round()
         self._end_episode(e.ts)
 
@@ -478,7 +539,7 @@ class GroupReplayer:
         self.joining_clients.clear()
         self.unnamed_replacements.clear()
         self.poll_timed_out.clear()
-        self.follow_up_due = False
+        self.follow_up_due = self.kip415_delay_inferred = False
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
         for key, value in (e.attributes or {}).items():
@@ -550,6 +611,8 @@ class GroupReplayer:
             rnd.stand_ins.remove(old)
             if rnd.members is not None:
                 rnd.members = [member if m == old else m for m in rnd.members]
+            if rnd.leader_id == old:
+                rnd.leader_id = member
         if self.leader_assignment is not None and old in self.leader_assignment:
             self.leader_assignment[member] = self.leader_assignment.pop(old)
         if old in self.assignment:
@@ -616,6 +679,12 @@ class GroupReplayer:
         if gen is not None and gen == view.synced_generation:
             self._same_generation_rejoin(view, e)
             return
+        if self._replaced_while_stable(view, gen):
+            self._static_replacement_joined(view, e)
+            return
+        if self._stale_join_response(view, gen):
+            view.generation_id = gen
+            return
         if (
             self.protocol != "cooperative"
             and view.generation_id != gen
@@ -638,9 +707,13 @@ class GroupReplayer:
                 rnd.leader_id = e.leader_id
             if rnd.members is None:
                 rnd.members = []
-            if view.member_id not in rnd.members:
-                rnd.members.append(view.member_id)
-                rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
+            # the JoinGroup response names the generation's leader, a member of it whether or not its
+            # own log shows the generation (JoinGroupResponse.leader; AbstractCoordinator: a follower
+            # learns the leader there)
+            for member in (view.member_id, e.leader_id):
+                if member and member not in rnd.members:
+                    rnd.members.append(member)
+            rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
 
     def _same_generation_rejoin(self, view: MemberView, e: Event) -> None:
         """A follower rejoined the Stable group with unchanged metadata and got its generation back: the
@@ -650,6 +723,11 @@ class GroupReplayer:
         group-wide episode: a member-only rejoin, from its first signal to its sync. An eager member still
         revoked everything in onJoinPrepare (its partitions wait until the sync gives them back)."""
         view.rejoin_since = view.signal_ts if view.signal_ts is not None else e.ts
+        self._discard_signal_round()
+
+    def _discard_signal_round(self) -> None:
+        """Member-side logs only: a join that got the current generation back started no rebalance, so
+        the round its signal opened (nothing else in it yet) and that round's episode are dropped."""
         rnd, episode = self.round, self.timeline.episode
         opened_by_it = (
             not self.has_coordinator
@@ -660,10 +738,54 @@ class GroupReplayer:
             and episode is not None
             and episode.episode_id == rnd.episode_id
         )
-        if opened_by_it:  # member-side logs only: its signal looked like the start of a rebalance
+        if opened_by_it:  # its signal looked like the start of a rebalance
             self.round = None
             self.timeline.discard_episode()
             self.last_episode_id = self.previous_episode_id
+
+    def _replaced_while_stable(self, view: MemberView, gen: int | None) -> bool:
+        """Member-side logs only: a static member's new process (a member id it never synced with) got
+        the generation that already completed. KIP-345: a known group.instance.id joining with an
+        unknown member id replaces the old member; in a Stable group whose protocol is unchanged the
+        coordinator answers with the current generation and triggers no rebalance
+        (GroupCoordinator.updateStaticMemberAndRebalance; ClassicGroup.replaceStaticMember /
+        GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin in 4.0)."""
+        return (
+            not self.has_coordinator
+            and bool(view.instance)
+            and view.synced_generation is None
+            and gen is not None
+            and gen == self.closed_generation
+            and (self.round is None or self.round.generation_id is None)
+        )
+
+    def _stale_join_response(self, view: MemberView, gen: int | None) -> bool:
+        """Member-side logs only: a JoinGroup response for a generation older than the last one the
+        group completed, which another member already synced past. The member logged it late (its
+        process paused after sending the JoinGroup: AbstractCoordinator.JoinGroupResponseHandler runs at
+        its next poll); the coordinator completed that join phase at the time with this member in it, so
+        its generation ended already: no round of its own (its member list is the leader's assignment)."""
+        rnd = self.round
+        latest = (
+            rnd.generation_id if rnd is not None and rnd.generation_id is not None else self.closed_generation
+        )
+        return (
+            not self.has_coordinator
+            and gen is not None
+            and latest is not None
+            and gen < latest
+            and any(
+                v.synced_generation is not None and v.synced_generation > gen
+                for v in self.views.values()
+                if v is not view
+            )
+        )
+
+    def _static_replacement_joined(self, view: MemberView, e: Event) -> None:
+        """The replacing process of a static member joined the current generation (`_replaced_while_stable`):
+        no new generation, no episode; it syncs the old member's assignment like any member."""
+        view.generation_id = e.generation_id
+        self._discard_signal_round()
 
     def _m_assignment_computed(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
@@ -684,6 +806,7 @@ class GroupReplayer:
             rnd.members = sorted(set(rnd.members or []) | set(assignment))
             rnd.member_count = len(rnd.members)
             rnd.leader_id = rnd.leader_id or view.member_id
+            rnd.members_listed = True
         elif self.round is not None and self.round.generation_id == gen:
             # a broker line that names neither the leader nor the members (2.x "Assignment received from
             # leader for group G for generation N"): only the leader runs the assignor
@@ -884,12 +1007,22 @@ class GroupReplayer:
         return self.round
 
     def _begin_round(
-        self, ts: int | None, reason: str | None, timing: str, first_seen: int | None = None
+        self,
+        ts: int | None,
+        reason: str | None,
+        timing: str,
+        first_seen: int | None = None,
+        change_logged: bool = False,
     ) -> None:
         episode = self.timeline.episode
         caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
         interrupted = self.round is not None and not self.round.stable
-        if episode is not None and not (caused or interrupted) and self._rejoin_of_unknown_cause(reason):
+        unknown_cause = self._rejoin_of_unknown_cause(reason, change_logged)
+        # no reason at all after a cooperative round of unknown revocations: a new episode is a guess too
+        guessed_new = (
+            episode is not None and not unknown_cause and not change_logged and self._cause_not_logged(reason)
+        )
+        if episode is not None and not (caused or interrupted) and unknown_cause:
             caused = True  # taken for the follow-up round; the log cannot say: the episode is inferred
             episode.source = "inferred"
         if episode is None or not (caused or interrupted):
@@ -917,6 +1050,8 @@ class GroupReplayer:
                 timing_source=timing,
                 seen_at=first_seen,
             )
+            if guessed_new and not (caused or interrupted):
+                episode.source = "inferred"
             episode_round = 1
         self.follow_up_due = False
         self.leader_assignment = None
@@ -926,7 +1061,7 @@ class GroupReplayer:
         if self.protocol != "cooperative" and timing == "member":
             self._stop_unlogged_members(ts if ts is not None else first_seen)  # member-only logs
 
-    def _rejoin_of_unknown_cause(self, reason: str | None) -> bool:
+    def _rejoin_of_unknown_cause(self, reason: str | None, change_logged: bool = False) -> bool:
         """Whether a round is an existing member's rejoin whose cause no line states, right after a
         cooperative round whose revocations are unknown (the episode is still open for it, see
         `_maybe_end_episode`). Such a rejoin is what follows a revoking round (KIP-429
@@ -936,15 +1071,31 @@ class GroupReplayer:
         reason); a Connect worker never does (WorkerCoordinator.requestRejoin does not set
         AbstractCoordinator's rejoinReason, so its JoinGroup carries "": GroupCoordinator prints
         "client reason: " empty), nor does a 2.x-3.1 client ("Leader X re-joining group during Stable",
-        no client reason) or one that sends none ("not provided")."""
-        rnd = self.round
-        if rnd is None or not rnd.stable or rnd.assignment_known or self.protocol != "cooperative":
+        no client reason) or one that sends none ("not provided").
+        A broker of 0.9-2.0 prints no reason at all ("Preparing to restabilize group G with old generation
+        N") and logs no JoinGroup: a rejoin and a new member look the same. Unless a logged removal explains
+        the round, it is taken as the follow-up of a first round whose members may have owned partitions
+        (a round from an Empty group revoked nothing; a follow-up round reassigns what the first one
+        revoked and revokes nothing itself, ConsumerCoordinator.onJoinComplete / CooperativeStickyAssignor):
+        inferred either way."""
+        if not self._cooperative_round_unknown():
             return False
+        if not reason:
+            return not change_logged and self.round.episode_round == 1 and self.round.owned_before
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not a member's rejoin (a new member, a removal, a timeout)
             return False
         _, _, client_reason = (reason or "").partition("; client reason:")
         return client_reason.strip() in ("", "not provided")
+
+    def _cooperative_round_unknown(self) -> bool:
+        """The last round is Stable, cooperative, and what it revoked is not known."""
+        rnd = self.round
+        return rnd is not None and rnd.stable and not rnd.assignment_known and self.protocol == "cooperative"
+
+    def _cause_not_logged(self, reason: str | None) -> bool:
+        """A round with no reason logged (0.9-2.0) after a cooperative round of unknown revocations."""
+        return not reason and self._cooperative_round_unknown()
 
     def _episode_id(self, anchor: int | None, previous: str | None) -> str:
         """`group@ISO-instant` of the episode's start (or first sight); `#n` when the previous episode
@@ -989,6 +1140,14 @@ class GroupReplayer:
             self._set_assignment(assignment, gen, source)
         if source == "inferred" and self.timeline.episode is not None:
             self.timeline.episode.source = "inferred"
+        if self.kip415_delay_inferred and None not in (rnd.leader_id, self.closed_leader):
+            # a leader that did not compute the previous generation has no view of the previous
+            # assignment (IncrementalCooperativeAssignor.performTaskAssignment clears it on a generation
+            # mismatch): nothing is lost to it, nothing delayed
+            self.kip415_delay_inferred = rnd.leader_id == self.closed_leader
+        if self.kip415_delay_inferred and self.timeline.episode is not None:
+            self.follow_up_due = True  # the workers rejoin when the delay expires (`_kip415_lost`)
+            self.timeline.episode.source = "inferred"
         self.timeline.round_completed(gen, ts)
 
     def _apply_assignment(
@@ -1030,6 +1189,7 @@ class GroupReplayer:
         if rnd.generation_id is None:
             return  # the join phase never completed: no generation (its time counts in the episode)
         self.closed_generation = rnd.generation_id
+        self.closed_leader = None if rnd.ended_empty else rnd.leader_id
         ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
         rebalance_ms = (
             ended - rnd.started_at if rnd.started_at is not None and (rnd.stable or rnd.ended_empty) else None
@@ -1039,6 +1199,13 @@ class GroupReplayer:
         members = sorted(rnd.members) if rnd.members is not None else None
         if members is not None and set(members) & set(rnd.stand_ins):
             members = None  # an old id stands for a replaced instance's new one, which no line named
+        connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
+        if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
+            # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
+            # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
+            # (A Connect leader logs no assignment line: its workers' lines are all there is; not nulled.)
+            members = None
+            rnd.member_count = None
         self._out["generations"].append(
             {
                 **self.key,
@@ -1048,7 +1215,9 @@ class GroupReplayer:
                 "protocol_type": rnd.protocol_type or self.group.protocol_type,
                 "protocol_name": rnd.protocol_name or self.protocol_name,
                 "rebalance_protocol": self.protocol,
-                "leader_member_id": None if rnd.ended_empty else rnd.leader_id,
+                "leader_member_id": None
+                if rnd.ended_empty or rnd.leader_id in rnd.stand_ins
+                else rnd.leader_id,
                 "member_count": rnd.member_count if rnd.member_count is not None else _len(members),
                 "static_member_count": rnd.static_member_count,
                 "members": members,
@@ -1343,11 +1512,22 @@ _PLAIN_STATE = (
     "joining_clients",
     "unnamed_replacements",
     "poll_timed_out",
+    "kip415_delay_inferred",
+    "closed_leader",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
     "poll_timed_out": dict,
+    "kip415_delay_inferred": bool,
+    "closed_leader": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
+
+
+def _existing_members_rejoin(reason: str | None) -> bool:
+    """Whether a rebalance reason is an existing member's rejoin ("Leader X re-joining group during
+    Stable", "Updating metadata for member X ...")."""
+    named = co.members_named_in_reason(reason)
+    return named is not None and not named[2]
 
 
 def _len(items) -> int | None:

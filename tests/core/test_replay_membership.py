@@ -444,3 +444,89 @@ def test_a_brokers_leave_reason_gets_the_poll_timeout_its_member_logged():
     assert episode["reason"] == f"removing member c1 on LeaveGroup; client reason: {POLL_TIMEOUT}"
     (move,) = out["partition_movements"]
     assert rel(move, "stop_cause", "revoked_at") == ("member_left", 10000)
+
+
+def test_a_static_members_new_process_given_the_current_generation_is_no_rebalance_in_member_logs():
+    """KIP-345, members' logs only: the new process of static member i1 joins with an empty member id
+    and gets generation 1 back with a new member id. The coordinator replaced the old member of the
+    Stable group and triggered no rebalance (GroupCoordinator.updateStaticMemberAndRebalance; 4.0
+    GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin): no second row of generation 1,
+    no episode, and generation 1's members stay the ones it was formed with."""
+    member_side = [e for e in sc.static_restart() if not e.is_coordinator]
+    member_side[:0] = [
+        ev(10, "join_response", generation_id=1, member_id=m, group_instance_id=i, leader_id="i1-A")
+        for m, i in (("i1-A", "i1"), ("i2-A", "i2"))
+    ] + [
+        ev(
+            10,
+            "assignment_computed",
+            generation_id=1,
+            member_id="i1-A",
+            assignment={"i1-A": "t-0", "i2-A": "t-1"},
+        ),
+        ev(11, "sync_response", generation_id=1, member_id="i1-A", group_instance_id="i1", partitions="t-0"),
+        ev(11, "sync_response", generation_id=1, member_id="i2-A", group_instance_id="i2", partitions="t-1"),
+    ]
+    out = run(member_side)
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, ["i1-A", "i2-A"])]
+    assert len(out["rebalance_episodes"]) == 1  # generation 1's own, none for the restart
+    assert ("i1-B", "t", 0) in {(a["member_id"], a["topic"], a["partition"]) for a in out["assignments"]}
+
+
+def test_a_join_response_logged_after_its_generation_ended_opens_no_round_in_member_logs():
+    """Members' logs only: c3 sent its JoinGroup, then its process paused; the coordinator completed
+    generation 2 with it (the leader's assignment names it), removed it on session timeout and the others
+    moved on to generation 3. c3 handles the JoinGroup response at its next poll
+    (AbstractCoordinator.JoinGroupResponseHandler), long after: generation 2 has one row, no new round."""
+    a2 = {"c1": "t-0", "c2": "t-1", "c3": ""}
+    a3 = {"c1": "t-0", "c2": "t-1"}
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment=a3),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0"),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1"),
+        ev(1000, "join_sent", client_id="c3", source="host3"),
+        ev(1005, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(1005, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(1010, "join_response", generation_id=2, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(1010, "join_response", generation_id=2, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(1011, "assignment_computed", generation_id=2, member_id="c1", assignment=a2),
+        ev(1020, "sync_response", generation_id=2, member_id="c1", partitions="t-0"),
+        ev(1020, "sync_response", generation_id=2, member_id="c2", partitions="t-1"),
+        ev(11000, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(11000, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(11010, "join_response", generation_id=3, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(11010, "join_response", generation_id=3, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(11011, "assignment_computed", generation_id=3, member_id="c1", assignment=a3),
+        ev(11020, "sync_response", generation_id=3, member_id="c1", partitions="t-0"),
+        ev(11020, "sync_response", generation_id=3, member_id="c2", partitions="t-1"),
+        ev(20000, "join_response", generation_id=2, member_id="c3", client_id="c3", source="host3"),
+    ]
+    out = run(events)
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [
+        (1, ["c1", "c2"]),
+        (2, ["c1", "c2", "c3"]),
+        (3, ["c1", "c2"]),
+    ]
+    assert [e["rounds"] for e in out["rebalance_episodes"]] == [1, 1, 1]
+
+
+def test_member_logs_without_the_leaders_assignment_do_not_know_a_generations_members():
+    """Members' logs only: a generation's full member list is in the leader's assignment line
+    (ConsumerCoordinator.onLeaderElected assigns every member, "Finished assignment for group at
+    generation N"). Without it, a member that joined but logged nothing (its process stalled after the
+    JoinGroup; the 3.x "Successfully joined group" line names no leader) may be in it: members and count
+    are null, not the members that happened to log."""
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name="range"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment={"c1": "t-0", "c2": "t-1"}),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0"),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1"),
+        ev(5000, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(5010, "join_response", generation_id=2, member_id="c2", protocol_name="range"),
+    ]
+    out = run(events)
+    rows = {g["generation_id"]: (g["members"], g["member_count"]) for g in out["generations"]}
+    assert rows == {1: (["c1", "c2"], 2), 2: (None, None)}
