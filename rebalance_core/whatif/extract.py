@@ -12,7 +12,8 @@ from typing import Any
 
 from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
-from rebalance_core.events import Event
+from rebalance_core.coordinator import members_named_in_reason
+from rebalance_core.events import Event, format_ts
 from rebalance_core.latency import LatencyFit, LatencyModel
 from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
@@ -67,6 +68,9 @@ class ExtractedGroup:
     has_coordinator_log: bool
     member_logged: frozenset[str]  # processes whose own log is in the input
     notes: tuple[str, ...] = ()  # what extraction had to assume
+    # why the input's view cannot support a model check (None: it can): the as-actual replay would
+    # compare a timeline with gaps the view cannot fill against what happened
+    not_comparable: str | None = None
 
 
 # ----------------------------------------------------------------------------------- extraction
@@ -92,6 +96,9 @@ _MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
+# coordinator lines stating the generation's member count ("Stabilized group G generation N with M
+# members", 2.8+; "The group has M members", 3.0+): the members the timeline must hold then
+_COUNTED_AT = frozenset({EventType.JOIN_COMPLETED.value, EventType.ASSIGNMENT_RECEIVED.value})
 # How an incarnation (one member id of one process) ended.
 LEFT, EXPIRED, POLL, FAILED, REPLACED, RESET = "left", "expired", "poll", "failed", "replaced", "reset"
 
@@ -136,6 +143,7 @@ class _Incarnation:
     # the instant the rebalance it noticed started, or None)
     heartbeats: list[tuple[int, str, int | None]] = field(default_factory=list)
     noticed: bool = False  # its own log showed a rebalance signal since its last sync
+    joined_empty_group: bool = False  # `start` is the first join phase's end: the initial delay before
 
 
 @dataclass
@@ -196,6 +204,10 @@ class TimelineExtractor:
         self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
         self.round: _Round | None = None  # the join phase in progress (classic)
         self.closed_round: _Round | None = None  # the last join phase that completed
+        self.join_completed_at: int | None = None  # when the last join phase completed (classic)
+        self.stated_counts: list[tuple[int, int]] = []  # (ts, member count a coordinator line states)
+        # rebalance timeouts the coordinator's removals show (join or sync phase expiry - its start)
+        self.expired_rebalance_timeouts: Counter[int] = Counter()
         self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
         self.notes: list[str] = []
 
@@ -222,6 +234,9 @@ class TimelineExtractor:
             handler = getattr(self, f"_m_{e.event_type}", self._m_any)
         if handler is not None:
             handler(e)
+        if e.side == Side.COORDINATOR.value and e.member_count and e.event_type in _COUNTED_AT:
+            self.stated_counts.append((e.ts, e.member_count))
+            del self.stated_counts[:-_GENERATIONS_KEPT]
 
     # ------------------------------------------------------------------------ coordinator side
     def _c_join_received(self, e: Event) -> None:
@@ -295,13 +310,33 @@ class TimelineExtractor:
             self._end(inc, EXPIRED, e.ts - timeout)
         elif reason == RemovalReason.LEAVE_GROUP.value:
             self._end(inc, LEFT, e.ts, exact=False)
-        else:  # rebalance / pending-sync timeout, fenced static member: stopped when removed
+        elif reason == RemovalReason.PENDING_SYNC_TIMEOUT.value and self.join_completed_at is not None:
+            # GroupCoordinator.removePendingSyncMembers / ClassicGroup pending sync: the member was in the
+            # join phase that completed and sent no SyncGroup within the rebalance timeout, while its
+            # session (shorter, else it would have expired first) did not run out: its process stopped
+            # right after its JoinGroup, when the join completed. The wait is the rebalance timeout
+            # (max.poll.interval.ms of a consumer).
+            self.expired_rebalance_timeouts[e.ts - self.join_completed_at] += 1
+            if not inc.logged and self.closed_round is not None:
+                # it rejoined that join phase by its end (a member first named by this removal)
+                inc.heartbeats.append((self.join_completed_at, JOIN_COMPLETED, self.closed_round.started_at))
+            self._end(inc, FAILED, self.join_completed_at, exact=False)
+        else:  # rebalance timeout, fenced static member: stopped when removed
+            if reason == RemovalReason.REBALANCE_TIMEOUT.value and self.round is not None:
+                # GroupCoordinator.onCompleteJoin: not rejoined when the join phase's DelayedJoin expired
+                self.expired_rebalance_timeouts[e.ts - self.round.started_at] += 1
             self._end(inc, FAILED, e.ts)
 
     def _c_static_member_replaced(self, e: Event) -> None:
         """KIP-345: a known group.instance.id joined with a new member id and took the old one's place."""
         old_id = (e.attributes or {}).get("old_member_id") or self._member_of_instance(e.group_instance_id)
         if not e.member_id:
+            # 3.0+ "Replacing previously mapped member M with this groupInstanceId" names no new id: the
+            # instance stays a member (no rebalance, it keeps its assignment); when its old process
+            # stopped is in no broker line
+            if old_id and old_id not in self.current:
+                self._known(old_id, e)
+                self._identify(self.current[old_id], e)
             return
         if old_id and old_id not in self.current:  # in the group before the input started
             self._known(old_id, e)
@@ -322,6 +357,13 @@ class TimelineExtractor:
                 old.end_kind = REPLACED  # its end instant is decided at finish()
 
     def _c_rebalance_prepared(self, e: Event) -> None:
+        named = members_named_in_reason(e.reason)
+        if named is not None and not named[2] and named[0]:
+            # a member already in the group rejoined or changed ("Leader X re-joining group during
+            # Stable", "Updating metadata for member X"): in the group before the input if unseen
+            self._known(named[0], e)
+            if named[1] and not self.current[named[0]].instance_id:
+                self.current[named[0]].instance_id = self.current[named[0]].hint = named[1]
         self.prepared_at.append(e.ts)
         del self.prepared_at[:-_PREPARED_KEPT]
         self._open_round(e.ts)
@@ -375,6 +417,18 @@ class TimelineExtractor:
             self.members_listed = True
 
     def _c_assignment_received(self, e: Event) -> None:
+        if e.leader_id:
+            # "Assignment received from leader L" (3.x): the leader is a member (in the group before the
+            # input when no earlier line named it)
+            first_generation = e.generation_id == 1 and e.leader_id not in self.current
+            self._known(e.leader_id, e)
+            if first_generation and self.join_completed_at is not None:
+                # generation 1: the group was Empty, so the leader joined in the join phase that just
+                # completed, which an Empty group holds open group.initial.rebalance.delay.ms
+                # (GroupCoordinator InitialDelayedJoin / ClassicGroupJoin): finish() dates its JoinGroup
+                inc = self.current[e.leader_id]
+                inc.start, inc.start_exact = self.join_completed_at, False
+                inc.start_after_member_id_required = inc.joined_empty_group = True
         if e.assignment:
             self._assignment_seen(e, self.prepared_at[-1] if self.prepared_at else e.ts)
             for member, tps in e.assignment.items():
@@ -606,7 +660,7 @@ class TimelineExtractor:
         A member without a log of its own that was in the group and did not cause the round rejoined last
         at the latest: replayed as noticing the rebalance in time to rejoin by then (finish() subtracts
         the rejoin's own latency)."""
-        found, self.round = self.round, None
+        found, self.round, self.join_completed_at = self.round, None, ts
         if found is None:
             return
         self.closed_round = found
@@ -733,6 +787,8 @@ class TimelineExtractor:
             if inc.joined_before_notice:
                 # its JoinGroup reached the coordinator before the first member noticed the rebalance
                 inc.start -= 2 * actual.latency.join_round_trip_ms + 1
+            if inc.joined_empty_group:
+                inc.start -= actual.latency.group_initial_rebalance_delay_ms
             if inc.start is not None and not inc.start_exact:
                 inc.start -= half_join  # the JoinGroup left the process half a round trip earlier
                 if inc.start_after_member_id_required:
@@ -784,7 +840,29 @@ class TimelineExtractor:
             has_coordinator_log=self.has_coordinator,
             member_logged=frozenset(member_logged),
             notes=tuple(self.notes),
+            not_comparable=self._unnamed_members(),
         )
+
+    def _unnamed_members(self) -> str | None:
+        """A coordinator line counts more members than the input names at that instant: the others'
+        joins, rejoins and departures are in no line (a broker log prints member ids only for some
+        transitions), so no timeline can replay them and the as-actual replay misses what they did."""
+        for ts, count in self.stated_counts:
+            named = len(
+                {
+                    inc.instance_id or inc.member_id  # a static member replaced in place is one member
+                    for inc in self.incarnations
+                    if (inc.start is None or inc.start <= ts)
+                    # a member until the coordinator removed it (its process may have stopped earlier)
+                    and (inc.end is None or max(inc.end, inc.removed_at or inc.end) >= ts)
+                }
+            )
+            if count > named:
+                return (
+                    f"the coordinator counts {count} members at {format_ts(ts)} where the input names "
+                    f"{named}: the others' joins and departures are in no line"
+                )
+        return None
 
     def _left_on_poll_timeout(self, inc: _Incarnation, nxt: _Incarnation | None) -> bool:
         """A LeaveGroup (or a rejoin) whose client reason is the poll timeout ("consumer poll timeout has
@@ -859,9 +937,13 @@ class TimelineExtractor:
             protocol = rebalance_protocol_of(assignor) or "eager"
         if self.session_timeouts:
             observed.append("session_timeout_ms")
-        if self.rebalance_timeouts:
+        if self.rebalance_timeouts or self.expired_rebalance_timeouts:
             observed.append("max_poll_interval_ms")
-        max_poll = _most_common(self.rebalance_timeouts) or self.options.max_poll_interval_ms
+        max_poll = (
+            _most_common(self.rebalance_timeouts)
+            or _most_common(self.expired_rebalance_timeouts)
+            or self.options.max_poll_interval_ms
+        )
         latency = self.latency.model()
         max_delay = 0
         if assignor in CONNECT_PROTOCOLS:
