@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
+from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, REBALANCE_STARTED
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
 from rebalance_core.coordinator import members_named_in_reason
 from rebalance_core.events import Event, format_ts
@@ -206,6 +206,11 @@ class TimelineExtractor:
         self.closed_round: _Round | None = None  # the last join phase that completed
         self.join_completed_at: int | None = None  # when the last join phase completed (classic)
         self.stated_counts: list[tuple[int, int]] = []  # (ts, member count a coordinator line states)
+        # member logs: a line listing the group's members (a leader's "Finished assignment for group")
+        self.members_listed_by_member = False
+        # member logs: (ts, client) of the first rebalance a logged member took part in without causing it
+        self.rebalance_from_outside: tuple[int, str] | None = None
+        self.member_ids_seen: set[str] = set()
         # rebalance timeouts the coordinator's removals show (join or sync phase expiry - its start)
         self.expired_rebalance_timeouts: Counter[int] = Counter()
         self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
@@ -237,6 +242,8 @@ class TimelineExtractor:
         if e.side == Side.COORDINATOR.value and e.member_count and e.event_type in _COUNTED_AT:
             self.stated_counts.append((e.ts, e.member_count))
             del self.stated_counts[:-_GENERATIONS_KEPT]
+        elif e.side == Side.MEMBER.value:
+            self._member_view_gap(e)
 
     # ------------------------------------------------------------------------ coordinator side
     def _c_join_received(self, e: Event) -> None:
@@ -455,6 +462,25 @@ class TimelineExtractor:
                 self._topic_count(e.ts, key[len("topic.") :], int(value))
 
     # ----------------------------------------------------------------------------- member side
+    def _member_view_gap(self, e: Event) -> None:
+        """Member logs: whether a logged member took part in a rebalance it did not start (the heartbeat's
+        or a commit's REBALANCE_IN_PROGRESS; its log opening inside a rebalance, or on Connect's
+        "Rebalance started", which names no cause), and whether any line lists the group's members."""
+        if e.assignment or e.members:
+            self.members_listed_by_member = True
+        first_line = bool(e.member_id) and e.member_id not in self.member_ids_seen
+        if e.member_id:
+            self.member_ids_seen.add(e.member_id)
+        told = e.event_type == EventType.HEARTBEAT_REBALANCING.value or (
+            e.event_type == EventType.JOIN_REQUESTED.value and _NOTICED_REBALANCE.search(e.reason or "")
+        )
+        opened_inside = first_line and (
+            e.event_type in (EventType.JOIN_RESPONSE.value, EventType.SYNC_RESPONSE.value)
+            or (e.event_type == EventType.JOIN_REQUESTED.value and e.reason == REBALANCE_STARTED)
+        )
+        if (told or opened_inside) and self.rebalance_from_outside is None:
+            self.rebalance_from_outside = (e.ts, e.client_id or e.source or e.member_id)
+
     def _m_any(self, e: Event) -> _Incarnation | None:
         """Every member event: the incarnation it belongs to (created when first seen)."""
         if not e.member_id:
@@ -840,7 +866,19 @@ class TimelineExtractor:
             has_coordinator_log=self.has_coordinator,
             member_logged=frozenset(member_logged),
             notes=tuple(self.notes),
-            not_comparable=self._unnamed_members(),
+            not_comparable=self._unnamed_members() or self._members_out_of_view(),
+        )
+
+    def _members_out_of_view(self) -> str | None:
+        """Member logs only, none listing the group's members, and a logged member took part in a
+        rebalance someone else started: who joined, left or changed is in no line, so no timeline holds
+        what the rest of the group did."""
+        if self.has_coordinator or self.members_listed_by_member or self.rebalance_from_outside is None:
+            return None
+        ts, member = self.rebalance_from_outside
+        return (
+            f"member logs only: {member} took part at {format_ts(ts)} in a rebalance no logged member started, "
+            "and no line lists the group's members (a leader's full assignment): the rest of the group is in no line"
         )
 
     def _unnamed_members(self) -> str | None:

@@ -625,3 +625,22 @@ def test_the_leader_a_broker_line_names_is_a_member_and_generation_1_s_joined_in
     )
     rows = whatif(leader_only, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
     assert {row["model_check"] for row in rows} == {"passed"}, rows[0]["model_check_detail"]
+
+
+def test_one_member_s_log_of_rebalances_others_started_is_not_comparable():
+    # c1's own log, no leader's assignment map: c2's join shows only as c1's heartbeat learning of the
+    # rebalance (REBALANCE_IN_PROGRESS); no timeline can hold what c2 did
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = simulate(timeline, SimulationSettings()).events
+    c1_only = [
+        e
+        for e in events
+        if e.side == Side.MEMBER.value
+        and e.client_id == "c1"
+        and e.ts > timeline.start_ms + 30 * S
+        and e.event_type != EventType.ASSIGNMENT_COMPUTED.value
+    ]
+    assert any(e.event_type == EventType.HEARTBEAT_REBALANCING.value for e in c1_only)
+    rows = whatif(c1_only, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"not_comparable"}
+    assert "no logged member started" in rows[0]["model_check_detail"]
