@@ -866,7 +866,24 @@ class TimelineExtractor:
             has_coordinator_log=self.has_coordinator,
             member_logged=frozenset(member_logged),
             notes=tuple(self.notes),
-            not_comparable=self._unnamed_members() or self._members_out_of_view(),
+            not_comparable=(
+                self._unnamed_members()
+                or self._members_out_of_view()
+                or self._revocations_out_of_view(actual, counts)
+            ),
+        )
+
+    @staticmethod
+    def _revocations_out_of_view(actual: ActualSettings, counts: Mapping[str, int]) -> str | None:
+        """No partition count known (no assignment in the input, none configured) for a cooperative
+        group: its follow-up rounds come from the partitions a member revokes (KIP-429,
+        ConsumerCoordinator.onJoinComplete rejoins after a revocation), which a timeline with nothing to
+        consume cannot have."""
+        if counts or actual.protocol != "cooperative":
+            return None
+        return (
+            "no partition counts known (no assignment in the input, none configured) for a cooperative "
+            "group: its follow-up rounds come from revocations the replay cannot simulate"
         )
 
     def _members_out_of_view(self) -> str | None:

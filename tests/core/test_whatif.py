@@ -644,3 +644,14 @@ def test_one_member_s_log_of_rebalances_others_started_is_not_comparable():
     rows = whatif(c1_only, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
     assert {row["model_check"] for row in rows} == {"not_comparable"}
     assert "no logged member started" in rows[0]["model_check_detail"]
+
+
+def test_a_cooperative_group_with_no_partition_count_known_is_not_comparable():
+    # broker lines without assignments, no topics configured: nothing to consume, so none of KIP-429's
+    # revocations and follow-up rounds can be simulated
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = simulate(timeline, SimulationSettings(assignor="cooperative-sticky")).events
+    broker = [dataclasses.replace(e, assignment=None) for e in coordinator_only(events)]
+    rows = whatif(broker, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"not_comparable"}
+    assert "no partition counts known" in rows[0]["model_check_detail"]
