@@ -205,6 +205,8 @@ class TimelineExtractor:
         self.round: _Round | None = None  # the join phase in progress (classic)
         self.closed_round: _Round | None = None  # the last join phase that completed
         self.join_completed_at: int | None = None  # when the last join phase completed (classic)
+        self.topic_ids: dict[str, str] = {}  # KIP-848 subscription metadata: topic name -> topic id
+        self.partition_topics: set[str] = set()  # topics as the events' partitions name them
         self.stated_counts: list[tuple[int, int]] = []  # (ts, member count a coordinator line states)
         # member logs: a line listing the group's members (a leader's "Finished assignment for group")
         self.members_listed_by_member = False
@@ -457,9 +459,13 @@ class TimelineExtractor:
             self.current[e.member_id].heartbeats.append((e.ts, KIP848_ARRIVED, None))
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
-        for key, value in (e.attributes or {}).items():
+        attrs = e.attributes or {}
+        for key, value in attrs.items():
             if key.startswith("topic.") and value.isdigit():
-                self._topic_count(e.ts, key[len("topic.") :], int(value))
+                name = key[len("topic.") :]
+                self._topic_count(e.ts, name, int(value))
+                if attrs.get(f"topic_id.{name}"):
+                    self.topic_ids[name] = attrs[f"topic_id.{name}"]
 
     # ----------------------------------------------------------------------------- member side
     def _member_view_gap(self, e: Event) -> None:
@@ -749,6 +755,7 @@ class TimelineExtractor:
         owned_before = e.event_type in (EventType.PARTITIONS_REVOKED.value, EventType.PARTITIONS_LOST.value)
         for tps in (e.partitions or (), *(e.assignment or {}).values()):
             for tp in tps:
+                self.partition_topics.add(tp.topic)
                 if owned_before:
                     # a member gives up what it owned: the partition existed already (a cooperative
                     # assignment withholds a partition until its owner has revoked it: no growth)
@@ -840,6 +847,7 @@ class TimelineExtractor:
                 f"({', '.join(sorted(pre_existing)[:5])}): they join during a {warmup} ms warm-up that is not measured"
             )
         start = min([self.first_ts, *(a.at for a in actions if a.at is not None)]) - warmup
+        self._one_key_per_topic()
         initial = dict(self.topics)
         counts = dict(initial)
         for ts, topic, count, signalled in sorted(self.topic_changes):
@@ -918,6 +926,19 @@ class TimelineExtractor:
                     f"{named}: the others' joins and departures are in no line"
                 )
         return None
+
+    def _one_key_per_topic(self) -> None:
+        """A KIP-848 broker names a topic by its id in assignments (4.0: "assignedPartitions=[<id>-0]")
+        and by name and id in its subscription metadata: one topic, counted once, under the key the
+        events' partitions use (the replay's, unless replay settings map the id back)."""
+        for name, topic_id in self.topic_ids.items():
+            key, other = (topic_id, name) if topic_id in self.partition_topics else (name, topic_id)
+            if other in self.topics:
+                self.topics[key] = max(self.topics.get(key, 0), self.topics.pop(other))
+            self.topic_changes = [
+                (ts, key if topic == other else topic, count, signalled)
+                for ts, topic, count, signalled in self.topic_changes
+            ]
 
     def _left_on_poll_timeout(self, inc: _Incarnation, nxt: _Incarnation | None) -> bool:
         """A LeaveGroup (or a rejoin) whose client reason is the poll timeout ("consumer poll timeout has

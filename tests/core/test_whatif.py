@@ -655,3 +655,32 @@ def test_a_cooperative_group_with_no_partition_count_known_is_not_comparable():
     rows = whatif(broker, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
     assert {row["model_check"] for row in rows} == {"not_comparable"}
     assert "no partition counts known" in rows[0]["model_check_detail"]
+
+
+def test_a_kip848_topic_named_by_id_and_by_name_is_one_topic_and_revocation_acks_time_the_callback():
+    # 4.0 broker lines: assignments name the topic by id, the subscription metadata by name and id
+    # (GroupMetadataManager); a member told to revoke (UNREVOKED_PARTITIONS) acknowledges with a heartbeat
+    # as soon as its callbacks ran (ConsumerMembershipManager): that gap is the callback plus a round trip
+    from rebalance_core.events import Event, TopicPartition
+
+    def line(ts, kind, **fields):
+        return Event(f"e{ts}", ts, "k", "g", Side.COORDINATOR.value, kind, **fields)
+
+    def state(ts, member, epoch, parts, state, revoked=""):
+        attrs = {"state": state, "revoked": revoked, "group_protocol": "consumer"}
+        tps = tuple(TopicPartition("T1d", p) for p in parts)
+        return line(ts, EventType.MEMBER_EPOCH_UPDATED.value, member_id=member, member_epoch=epoch, partitions=tps,
+                    attributes=attrs)  # fmt: skip
+
+    t0 = 1_700_000_000_000
+    events = [
+        line(t0, EventType.TOPIC_METADATA_CHANGED.value, attributes={"topic.orders": "4", "topic_id.orders": "T1d"}),
+        state(t0 + 5, "m1", 1, (0, 1, 2, 3), "STABLE"),
+        state(t0 + 60 * S, "m1", 1, (0, 1), "UNREVOKED_PARTITIONS", revoked="T1d-2,T1d-3"),
+        state(t0 + 63 * S, "m1", 2, (0, 1), "STABLE"),
+    ]  # fmt: skip
+    extracted = extract(events)
+    assert extracted.timeline.topics == {"T1d": 4}
+    latency = extracted.actual.latency
+    assert latency.revoke_callback_ms == 3 * S - latency.join_round_trip_ms
+    assert "revoke_callback_ms" in latency.fitted
