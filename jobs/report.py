@@ -56,6 +56,8 @@ class GroupReport:
     totals: dict[str, dict[str, int | None]]  # scenario ('actual' first) -> measure -> total over the dates
     best: str | None = None  # the scenario with the least partition-unavailable time
     model_check_failed: str | None = None  # why as-actual does not reproduce the night: nothing ranked
+    # the model check's line: "passed", "failed: ...", "not comparable: ..." (nothing ranked), "not run: ..."
+    model_check: str | None = None
     ownership: dict[str, list[Segment]] = field(default_factory=dict)  # actual and best
     notes: list[str] = field(default_factory=list)
 
@@ -101,8 +103,13 @@ def build_report(
         group = groups.get(key)
         if group is None:
             group = groups[key] = GroupReport(*key, totals={ACTUAL: {}, **{s: {} for s in scenarios}})
-        if row.get("model_check") == "failed":
-            group.model_check_failed = row.get("model_check_detail") or "as-actual differs from the actual"
+        status, detail = row.get("model_check"), row.get("model_check_detail")
+        if status == "failed":
+            group.model_check_failed = detail or "as-actual differs from the actual"
+        elif status == "not_comparable":
+            group.model_check_failed = f"not comparable: {detail}"
+        if status:
+            group.model_check = status.replace("_", " ") + (f": {detail}" if detail else "")
         scenario = group.totals.setdefault(row["scenario"], {})
         for name in MEASURES:
             value, so_far = row[f"{name}_scenario"], scenario.get(name, 0)
@@ -117,8 +124,13 @@ def build_report(
     shown = shown[:max_groups]
     for group in shown:
         if group.model_check_failed is not None:
-            # the what-if does not reproduce this group's night: its scenarios' numbers are not ranked
-            group.notes.append(f"model check failed, scenarios not ranked: {group.model_check_failed}")
+            # the what-if does not reproduce this group's night, or its view cannot show whether it does:
+            # its scenarios' numbers are not ranked
+            failed = group.model_check_failed
+            if failed.startswith("not comparable: "):
+                group.notes.append(f"model check {failed}; scenarios not ranked")
+            else:
+                group.notes.append(f"model check failed, scenarios not ranked: {failed}")
             continue
         group.best = best_scenario({s: t for s, t in group.totals.items() if s not in baselines})
     by_group = {(g.cluster, g.group_id): g for g in shown}
@@ -314,6 +326,8 @@ def print_comparison(console, report: Report) -> None:
                 label, *[_changed(name, actual.get(name), totals.get(name), rich=True) for name in MEASURES]
             )
         console.print(table)
+        if g.model_check is not None and g.model_check_failed is None:
+            console.print(f"  [dim]model check (as-actual vs actual): {g.model_check}[/]")
         for note in g.notes:
             console.print(f"  [dim]{note}[/]")
     console.print("[dim]* best: least partition-unavailable time. Changes: scenario - actual.[/]")

@@ -20,6 +20,10 @@ revocation callback       partitions_revoked (or _lost) -> the member's next joi
                           poll loop's way to onJoinPrepare counts, as the join phase waits)
                           (eager onJoinPrepare, reset) or partitions_assigned (KIP-429);
                           KIP-848: RECONCILING -> partitions_revoked
+                          KIP-848 coordinator log only: a member's UNREVOKED_PARTITIONS
+                          state -> its next state (its acknowledging heartbeat, sent at
+                          once after the callbacks: ConsumerMembershipManager), minus a
+                          round trip
 metadata refresh          topic_metadata_changed -> a join_requested "metadata"         metadata_refresh_ms
 initial rebalance delay   rebalance_prepared of an Empty group -> join_completed, split  group_initial_rebalance_delay_ms
                           into the delays new members' arrivals extended it by
@@ -97,6 +101,7 @@ class LatencyFit:
                 "join_member",
                 "assignment",
                 "revoke",
+                "revoke_ack",
                 "metadata",
                 "initial_delay",
                 "completion",
@@ -112,6 +117,7 @@ class LatencyFit:
         self._assignment_received: tuple[int, int] | None = None
         self._member_states = False  # KIP-848 client states are logged: callbacks timed from RECONCILING
         self._reconciling: dict[str, int] = {}  # KIP-848 client -> RECONCILING instant
+        self._unrevoked: dict[str, int] = {}  # KIP-848 coordinator: member -> told to revoke (instant)
         self._revoked: dict[str, tuple[int, bool]] = {}  # client -> (revoked / lost instant, lost)
         self._signalled: dict[str, int] = {}  # client -> its first rebalance signal since its last JoinGroup
         self._metadata_changed: int | None = None
@@ -221,6 +227,15 @@ class LatencyFit:
             self._pop_revoke(e)
         elif kind == EventType.LEAVE_SENT.value:
             self._revoked.pop(_join_key(e, by_member=False), None)  # close(): no rejoin follows
+        elif kind == EventType.MEMBER_EPOCH_UPDATED.value and member:
+            # GroupMetadataManager "new assignment state": the heartbeat that got the revocation, then
+            # the one acknowledging it (sent as soon as the callbacks ran)
+            attrs = e.attributes or {}
+            told = self._unrevoked.pop(member, None)
+            if attrs.get("state") == "UNREVOKED_PARTITIONS" and attrs.get("revoked"):
+                self._unrevoked[member] = e.ts
+            elif told is not None:
+                self.samples["revoke_ack"].add(e.ts - told)
         elif kind == EventType.TOPIC_METADATA_CHANGED.value:
             self._metadata_changed = e.ts
         elif (
@@ -273,6 +288,11 @@ class LatencyFit:
             value = self.samples[name].median()
             if value is not None:
                 values[setting] = value
+        acknowledged = self.samples["revoke_ack"].median()
+        if "revoke_callback_ms" not in values and acknowledged is not None:
+            # the answer to the member and its acknowledgement are a round trip; the rest is the callbacks
+            rtt = values.get("join_round_trip_ms", LatencyModel().join_round_trip_ms)
+            values["revoke_callback_ms"] = max(1, acknowledged - rtt)
         completion = self.samples["completion"].median()
         unfitted = [name for name in _COMPLETION_SHARES if name not in values]
         if completion is not None and len(unfitted) == len(_COMPLETION_SHARES):

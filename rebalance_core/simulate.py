@@ -103,6 +103,8 @@ JOINING = "joining"  # JoinGroup sent (PREPARING_REBALANCE)
 SYNCING = "syncing"  # JoinGroup answered, SyncGroup not (COMPLETING_REBALANCE)
 STABLE_MEMBER = "stable"
 HEARTBEATING = (REJOINING, SYNCING, STABLE_MEMBER)  # the heartbeat thread runs (AbstractCoordinator)
+# ConsumerCoordinator.onJoinComplete's requestRejoin after a cooperative revocation (KIP-429; the 3.2+ reason)
+REVOKE_REJOIN_REASON = "need to revoke partitions and re-join"
 
 # Errors in responses (org.apache.kafka.common.protocol.Errors)
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
@@ -750,14 +752,16 @@ class _Simulation:
             p.heartbeat_token = self._schedule_heartbeat(p)
 
     # ------------------------------------------------------------------------ member: rebalance
-    def _request_rejoin(self, p: _Process, reason: str, *, signal: bool) -> None:
-        """requestRejoin: log the reason; eager members stop consuming at this first signal (the poll
-        loop revokes everything before the JoinGroup); the poll loop then prepares and rejoins."""
+    def _request_rejoin(self, p: _Process, reason: str, *, signal: bool, logged: bool = False) -> None:
+        """requestRejoin: log the reason (unless `logged` already); eager members stop consuming at this
+        first signal (the poll loop revokes everything before the JoinGroup); the poll loop then prepares
+        and rejoins."""
         if p.state != STABLE_MEMBER:
             return
-        # a Connect worker logs its reasons at DEBUG, and "Rebalance started" (onJoinPrepare) at INFO
-        shown = REBALANCE_STARTED if self.connect else reason
-        self._member_event(p, EventType.JOIN_REQUESTED, reason=shown)
+        if not logged:
+            # a Connect worker logs its reasons at DEBUG, and "Rebalance started" (onJoinPrepare) at INFO
+            shown = REBALANCE_STARTED if self.connect else reason
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=shown)
         if signal and not self.cooperative:
             self._truth_stop(p, p.owned, "revoked")
         p.state = REJOINING
@@ -993,6 +997,11 @@ class _Simulation:
         if p.generation != generation:
             return
         added = assigned - p.owned
+        if revoked_any and p.state == STABLE_MEMBER:
+            # ConsumerCoordinator.onJoinComplete calls requestRejoin ("Request joining group due to: need
+            # to revoke partitions ...") right after onPartitionsRevoked, before onPartitionsAssigned; the
+            # JoinGroup follows at the next poll (_after_assignment)
+            self._member_event(p, EventType.JOIN_REQUESTED, reason=REVOKE_REJOIN_REASON)
         self._member_event(
             p, EventType.PARTITIONS_ASSIGNED, partitions=_sorted(assigned if not self.cooperative else added)
         )
@@ -1005,7 +1014,7 @@ class _Simulation:
         if p.state != STABLE_MEMBER or p.generation != generation:
             return
         if revoked_any:
-            self._request_rejoin(p, "need to revoke partitions and re-join", signal=False)
+            self._request_rejoin(p, REVOKE_REJOIN_REASON, signal=False, logged=True)
         elif p.subscription != p.joined_subscription:
             self._request_rejoin(p, "subscription changed", signal=True)
         elif p.is_leader and self._metadata_changed(p):

@@ -241,14 +241,15 @@ WHATIF_COMPARISON = (
             "model_check",
             STRING,
             True,
-            "passed | failed | not_run: the group's timeline replayed under its actual settings against "
-            "what happened (counts exact, times within max(50 ms, 5 %)); failed: do not rank its scenarios",
+            "passed | failed | not_run | not_comparable: the group's timeline replayed under its actual "
+            "settings against what happened (counts exact, times within max(50 ms, 5 %)); failed: do not "
+            "rank its scenarios; not_comparable: the input's view cannot support the check (detail says why)",
         ),
         Column(
             "model_check_detail",
             STRING,
             False,
-            "The measures that differ (actual vs as-actual), or why not run",
+            "The measures that differ (actual vs as-actual), or why not run or not comparable",
         ),
         Column("actual_moments", STRINGS, False, "The day's costliest timeline moments as they happened"),
         Column("scenario_moments", STRINGS, False, "The day's costliest timeline moments under the scenario"),

@@ -66,6 +66,9 @@ mid-life, are approximations (their first rebalance replays with unknown heartbe
 Every group gets this model check on real input too (rebalance_core.whatif.compare: counts exactly, times
 within max(50 ms, 5 %)); a group that fails it, or whose events name no member or span more than
 extraction.max_span_ms, says so on its rows and is ranked by no report (tests/core/test_whatif_fixtures.py).
+Where the input's view cannot support the check, the status is `not_comparable` with the reason, also
+unranked: the coordinator counts members no line names; member logs only, none listing the group's
+members, show a rebalance no logged member started; a cooperative group with no partition count known.
 
 Scenario rules that follow Kafka rather than the actual run: KIP-415 (scheduled_rebalance_max_delay_ms)
 is Kafka Connect's and not applicable to consumer groups; a Connect worker group (protocol compatible or

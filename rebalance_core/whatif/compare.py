@@ -6,7 +6,9 @@ and compares the result with the replay of what happened, over the whole input: 
 equal (rebalances, rounds = generations, partitions moved, revoked, wasted revocations) and the times
 within max(50 ms, 5 %) (stop-the-world, partition-unavailable time). A group that fails it gets no
 ranking of its scenarios (the report says why); its rows carry `model_check = failed` and the measures
-that differ."""
+that differ. A group whose input view cannot support the check (the coordinator counts members no line
+names, so no timeline holds what they did) is `not_comparable` with the reason, also unranked: neither a
+failure of the what-if nor a pass that would hide the gap."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from typing import Any
 
 from schemas.tables import COMPARED_MEASURES
 
-PASSED, FAILED, NOT_RUN = "passed", "failed", "not_run"
+PASSED, FAILED, NOT_RUN, NOT_COMPARABLE = "passed", "failed", "not_run", "not_comparable"
+UNRANKED = frozenset({FAILED, NOT_COMPARABLE})  # model checks whose group's scenarios no report ranks
 MODEL_CHECK_COUNTS = (
     "rebalances",
     "generations",
@@ -31,8 +34,8 @@ TIME_TOLERANCE_SHARE = 0.05
 
 @dataclass(frozen=True)
 class ModelCheck:
-    status: str  # passed | failed | not_run
-    detail: str = ""  # the measures that differ (actual vs as-actual), or why it did not run
+    status: str  # passed | failed | not_run | not_comparable
+    detail: str = ""  # the measures that differ (actual vs as-actual), or why not run / not comparable
 
 
 def within_tolerance(name: str, actual: int, replayed: int) -> bool:
@@ -43,12 +46,18 @@ def within_tolerance(name: str, actual: int, replayed: int) -> bool:
 
 
 def model_check(
-    actual_daily: Iterable[dict], as_actual_daily: Iterable[dict] | None, why_not: str = ""
+    actual_daily: Iterable[dict],
+    as_actual_daily: Iterable[dict] | None,
+    why_not: str = "",
+    not_comparable: str | None = None,
 ) -> ModelCheck:
     """The as-actual replay against the actual one, over all dates (a rebalance across midnight may be
-    dated differently by a few milliseconds)."""
+    dated differently by a few milliseconds). `not_comparable`: why the input's view cannot support the
+    check (ExtractedGroup.not_comparable)."""
     if as_actual_daily is None:
         return ModelCheck(NOT_RUN, why_not or "the actual settings could not be replayed")
+    if not_comparable:
+        return ModelCheck(NOT_COMPARABLE, not_comparable)
     actual, replayed = _totals(actual_daily), _totals(as_actual_daily)
     differing = [
         f"{name} {actual[name]} actual vs {replayed[name]} as-actual"

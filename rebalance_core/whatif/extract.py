@@ -10,9 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
+from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, REBALANCE_STARTED
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
-from rebalance_core.events import Event
+from rebalance_core.coordinator import members_named_in_reason
+from rebalance_core.events import Event, format_ts
 from rebalance_core.latency import LatencyFit, LatencyModel
 from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
@@ -67,6 +68,9 @@ class ExtractedGroup:
     has_coordinator_log: bool
     member_logged: frozenset[str]  # processes whose own log is in the input
     notes: tuple[str, ...] = ()  # what extraction had to assume
+    # why the input's view cannot support a model check (None: it can): the as-actual replay would
+    # compare a timeline with gaps the view cannot fill against what happened
+    not_comparable: str | None = None
 
 
 # ----------------------------------------------------------------------------------- extraction
@@ -92,6 +96,9 @@ _MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
+# coordinator lines stating the generation's member count ("Stabilized group G generation N with M
+# members", 2.8+; "The group has M members", 3.0+): the members the timeline must hold then
+_COUNTED_AT = frozenset({EventType.JOIN_COMPLETED.value, EventType.ASSIGNMENT_RECEIVED.value})
 # How an incarnation (one member id of one process) ended.
 LEFT, EXPIRED, POLL, FAILED, REPLACED, RESET = "left", "expired", "poll", "failed", "replaced", "reset"
 
@@ -136,6 +143,7 @@ class _Incarnation:
     # the instant the rebalance it noticed started, or None)
     heartbeats: list[tuple[int, str, int | None]] = field(default_factory=list)
     noticed: bool = False  # its own log showed a rebalance signal since its last sync
+    joined_empty_group: bool = False  # `start` is the first join phase's end: the initial delay before
 
 
 @dataclass
@@ -196,6 +204,17 @@ class TimelineExtractor:
         self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
         self.round: _Round | None = None  # the join phase in progress (classic)
         self.closed_round: _Round | None = None  # the last join phase that completed
+        self.join_completed_at: int | None = None  # when the last join phase completed (classic)
+        self.topic_ids: dict[str, str] = {}  # KIP-848 subscription metadata: topic name -> topic id
+        self.partition_topics: set[str] = set()  # topics as the events' partitions name them
+        self.stated_counts: list[tuple[int, int]] = []  # (ts, member count a coordinator line states)
+        # member logs: a line listing the group's members (a leader's "Finished assignment for group")
+        self.members_listed_by_member = False
+        # member logs: (ts, client) of the first rebalance a logged member took part in without causing it
+        self.rebalance_from_outside: tuple[int, str] | None = None
+        self.member_ids_seen: set[str] = set()
+        # rebalance timeouts the coordinator's removals show (join or sync phase expiry - its start)
+        self.expired_rebalance_timeouts: Counter[int] = Counter()
         self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
         self.notes: list[str] = []
 
@@ -222,6 +241,11 @@ class TimelineExtractor:
             handler = getattr(self, f"_m_{e.event_type}", self._m_any)
         if handler is not None:
             handler(e)
+        if e.side == Side.COORDINATOR.value and e.member_count and e.event_type in _COUNTED_AT:
+            self.stated_counts.append((e.ts, e.member_count))
+            del self.stated_counts[:-_GENERATIONS_KEPT]
+        elif e.side == Side.MEMBER.value:
+            self._member_view_gap(e)
 
     # ------------------------------------------------------------------------ coordinator side
     def _c_join_received(self, e: Event) -> None:
@@ -295,13 +319,33 @@ class TimelineExtractor:
             self._end(inc, EXPIRED, e.ts - timeout)
         elif reason == RemovalReason.LEAVE_GROUP.value:
             self._end(inc, LEFT, e.ts, exact=False)
-        else:  # rebalance / pending-sync timeout, fenced static member: stopped when removed
+        elif reason == RemovalReason.PENDING_SYNC_TIMEOUT.value and self.join_completed_at is not None:
+            # GroupCoordinator.removePendingSyncMembers / ClassicGroup pending sync: the member was in the
+            # join phase that completed and sent no SyncGroup within the rebalance timeout, while its
+            # session (shorter, else it would have expired first) did not run out: its process stopped
+            # right after its JoinGroup, when the join completed. The wait is the rebalance timeout
+            # (max.poll.interval.ms of a consumer).
+            self.expired_rebalance_timeouts[e.ts - self.join_completed_at] += 1
+            if not inc.logged and self.closed_round is not None:
+                # it rejoined that join phase by its end (a member first named by this removal)
+                inc.heartbeats.append((self.join_completed_at, JOIN_COMPLETED, self.closed_round.started_at))
+            self._end(inc, FAILED, self.join_completed_at, exact=False)
+        else:  # rebalance timeout, fenced static member: stopped when removed
+            if reason == RemovalReason.REBALANCE_TIMEOUT.value and self.round is not None:
+                # GroupCoordinator.onCompleteJoin: not rejoined when the join phase's DelayedJoin expired
+                self.expired_rebalance_timeouts[e.ts - self.round.started_at] += 1
             self._end(inc, FAILED, e.ts)
 
     def _c_static_member_replaced(self, e: Event) -> None:
         """KIP-345: a known group.instance.id joined with a new member id and took the old one's place."""
         old_id = (e.attributes or {}).get("old_member_id") or self._member_of_instance(e.group_instance_id)
         if not e.member_id:
+            # 3.0+ "Replacing previously mapped member M with this groupInstanceId" names no new id: the
+            # instance stays a member (no rebalance, it keeps its assignment); when its old process
+            # stopped is in no broker line
+            if old_id and old_id not in self.current:
+                self._known(old_id, e)
+                self._identify(self.current[old_id], e)
             return
         if old_id and old_id not in self.current:  # in the group before the input started
             self._known(old_id, e)
@@ -322,6 +366,13 @@ class TimelineExtractor:
                 old.end_kind = REPLACED  # its end instant is decided at finish()
 
     def _c_rebalance_prepared(self, e: Event) -> None:
+        named = members_named_in_reason(e.reason)
+        if named is not None and not named[2] and named[0]:
+            # a member already in the group rejoined or changed ("Leader X re-joining group during
+            # Stable", "Updating metadata for member X"): in the group before the input if unseen
+            self._known(named[0], e)
+            if named[1] and not self.current[named[0]].instance_id:
+                self.current[named[0]].instance_id = self.current[named[0]].hint = named[1]
         self.prepared_at.append(e.ts)
         del self.prepared_at[:-_PREPARED_KEPT]
         self._open_round(e.ts)
@@ -375,6 +426,18 @@ class TimelineExtractor:
             self.members_listed = True
 
     def _c_assignment_received(self, e: Event) -> None:
+        if e.leader_id:
+            # "Assignment received from leader L" (3.x): the leader is a member (in the group before the
+            # input when no earlier line named it)
+            first_generation = e.generation_id == 1 and e.leader_id not in self.current
+            self._known(e.leader_id, e)
+            if first_generation and self.join_completed_at is not None:
+                # generation 1: the group was Empty, so the leader joined in the join phase that just
+                # completed, which an Empty group holds open group.initial.rebalance.delay.ms
+                # (GroupCoordinator InitialDelayedJoin / ClassicGroupJoin): finish() dates its JoinGroup
+                inc = self.current[e.leader_id]
+                inc.start, inc.start_exact = self.join_completed_at, False
+                inc.start_after_member_id_required = inc.joined_empty_group = True
         if e.assignment:
             self._assignment_seen(e, self.prepared_at[-1] if self.prepared_at else e.ts)
             for member, tps in e.assignment.items():
@@ -396,11 +459,34 @@ class TimelineExtractor:
             self.current[e.member_id].heartbeats.append((e.ts, KIP848_ARRIVED, None))
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
-        for key, value in (e.attributes or {}).items():
+        attrs = e.attributes or {}
+        for key, value in attrs.items():
             if key.startswith("topic.") and value.isdigit():
-                self._topic_count(e.ts, key[len("topic.") :], int(value))
+                name = key[len("topic.") :]
+                self._topic_count(e.ts, name, int(value))
+                if attrs.get(f"topic_id.{name}"):
+                    self.topic_ids[name] = attrs[f"topic_id.{name}"]
 
     # ----------------------------------------------------------------------------- member side
+    def _member_view_gap(self, e: Event) -> None:
+        """Member logs: whether a logged member took part in a rebalance it did not start (the heartbeat's
+        or a commit's REBALANCE_IN_PROGRESS; its log opening inside a rebalance, or on Connect's
+        "Rebalance started", which names no cause), and whether any line lists the group's members."""
+        if e.assignment or e.members:
+            self.members_listed_by_member = True
+        first_line = bool(e.member_id) and e.member_id not in self.member_ids_seen
+        if e.member_id:
+            self.member_ids_seen.add(e.member_id)
+        told = e.event_type == EventType.HEARTBEAT_REBALANCING.value or (
+            e.event_type == EventType.JOIN_REQUESTED.value and _NOTICED_REBALANCE.search(e.reason or "")
+        )
+        opened_inside = first_line and (
+            e.event_type in (EventType.JOIN_RESPONSE.value, EventType.SYNC_RESPONSE.value)
+            or (e.event_type == EventType.JOIN_REQUESTED.value and e.reason == REBALANCE_STARTED)
+        )
+        if (told or opened_inside) and self.rebalance_from_outside is None:
+            self.rebalance_from_outside = (e.ts, e.client_id or e.source or e.member_id)
+
     def _m_any(self, e: Event) -> _Incarnation | None:
         """Every member event: the incarnation it belongs to (created when first seen)."""
         if not e.member_id:
@@ -606,7 +692,7 @@ class TimelineExtractor:
         A member without a log of its own that was in the group and did not cause the round rejoined last
         at the latest: replayed as noticing the rebalance in time to rejoin by then (finish() subtracts
         the rejoin's own latency)."""
-        found, self.round = self.round, None
+        found, self.round, self.join_completed_at = self.round, None, ts
         if found is None:
             return
         self.closed_round = found
@@ -669,6 +755,7 @@ class TimelineExtractor:
         owned_before = e.event_type in (EventType.PARTITIONS_REVOKED.value, EventType.PARTITIONS_LOST.value)
         for tps in (e.partitions or (), *(e.assignment or {}).values()):
             for tp in tps:
+                self.partition_topics.add(tp.topic)
                 if owned_before:
                     # a member gives up what it owned: the partition existed already (a cooperative
                     # assignment withholds a partition until its owner has revoked it: no growth)
@@ -733,6 +820,8 @@ class TimelineExtractor:
             if inc.joined_before_notice:
                 # its JoinGroup reached the coordinator before the first member noticed the rebalance
                 inc.start -= 2 * actual.latency.join_round_trip_ms + 1
+            if inc.joined_empty_group:
+                inc.start -= actual.latency.group_initial_rebalance_delay_ms
             if inc.start is not None and not inc.start_exact:
                 inc.start -= half_join  # the JoinGroup left the process half a round trip earlier
                 if inc.start_after_member_id_required:
@@ -758,6 +847,7 @@ class TimelineExtractor:
                 f"({', '.join(sorted(pre_existing)[:5])}): they join during a {warmup} ms warm-up that is not measured"
             )
         start = min([self.first_ts, *(a.at for a in actions if a.at is not None)]) - warmup
+        self._one_key_per_topic()
         initial = dict(self.topics)
         counts = dict(initial)
         for ts, topic, count, signalled in sorted(self.topic_changes):
@@ -784,7 +874,71 @@ class TimelineExtractor:
             has_coordinator_log=self.has_coordinator,
             member_logged=frozenset(member_logged),
             notes=tuple(self.notes),
+            not_comparable=(
+                self._unnamed_members()
+                or self._members_out_of_view()
+                or self._revocations_out_of_view(actual, counts)
+            ),
         )
+
+    @staticmethod
+    def _revocations_out_of_view(actual: ActualSettings, counts: Mapping[str, int]) -> str | None:
+        """No partition count known (no assignment in the input, none configured) for a cooperative
+        group: its follow-up rounds come from the partitions a member revokes (KIP-429,
+        ConsumerCoordinator.onJoinComplete rejoins after a revocation), which a timeline with nothing to
+        consume cannot have."""
+        if counts or actual.protocol != "cooperative":
+            return None
+        return (
+            "no partition counts known (no assignment in the input, none configured) for a cooperative "
+            "group: its follow-up rounds come from revocations the replay cannot simulate"
+        )
+
+    def _members_out_of_view(self) -> str | None:
+        """Member logs only, none listing the group's members, and a logged member took part in a
+        rebalance someone else started: who joined, left or changed is in no line, so no timeline holds
+        what the rest of the group did."""
+        if self.has_coordinator or self.members_listed_by_member or self.rebalance_from_outside is None:
+            return None
+        ts, member = self.rebalance_from_outside
+        return (
+            f"member logs only: {member} took part at {format_ts(ts)} in a rebalance no logged member started, "
+            "and no line lists the group's members (a leader's full assignment): the rest of the group is in no line"
+        )
+
+    def _unnamed_members(self) -> str | None:
+        """A coordinator line counts more members than the input names at that instant: the others'
+        joins, rejoins and departures are in no line (a broker log prints member ids only for some
+        transitions), so no timeline can replay them and the as-actual replay misses what they did."""
+        for ts, count in self.stated_counts:
+            named = len(
+                {
+                    inc.instance_id or inc.member_id  # a static member replaced in place is one member
+                    for inc in self.incarnations
+                    if (inc.start is None or inc.start <= ts)
+                    # a member until the coordinator removed it (its process may have stopped earlier)
+                    and (inc.end is None or max(inc.end, inc.removed_at or inc.end) >= ts)
+                }
+            )
+            if count > named:
+                return (
+                    f"the coordinator counts {count} members at {format_ts(ts)} where the input names "
+                    f"{named}: the others' joins and departures are in no line"
+                )
+        return None
+
+    def _one_key_per_topic(self) -> None:
+        """A KIP-848 broker names a topic by its id in assignments (4.0: "assignedPartitions=[<id>-0]")
+        and by name and id in its subscription metadata: one topic, counted once, under the key the
+        events' partitions use (the replay's, unless replay settings map the id back)."""
+        for name, topic_id in self.topic_ids.items():
+            key, other = (topic_id, name) if topic_id in self.partition_topics else (name, topic_id)
+            if other in self.topics:
+                self.topics[key] = max(self.topics.get(key, 0), self.topics.pop(other))
+            self.topic_changes = [
+                (ts, key if topic == other else topic, count, signalled)
+                for ts, topic, count, signalled in self.topic_changes
+            ]
 
     def _left_on_poll_timeout(self, inc: _Incarnation, nxt: _Incarnation | None) -> bool:
         """A LeaveGroup (or a rejoin) whose client reason is the poll timeout ("consumer poll timeout has
@@ -859,9 +1013,13 @@ class TimelineExtractor:
             protocol = rebalance_protocol_of(assignor) or "eager"
         if self.session_timeouts:
             observed.append("session_timeout_ms")
-        if self.rebalance_timeouts:
+        if self.rebalance_timeouts or self.expired_rebalance_timeouts:
             observed.append("max_poll_interval_ms")
-        max_poll = _most_common(self.rebalance_timeouts) or self.options.max_poll_interval_ms
+        max_poll = (
+            _most_common(self.rebalance_timeouts)
+            or _most_common(self.expired_rebalance_timeouts)
+            or self.options.max_poll_interval_ms
+        )
         latency = self.latency.model()
         max_delay = 0
         if assignor in CONNECT_PROTOCOLS:

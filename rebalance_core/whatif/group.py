@@ -93,7 +93,9 @@ class GroupWhatIf:
                 None,
             ) or self._run(Scenario(MODEL_CHECK_SCENARIO))
             daily = reference.tables["group_daily_summary"] if reference.tables is not None else None
-            self.check = model_check(actual_daily, daily, reference.not_applicable or "")
+            self.check = model_check(
+                actual_daily, daily, reference.not_applicable or "", self.extracted.not_comparable
+            )
         # the as-actual replay's moments explain the actual night (it reproduces it when the check passed)
         actual_moments = reference.moments if self.extracted is not None else {}
         day = utc_date(self.extractor.first_ts)

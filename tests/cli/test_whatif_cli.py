@@ -95,6 +95,29 @@ def test_the_report_ranks_no_scenario_of_a_group_that_fails_the_model_check():
     assert g.notes == ["model check failed, scenarios not ranked: rebalances 2 actual vs 0 as-actual"]
 
 
+def test_the_report_says_a_group_is_not_comparable_and_ranks_nothing_while_a_passed_check_is_shown():
+    day = dt.date(2024, 11, 8)
+    measures = ("rebalances", "stw_ms", "partition_unavailable_ms", "partitions_moved", "revocations_wasted")
+    why = "the coordinator counts 2 members at 2024-11-08T10:00:03.001Z where the input names 1"
+    comparison = [
+        {"cluster": "k", "group_id": group, "event_date": day, "scenario": name, "model_check": status,
+         "model_check_detail": detail,
+         **{f"{k}_{s}": v for k in measures for s, v in (("actual", 900), ("scenario", would), ("delta", would - 900))}}
+        for group, status, detail in (("g", "not_comparable", why), ("h", "passed", None))
+        for name, would in (("as-actual", 900), ("coop", 100))
+    ]  # fmt: skip
+    report = build_report("r1", day, day, ("as-actual", "coop"), comparison, baselines={"as-actual"})
+    groups = {g.group_id: g for g in report.groups}
+    assert groups["g"].best is None and groups["h"].best == "coop"
+    assert groups["g"].notes == [f"model check not comparable: {why}; scenarios not ranked"]
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    print_comparison(console, report)
+    text = console.export_text()
+    assert "model check (as-actual vs actual): passed" in text and f"not comparable: {why}" in text
+
+
 @pytest.mark.spark
 def test_a_run_on_the_sample_prints_the_comparison_and_writes_the_report(spark, tmp_path, capsys):
     status = cli_main(

@@ -339,6 +339,22 @@ def test_cooperative_subscription_change_revokes_only_the_dropped_topic():
     ) == partitions(0, 1)
 
 
+def test_cooperative_revoker_requests_the_rejoin_before_its_assigned_callback():
+    """ConsumerCoordinator.onJoinComplete (2.4+): after onPartitionsRevoked it calls requestRejoin ("Request
+    joining group due to: need to revoke partitions ...") and only then onPartitionsAssigned; the JoinGroup
+    goes out at the next poll. The replay keeps the episode open on that line (KIP-429 follow-up round)."""
+    result = sim(Join(0, "c1"), Join(30 * S, "c2"), assignor="cooperative-sticky")
+    c1 = [e for e in result.events if e.client_id == "c1" and e.ts >= at(result, 30 * S)]
+    kinds = [e.event_type for e in c1]
+    revoked = kinds.index(EventType.PARTITIONS_REVOKED.value)
+    assert kinds[revoked + 1 : revoked + 4] == [
+        EventType.JOIN_REQUESTED.value,
+        EventType.PARTITIONS_ASSIGNED.value,
+        EventType.JOIN_SENT.value,
+    ]
+    assert c1[revoked + 1].reason == "need to revoke partitions and re-join"
+
+
 def test_initial_rebalance_delay_waits_and_is_extended_by_members_joining_during_it():
     alone = sim(Join(0, "c1"), group_initial_rebalance_delay_ms=3 * S, join_round_trip_ms=20)
     (completed,) = events_of(alone.events, EventType.JOIN_COMPLETED)

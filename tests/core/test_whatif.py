@@ -562,3 +562,125 @@ def test_a_pending_member_that_never_joined_is_no_member():
     ]  # fmt: skip
     assert {a.member for a in extract(events).timeline.actions if isinstance(a, Join)} == {"c1", "c2"}
     assert actions_of(extract(events)) == []
+
+
+def test_a_member_removed_on_pending_sync_expiry_stopped_when_its_join_completed():
+    # GroupCoordinator.removePendingSyncMembers: c2 rejoined c3's rebalance, then sent no SyncGroup within
+    # the rebalance timeout (max.poll.interval.ms, 30 s here), its session not yet out: it stopped right
+    # after its JoinGroup. The removal dates the stop and shows the rebalance timeout.
+    settings = SimulationSettings(max_poll_interval_ms=30 * S, group_initial_rebalance_delay_ms=0)
+    joins = (Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    start = group(*joins).start_ms
+    completed = next(
+        e.ts
+        for e in simulate(group(*joins), settings).events
+        if e.event_type == EventType.JOIN_COMPLETED.value and e.ts > start + 60 * S
+    )
+    events = coordinator_only(simulate(group(*joins, Crash(completed - start + 1, "c2")), settings).events)
+    assert any(e.reason == "pending_sync_timeout" for e in events)
+    extracted = extract(events)
+    (crash,) = actions_of(extracted)
+    assert isinstance(crash, Crash) and crash.member == "c2" and absolute(extracted, crash) == completed
+    assert extracted.actual.max_poll_interval_ms == 30 * S
+    rows = whatif(events, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"passed"}, rows[0]["model_check_detail"]
+
+
+def test_a_group_whose_coordinator_counts_members_no_line_names_is_not_comparable():
+    # a broker log names a member only at some transitions: c2 here never; "Stabilized group g generation
+    # N with 3 members" shows someone the timeline cannot hold, so the as-actual replay cannot be judged
+    # (neither failed nor passed), and says why
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"), Crash(120 * S, "c3"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    c2 = next(e.member_id for e in events if (e.member_id or "").startswith("c2"))
+    unnamed = [
+        dataclasses.replace(e, assignment=None, members=None, leader_id=None)
+        for e in events
+        if e.member_id != c2 and e.ts > timeline.start_ms + 30 * S
+    ]
+    out = whatif(unnamed, WhatIfConfig((Scenario("as-actual"),)))
+    rows = out["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"not_comparable"}
+    assert "counts 3 members" in rows[0]["model_check_detail"] and "names 2" in rows[0]["model_check_detail"]
+    assert not [row for row in out["anomalies"] if row["rule"] == "whatif_model_check_failed"]
+
+
+def test_the_leader_a_broker_line_names_is_a_member_and_generation_1_s_joined_in_the_initial_delay():
+    # "Assignment received from leader L for group g for generation 1" (3.x): the group was Empty, so L
+    # joined in the join phase that just ended, which GroupCoordinator's InitialDelayedJoin held open for
+    # group.initial.rebalance.delay.ms
+    timeline = group(Join(0, "c1"))
+    events = coordinator_only(simulate(timeline, SimulationSettings()).events)
+    completed = next(e for e in events if e.event_type == EventType.JOIN_COMPLETED.value)
+    leader_only = [
+        dataclasses.replace(e, assignment=None, members=None)
+        for e in events
+        if e.ts >= completed.ts and e.event_type != EventType.JOIN_RECEIVED.value
+    ]
+    assert any(e.leader_id for e in leader_only)
+    extracted = extract(leader_only)
+    (join,) = [a for a in extracted.timeline.actions if isinstance(a, Join)]
+    assert (
+        absolute(extracted, join) < completed.ts - extracted.actual.latency.group_initial_rebalance_delay_ms
+    )
+    rows = whatif(leader_only, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"passed"}, rows[0]["model_check_detail"]
+
+
+def test_one_member_s_log_of_rebalances_others_started_is_not_comparable():
+    # c1's own log, no leader's assignment map: c2's join shows only as c1's heartbeat learning of the
+    # rebalance (REBALANCE_IN_PROGRESS); no timeline can hold what c2 did
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = simulate(timeline, SimulationSettings()).events
+    c1_only = [
+        e
+        for e in events
+        if e.side == Side.MEMBER.value
+        and e.client_id == "c1"
+        and e.ts > timeline.start_ms + 30 * S
+        and e.event_type != EventType.ASSIGNMENT_COMPUTED.value
+    ]
+    assert any(e.event_type == EventType.HEARTBEAT_REBALANCING.value for e in c1_only)
+    rows = whatif(c1_only, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"not_comparable"}
+    assert "no logged member started" in rows[0]["model_check_detail"]
+
+
+def test_a_cooperative_group_with_no_partition_count_known_is_not_comparable():
+    # broker lines without assignments, no topics configured: nothing to consume, so none of KIP-429's
+    # revocations and follow-up rounds can be simulated
+    timeline = group(Join(0, "c1"), Join(0, "c2"), Join(60 * S, "c3"))
+    events = simulate(timeline, SimulationSettings(assignor="cooperative-sticky")).events
+    broker = [dataclasses.replace(e, assignment=None) for e in coordinator_only(events)]
+    rows = whatif(broker, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"not_comparable"}
+    assert "no partition counts known" in rows[0]["model_check_detail"]
+
+
+def test_a_kip848_topic_named_by_id_and_by_name_is_one_topic_and_revocation_acks_time_the_callback():
+    # 4.0 broker lines: assignments name the topic by id, the subscription metadata by name and id
+    # (GroupMetadataManager); a member told to revoke (UNREVOKED_PARTITIONS) acknowledges with a heartbeat
+    # as soon as its callbacks ran (ConsumerMembershipManager): that gap is the callback plus a round trip
+    from rebalance_core.events import Event, TopicPartition
+
+    def line(ts, kind, **fields):
+        return Event(f"e{ts}", ts, "k", "g", Side.COORDINATOR.value, kind, **fields)
+
+    def state(ts, member, epoch, parts, state, revoked=""):
+        attrs = {"state": state, "revoked": revoked, "group_protocol": "consumer"}
+        tps = tuple(TopicPartition("T1d", p) for p in parts)
+        return line(ts, EventType.MEMBER_EPOCH_UPDATED.value, member_id=member, member_epoch=epoch, partitions=tps,
+                    attributes=attrs)  # fmt: skip
+
+    t0 = 1_700_000_000_000
+    events = [
+        line(t0, EventType.TOPIC_METADATA_CHANGED.value, attributes={"topic.orders": "4", "topic_id.orders": "T1d"}),
+        state(t0 + 5, "m1", 1, (0, 1, 2, 3), "STABLE"),
+        state(t0 + 60 * S, "m1", 1, (0, 1), "UNREVOKED_PARTITIONS", revoked="T1d-2,T1d-3"),
+        state(t0 + 63 * S, "m1", 2, (0, 1), "STABLE"),
+    ]  # fmt: skip
+    extracted = extract(events)
+    assert extracted.timeline.topics == {"T1d": 4}
+    latency = extracted.actual.latency
+    assert latency.revoke_callback_ms == 3 * S - latency.join_round_trip_ms
+    assert "revoke_callback_ms" in latency.fitted
