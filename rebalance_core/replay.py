@@ -131,6 +131,7 @@ class ReplaySettings:
     # coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
     coordinator_member_map: str = "scala-2.13"
     session_timeout_ms: int | None = None  # when the log does not say
+    incidents: object | None = None  # incidents.IncidentSettings of rebalance_core.explain (None: defaults)
 
 
 # ------------------------------------------------------------------------------------------ state
