@@ -491,6 +491,7 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
         default_assignor=config.replay.default_assignor,
         session_timeout_ms=config.replay.session_timeout_ms,
         incidents=config.incidents,
+        run_end_ms=_day_end_ms(date_to),
     )
     if group_pass is not None:
         function, schema = group_pass.partition(settings, date_from, date_to), group_pass.schema()

@@ -57,7 +57,9 @@ class ExplainedReplayer:
         state = state or {}
         self.causes = CauseTracker(cause_settings, state.get("causes"))
         incident_settings = incident_settings or self.settings.incidents
-        self.incidents = IncidentTracker(key, incident_settings, self.settings.topics)
+        self.incidents = IncidentTracker(
+            key, incident_settings, self.settings.topics, state.get("incidents"), self.settings.run_end_ms
+        )
         self.coordinators = CoordinatorTracker(key, state.get("coordinators"))
         self.uncounted_ms: dict = {}  # date -> unowned partition-ms the timeline cannot see
 
@@ -78,7 +80,7 @@ class ExplainedReplayer:
 
     def finish(self) -> dict[str, list[dict]]:
         out = self._explained(self.replayer.finish())
-        incidents = self.incidents.finish()
+        incidents = self.incidents.finish(self.settings.final)
         self._count_uncounted(incidents)
         out["rebalance_incidents"].extend(incidents)
         out["group_coordinators"].extend(self.coordinators.finish(self.settings.final))
@@ -92,7 +94,12 @@ class ExplainedReplayer:
     def snapshot(self) -> dict:
         return {
             **self.replayer.snapshot(),
-            STATE_KEY: {"causes": self.causes.snapshot(), "coordinators": self.coordinators.snapshot()},
+            STATE_KEY: {
+                "causes": self.causes.snapshot(),
+                "coordinators": self.coordinators.snapshot(),
+                # a final run closed every incident: nothing goes on (nightly runs carry the open ones)
+                "incidents": None if self.settings.final else self.incidents.snapshot(),
+            },
         }
 
     def _explained(self, out: dict[str, list[dict]]) -> dict[str, list[dict]]:

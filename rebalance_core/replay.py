@@ -132,6 +132,7 @@ class ReplaySettings:
     coordinator_member_map: str = "scala-2.13"
     session_timeout_ms: int | None = None  # when the log does not say
     incidents: object | None = None  # incidents.IncidentSettings of rebalance_core.explain (None: defaults)
+    run_end_ms: int | None = None  # last instant of the run's last date (rebalance_core.explain's incidents)
 
 
 # ------------------------------------------------------------------------------------------ state
