@@ -38,11 +38,11 @@ from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentKind, IncidentSettings, incident_row
 from rebalance_core.kafka_logs.writer import partition_for
 from rebalance_core.measures import utc_date
-from schemas.events import EventType
+from schemas.events import BROKER_WIDE_EVENT_TYPES, EventType
 
 _BROKER_PREFIX = "broker-"
 _DAY_MS = 86_400_000
-HANDOVER_TYPES = frozenset({EventType.COORDINATOR_ELECTED.value, EventType.COORDINATOR_RESIGNED.value})
+HANDOVER_TYPES = BROKER_WIDE_EVENT_TYPES
 
 
 @dataclass

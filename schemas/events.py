@@ -122,6 +122,10 @@ COORDINATOR_EVENTS = frozenset(
     }
 )
 EVENT_TYPES = frozenset(e.value for e in EventType)
+# about no single group (a broker's __consumer_offsets partition): not replayed per group
+BROKER_WIDE_EVENT_TYPES = frozenset(
+    {EventType.COORDINATOR_ELECTED.value, EventType.COORDINATOR_RESIGNED.value}
+)
 
 EVENT_COLUMNS: tuple[Column, ...] = (
     Column("event_id", STRING, True, "Unique id; reruns and duplicates are detected by it"),
