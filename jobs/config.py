@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from jobs.cli import UsageError
+from rebalance_core.incidents import IncidentSettings
 
 _SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 INPUT_FORMATS = ("auto", "json", "parquet", "delta", "kafka-log")
@@ -31,7 +32,25 @@ DEFAULTS: dict[str, Any] = {
     "scenario": "actual",
     "dates": {"from": None, "to": None},
     "delta_writer": "auto",
-    "replay": {"final": True, "topics": {}, "default_assignor": None, "session_timeout_ms": None},
+    "replay": {
+        "final": True,
+        "topics": {},
+        "default_assignor": None,
+        "session_timeout_ms": None,
+        "offsets_topic_partitions": None,
+    },
+    # rebalance_core.incidents.IncidentSettings (the same defaults; a test keeps them equal)
+    "incidents": {
+        "storm_rebalances": 5,
+        "storm_window_ms": 600_000,
+        "default_rebalance_timeout_ms": 300_000,
+        "rolling_members": 3,
+        "rolling_gap_ms": 600_000,
+        "flap_count": 3,
+        "flap_window_ms": 1_800_000,
+        "coordinator_move_window_ms": 60_000,
+        "coordinator_move_groups": 2,
+    },
     "spark": {
         "master": "local[2]",
         "driver_memory": None,
@@ -59,6 +78,12 @@ class ReplayOptions:
     topics: dict[str, int] = field(default_factory=dict)
     default_assignor: str | None = None
     session_timeout_ms: int | None = None
+    offsets_topic_partitions: int | None = None  # offsets.topic.num.partitions; None: inferred
+
+
+# the least each incident threshold may be (a "storm" of one rebalance or a "rolling restart" of one
+# member would make every rebalance an incident)
+_INCIDENT_MINIMUM = {"storm_rebalances": 2, "rolling_members": 2, "flap_count": 2}
 
 
 @dataclass
@@ -74,6 +99,7 @@ class JobConfig:
     date_to: dt.date | None = None
     delta_writer: str = "auto"
     replay: ReplayOptions = field(default_factory=ReplayOptions)
+    incidents: IncidentSettings = field(default_factory=IncidentSettings)
     spark: SparkOptions = field(default_factory=SparkOptions)
     source: str = "defaults"  # where the settings came from, for messages
 
@@ -168,6 +194,15 @@ def _build(doc: dict[str, Any], source: str, given: dict[str, str] | None = None
             session_timeout_ms=_optional_int(
                 replay["session_timeout_ms"], "replay.session_timeout_ms", where
             ),
+            offsets_topic_partitions=_optional_int(
+                replay["offsets_topic_partitions"], "replay.offsets_topic_partitions", where
+            ),
+        ),
+        incidents=IncidentSettings(
+            **{
+                name: _int(value, f"incidents.{name}", where, _INCIDENT_MINIMUM.get(name, 1))
+                for name, value in _mapping(doc["incidents"], "incidents", where).items()
+            }
         ),
         spark=SparkOptions(
             master=_optional_str(spark["master"], "spark.master", where),
@@ -199,9 +234,10 @@ def _optional_str(value: Any, name: str, where: str) -> str | None:
     return None if value is None else _str(value, name, where)
 
 
-def _int(value: Any, name: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise UsageError(f"{where}: {name} must be a positive integer, got {value!r}")
+def _int(value: Any, name: str, where: str, least: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        what = "a positive integer" if least == 1 else f"an integer of at least {least}"
+        raise UsageError(f"{where}: {name} must be {what}, got {value!r}")
     return value
 
 

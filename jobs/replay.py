@@ -280,6 +280,7 @@ class _Run:
 
         from jobs.delta_io import write_tables
         from jobs.input import STATUS_EVENT
+        from rebalance_core.coordinator_moves import HANDOVER_TYPES
 
         spark, config, warehouse, step = self.spark, self.config, self.warehouse, self.step
         run_id, run_dir, path, fmt, group_pass = (
@@ -290,9 +291,11 @@ class _Run:
             self.group_pass,
         )
         events = validated.where(F.col("_status") == STATUS_EVENT)
+        # broker-wide partition hand-overs name no group: not replayed per group (see _across_groups)
+        handover = F.col("event_type").isin(*sorted(HANDOVER_TYPES))
         with step("replaying groups"):
             states = _previous_states(spark, warehouse, config.scenario, date_from)
-            replayed = _replay(events, states, config, date_from, date_to, group_pass)
+            replayed = _replay(events.where(~handover), states, config, date_from, date_to, group_pass)
             replayed.write.partitionBy("_table").parquet(f"{run_dir}/replayed")
             output = spark.read.schema(replayed.schema).parquet(f"{run_dir}/replayed")
             if group_pass is not None:  # the run's own scenario here; the pass's other scenarios below
@@ -328,7 +331,7 @@ class _Run:
         # that stops in between is seen, and completed, by the next (jobs.run_state).
         # per group (the core's), then what no single group shows (coordinator moves and placement)
         per_group = (*REPLAY_TABLES, *EXPLAIN_TABLES, "group_state")
-        across = _across_groups(spark, output, config.scenario, date_to)
+        across = _across_groups(spark, output, events.where(handover), config, date_to)
         frames = [
             ("run_accounting", record(STATUS_WRITING, None)),
             ("events", _events_table(events, config.scenario)),
@@ -487,6 +490,8 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
         topics=dict(config.replay.topics),
         default_assignor=config.replay.default_assignor,
         session_timeout_ms=config.replay.session_timeout_ms,
+        incidents=config.incidents,
+        run_end_ms=_day_end_ms(date_to),
     )
     if group_pass is not None:
         function, schema = group_pass.partition(settings, date_from, date_to), group_pass.schema()
@@ -522,42 +527,65 @@ def _output_table(output, table: str):
     )
 
 
-def _across_groups(spark, output, scenario: str, date_to: dt.date) -> dict:
-    """What no single group shows (rebalance_core.coordinator_moves / coordinator_placement), from the
-    groups' coordinator tenures (one row per group and broker: small, collected): a broker losing many
-    groups at once, one incident added to rebalance_incidents; Kafka's placement rule per group."""
+def _across_groups(spark, output, handovers, config: JobConfig, date_to: dt.date) -> dict:
+    """What no single group shows (rebalance_core.coordinator_moves.across_groups), from the groups'
+    coordinator tenures (one row per group, broker and day: small, collected) and the brokers' partition
+    hand-overs (`handovers`: the run's coordinator_elected / coordinator_resigned events, one per
+    partition and broker restart: small): the hand-overs given to the groups of their partition, a
+    broker losing many groups at once as one incident added to rebalance_incidents, Kafka's placement
+    rule per group."""
     from pyspark.sql import functions as F
 
-    from rebalance_core.coordinator_moves import move_incidents
-    from rebalance_core.coordinator_placement import check_placement
+    from rebalance_core.coordinator_moves import across_groups, handover_from
     from rebalance_core.events import ms_to_datetime
     from schemas.fields import spark_schema
     from schemas.tables import COORDINATOR_PLACEMENT, GROUP_COORDINATORS, REBALANCE_INCIDENTS
 
+    scenario = config.scenario
     # the flat output's instants are the core's epoch milliseconds (jobs.replay_batches)
     tenure_rows = output.where(F.col("_table") == "group_coordinators")
     tenures = [r.asDict() for r in tenure_rows.select(*[c.name for c in GROUP_COORDINATORS]).collect()]
-    moves = move_incidents(tenures, scenario=scenario)
-    by_cluster: dict = {}
-    for row in tenures:
-        if row["offsets_partition"] is not None:
-            by_cluster.setdefault(row["cluster"], []).append((row["group_id"], row["offsets_partition"]))
-    placement = []
-    for cluster, observed in sorted(by_cluster.items()):
-        _, rows = check_placement(observed)
+    groups: dict = {}
+    for r in (
+        output.where(F.col("_table") == "group_daily_summary")
+        .select("cluster", "group_id")
+        .distinct()
+        .collect()
+    ):
+        groups.setdefault(r["cluster"], set()).add(r["group_id"])
+    columns = ("cluster", "source", "event_type", F.unix_millis("ts").alias("ts"), "attributes")
+    found = [handover_from(*r) for r in handovers.select(*columns).collect()]
+    last_ts = _day_end_ms(date_to)
+    tenures, moves, placement = across_groups(
+        tenures,
+        [h for h in found if h is not None],
+        groups,
+        config.replay.offsets_topic_partitions,
+        last_ts,
+        scenario,
+        config.incidents,
+    )
+    for row in placement:
+        row["offsets_partitions_logged"] = [str(p) for p in row["offsets_partitions_logged"]]
+        row["event_date"] = date_to
+    for rows, names in ((moves, ("started_at", "ended_at")), (tenures, ("from_ts", "to_ts"))):
         for row in rows:
-            row["offsets_partitions_logged"] = [str(p) for p in row["offsets_partitions_logged"]]
-            placement.append({"cluster": cluster, "scenario": scenario, "event_date": date_to, **row})
-    for row in moves:
-        for name in ("started_at", "ended_at"):
-            row[name] = None if row[name] is None else ms_to_datetime(row[name])
+            for name in names:
+                row[name] = None if row[name] is None else ms_to_datetime(row[name])
     incidents = _output_table(output, "rebalance_incidents")
     return {
         "rebalance_incidents": incidents.unionByName(
             spark.createDataFrame(moves, spark_schema(REBALANCE_INCIDENTS))
         ),
+        "group_coordinators": spark.createDataFrame(tenures, spark_schema(GROUP_COORDINATORS)),
         "coordinator_placement": spark.createDataFrame(placement, spark_schema(COORDINATOR_PLACEMENT)),
     }
+
+
+def _day_end_ms(day: dt.date) -> int:
+    """The last millisecond of a UTC date."""
+    start = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
+    return int(start.timestamp() * 1000) + 86_400_000 - 1
 
 
 def _events_table(events, scenario: str):

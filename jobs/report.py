@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jobs.summary import duration
 from schemas.tables import COMPARED_MEASURES
 
 ACTUAL = "actual"
@@ -345,7 +346,7 @@ SHORT = {
 def _value(name: str, value) -> str:
     if value is None:
         return "n/a"
-    return _duration(value) if name.endswith("_ms") else str(value)
+    return duration(value) if name.endswith("_ms") else str(value)
 
 
 def _changed(name: str, actual, value, rich: bool = False) -> str:
@@ -355,18 +356,11 @@ def _changed(name: str, actual, value, rich: bool = False) -> str:
     delta = value - (actual or 0)
     if delta == 0:
         return _value(name, value)
-    amount = _duration(abs(delta)) if name.endswith("_ms") else str(abs(delta))
+    amount = duration(abs(delta)) if name.endswith("_ms") else str(abs(delta))
     change = f"{'+' if delta > 0 else '-'}{amount}"
     if rich:
         change = f"[{'red' if delta > 0 else 'green'}]{change}[/]"
     return f"{_value(name, value)} {change}"
-
-
-def _duration(ms: int) -> str:
-    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1000)):
-        if ms >= size:
-            return f"{ms / size:.1f} {unit}"
-    return f"{ms} ms"
 
 
 # ---------------------------------------------------------------------------------------- HTML

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs import svg
-from jobs.summary import RunSummary, duration, shorten_middle
+from jobs.summary import RunSummary, duration, episode_duration, shorten_middle, utc_text
 from rebalance_core.events import parse_ts
 
 MAX_HEATMAP_GROUPS = 40
@@ -182,7 +182,7 @@ def _worst_table(s: RunSummary, pages: dict[str, str]) -> str:
         why = (e.cause if s.with_causes else e.reason) or "-"
         rows.append(
             f"<tr><td>{_group_link(e.group, pages)}</td>"
-            f"<td>{_utc(e.started_at)}</td><td>{_episode_duration(e)}</td>"
+            f"<td>{utc_text(e.started_at)}</td><td>{episode_duration(e)}</td>"
             f"<td>{duration(e.partition_unavailable_ms)}</td><td>{duration(e.stw_ms)}</td>"
             f'<td class="text">{html.escape(why)}</td>'
             + (f'<td class="text">{html.escape(e.trigger or "-")}</td>' if triggers else "")
@@ -263,16 +263,6 @@ def _table(head: list[str], rows: Iterable[str]) -> str:
         + "".join(rows)
         + "</table>"
     )
-
-
-def _utc(ms: int | None) -> str:
-    if ms is None:
-        return "before input"
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _episode_duration(e) -> str:
-    return "open" if e.stabilized_at is None else duration(e.rebalance_ms)
 
 
 # --------------------------------------------------------------------------------------------- pictures

@@ -204,7 +204,8 @@ def _episode_cost(e: EpisodeLine) -> tuple:
 
 # ------------------------------------------------------------------------------------------- rendering
 def duration(ms: int | None) -> str:
-    """'740ms', '1.5s', '2.0m', '1.2h'; '-' for unknown."""
+    """'740ms', '1.5s', '2.0m', '1.2h'; '-' for unknown. The one duration format of the summary, the
+    HTML report and the what-if report (jobs.report)."""
     if ms is None:
         return "-"
     for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1000)):
@@ -225,13 +226,13 @@ def shorten_middle(text: str, width: int) -> str:
     return text[:head] + "…" + (text[-tail:] if tail else "")
 
 
-def _utc(ms: int | None) -> str:
+def utc_text(ms: int | None) -> str:
     if ms is None:
         return "before input"
     return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _episode_duration(e: EpisodeLine) -> str:
+def episode_duration(e: EpisodeLine) -> str:
     if e.stabilized_at is None:
         return "open"
     return duration(e.rebalance_ms)  # '-' when it began before the input
@@ -326,8 +327,8 @@ def _worst_table(summary: RunSummary, width: int):
     for e in summary.worst:
         row = [
             e.group,
-            _utc(e.started_at),
-            _episode_duration(e),
+            utc_text(e.started_at),
+            episode_duration(e),
             duration(e.partition_unavailable_ms),
             (e.cause if summary.with_causes else e.reason) or "-",
         ]

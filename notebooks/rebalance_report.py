@@ -7,7 +7,9 @@
 # MAGIC
 # MAGIC Reads the Delta tables written by `rebalance-replay run` / `whatif`. On Databricks it reads the
 # MAGIC tables through Spark (widget `warehouse`: a path, or `catalog.schema` for metastore tables);
-# MAGIC locally (Jupyter) it reads `./warehouse` with `deltalake`.
+# MAGIC locally (Jupyter) it reads with `deltalake` the warehouse the job wrote: `REBALANCE_WAREHOUSE`,
+# MAGIC else the `warehouse` of the conf file `REBALANCE_CONF` (default `conf/local.yaml`), a relative
+# MAGIC path being from the project root (the folder holding `conf/`), as `rebalance-replay run` run there.
 
 # COMMAND ----------
 
@@ -16,6 +18,7 @@ import os
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 try:  # Databricks: widgets for date / group / scenario
     dbutils.widgets.text("warehouse", "")  # noqa: F821
@@ -28,11 +31,36 @@ try:  # Databricks: widgets for date / group / scenario
     SCENARIO = dbutils.widgets.get("scenario")  # noqa: F821
     ON_DATABRICKS = True
 except NameError:  # local Jupyter: the same parameters from the environment
-    WAREHOUSE = os.environ.get("REBALANCE_WAREHOUSE", "warehouse")
+    ON_DATABRICKS = False
+
+
+def local_warehouse() -> str:
+    """The warehouse `rebalance-replay run` wrote when run from the project root: REBALANCE_WAREHOUSE,
+    else the conf file's `warehouse` (REBALANCE_CONF, else conf/local.yaml), relative to the root."""
+    if os.environ.get("REBALANCE_WAREHOUSE"):
+        return os.environ["REBALANCE_WAREHOUSE"]
+    root = here = os.path.abspath(os.getcwd())  # Jupyter starts a notebook in its own folder
+    for folder in (here, os.path.dirname(here)):
+        if os.path.exists(os.path.join(folder, "conf", "local.yaml")):
+            root = folder
+            break
+    configured = "./warehouse"
+    conf = os.environ.get("REBALANCE_CONF") or os.path.join(root, "conf", "local.yaml")
+    if os.path.exists(conf):
+        import yaml
+
+        with open(conf) as f:
+            configured = (yaml.safe_load(f) or {}).get("warehouse") or configured
+    if "://" in configured or os.path.isabs(configured):
+        return configured
+    return os.path.normpath(os.path.join(root, configured))
+
+
+if not ON_DATABRICKS:
+    WAREHOUSE = local_warehouse()
     DATE = os.environ.get("REBALANCE_DATE", "")
     GROUP = os.environ.get("REBALANCE_GROUP", "")
     SCENARIO = os.environ.get("REBALANCE_SCENARIO", "")
-    ON_DATABRICKS = False
 
 
 def load(table: str, filtered: bool = True) -> pd.DataFrame:
@@ -63,7 +91,16 @@ summary = load("group_daily_summary")
 generations = load("generations")
 assignments = load("assignments")
 movements = load("partition_movements")
+episodes = load("rebalance_episodes")
+incidents = load("rebalance_incidents")
 comparison = load("whatif_comparison")
+if ON_DATABRICKS or os.path.isdir(WAREHOUSE) or "://" in WAREHOUSE:
+    print(f"warehouse: {WAREHOUSE}")
+else:
+    print(
+        f"warehouse: {WAREHOUSE} does not exist: run `rebalance-replay run` from the project root, or set "
+        "REBALANCE_WAREHOUSE (or REBALANCE_CONF) to the warehouse the job wrote"
+    )
 print(f"{len(summary)} group-days, {len(generations)} generations, {len(movements)} partition movements")
 
 # COMMAND ----------
@@ -101,7 +138,8 @@ def commit_run_ids(table: str) -> set:
 
 
 TABLES = ["events", "quarantine", "generations", "assignments", "partition_movements", "rebalance_episodes",
-          "group_daily_summary", "anomalies", "group_state", "whatif_comparison"]  # fmt: skip
+          "group_daily_summary", "anomalies", "group_state", "rebalance_incidents", "group_coordinators",
+          "coordinator_placement", "whatif_comparison"]  # fmt: skip
 accounting = load("run_accounting", filtered=False)
 writing = accounting[accounting["status"] == "writing"] if "status" in accounting else accounting.iloc[0:0]
 for run_id, rows in writing.groupby("run_id"):
@@ -152,15 +190,22 @@ table  # noqa: B018  (a notebook cell displays its last expression)
 
 if not actual.empty:
     per_day = actual.groupby("event_date")[["stw_ms", "partition_unavailable_ms"]].sum() / 1000.0
-    ax = per_day.plot.bar(figsize=(9, 3.5), title="Seconds per day (all groups)")
-    ax.set_xlabel("")
-    ax.set_ylabel("seconds (partition-seconds for unavailability)")
+    # two measures, two units: stop-the-world in seconds, unavailability in partition-seconds
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
+    per_day["stw_ms"].plot.bar(ax=left, color="tab:blue", title="Stop-the-world per day (all groups)")
+    left.set_ylabel("seconds")
+    per_day["partition_unavailable_ms"].plot.bar(
+        ax=right, color="tab:orange", title="Partition-unavailable per day (all groups)"
+    )
+    right.set_ylabel("partition-seconds")
+    for ax in (left, right):
+        ax.set_xlabel("")
+        ax.tick_params(axis="x", labelrotation=0)
     plt.tight_layout()
     plt.show()
 
 # COMMAND ----------
 
-# MAGIC %md
 # MAGIC ## Top groups by churn
 
 # COMMAND ----------
@@ -174,10 +219,83 @@ if not actual.empty:
         .sort_values("partitions_revoked", ascending=False)
         .head(10)
     )
-    ax = churn.plot.barh(figsize=(9, 0.5 + 0.4 * len(churn)), title="Top groups by churn")
+    churn.index = [f"{c}/{g}" for c, g in churn.index]
+    churn.columns = ["moved", "revoked", "wasted revocations"]
+    ax = churn.plot.barh(figsize=(9, 0.9 + 0.4 * len(churn)), title="Top groups by churn")
     ax.invert_yaxis()
+    ax.set_xlabel("partitions (sum over the days shown)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1, 1))  # beside the bars, not over them
     plt.tight_layout()
     plt.show()
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## Why: causes of the rebalances
+# MAGIC
+# MAGIC Each rebalance's `cause` (docs/causes.md: member joined, left, session or poll timeout, static member
+# MAGIC replaced, coordinator moved, ...), counted per group; the member that triggered it is in
+# MAGIC `rebalance_episodes.trigger_*`.
+
+# COMMAND ----------
+
+scen_episodes = episodes[episodes["scenario"] == (SCENARIO or "actual")] if not episodes.empty else episodes
+if not scen_episodes.empty and "cause" in scen_episodes:
+    causes = scen_episodes.assign(
+        group=scen_episodes["cluster"] + "/" + scen_episodes["group_id"]
+    ).pivot_table(
+        index="group", columns=scen_episodes["cause"].fillna("unknown"), aggfunc="size", fill_value=0
+    )
+    causes = causes.loc[causes.sum(axis=1).sort_values(ascending=False).index[:15]]
+    ax = causes.plot.barh(stacked=True, figsize=(9, 0.9 + 0.4 * len(causes)), title="Rebalances by cause")
+    ax.invert_yaxis()
+    ax.set_xlabel("rebalances")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("")
+    ax.legend(title="cause", loc="upper left", bbox_to_anchor=(1, 1))
+    plt.tight_layout()
+    plt.show()
+    worst = scen_episodes.sort_values("partition_unavailable_ms", ascending=False).head(10)
+    display_cols = ["cluster", "group_id", "started_at", "rebalance_ms", "partition_unavailable_ms", "cause",
+                    "trigger_member_id", "trigger_client_id", "cause_raw_reason"]  # fmt: skip
+    print("the 10 rebalances with the most partition-unavailable time:")
+    print(worst[[c for c in display_cols if c in worst]].to_string(index=False))
+else:
+    print("no rebalance causes in this warehouse (tables written before causes existed)")
+
+# COMMAND ----------
+
+# MAGIC %md
+# MAGIC ## Incidents
+# MAGIC
+# MAGIC Patterns across rebalances (`rebalance_incidents`): storms, stuck rebalances, rolling restarts,
+# MAGIC flapping members, unowned partitions, coordinator moves (one broker losing many groups at once).
+
+# COMMAND ----------
+
+scen_incidents = (
+    incidents[incidents["scenario"] == (SCENARIO or "actual")] if not incidents.empty else incidents
+)
+if not scen_incidents.empty:
+    print(scen_incidents.groupby("kind").size().rename("incidents").to_string())
+    shown = [
+        "kind",
+        "cluster",
+        "group_id",
+        "started_at",
+        "ended_at",
+        "episodes",
+        "members",
+        "groups",
+        "detail",
+    ]
+    print(
+        scen_incidents.sort_values("started_at")[[c for c in shown if c in scen_incidents]].to_string(
+            index=False
+        )
+    )
+else:
+    print("incidents: none in this warehouse")
 
 # COMMAND ----------
 
@@ -245,8 +363,18 @@ if not comparison.empty:
         ].sum()
         / 1000.0
     )
-    ax = by_scenario.plot.bar(figsize=(9, 3.5), title="What-if: seconds, actual vs scenario")
-    ax.set_xlabel("")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.5))
+    stw = by_scenario[["stw_ms_actual", "stw_ms_scenario"]].set_axis(["actual", "scenario"], axis=1)
+    stw.plot.bar(ax=left, title="Stop-the-world, actual vs scenario")
+    left.set_ylabel("seconds")
+    unavailable = by_scenario[["partition_unavailable_ms_actual", "partition_unavailable_ms_scenario"]]
+    unavailable.set_axis(["actual", "scenario"], axis=1).plot.bar(
+        ax=right, title="Partition-unavailable, actual vs scenario"
+    )
+    right.set_ylabel("partition-seconds")
+    for ax in (left, right):
+        ax.set_xlabel("")
+        ax.legend(loc="upper left", bbox_to_anchor=(1, 1))
     plt.tight_layout()
     plt.show()
 else:

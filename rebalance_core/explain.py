@@ -16,7 +16,7 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from rebalance_core.causes import EPISODE_CAUSE_COLUMNS, CauseSettings, CauseTracker
-from rebalance_core.coordinator_moves import CoordinatorTracker
+from rebalance_core.coordinator_moves import HANDOVER_TYPES, CoordinatorTracker
 from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentSettings, IncidentTracker
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
@@ -56,7 +56,10 @@ class ExplainedReplayer:
         key = {"cluster": self.cluster, "group_id": self.group_id, "scenario": self.settings.scenario}
         state = state or {}
         self.causes = CauseTracker(cause_settings, state.get("causes"))
-        self.incidents = IncidentTracker(key, incident_settings, self.settings.topics)
+        incident_settings = incident_settings or self.settings.incidents
+        self.incidents = IncidentTracker(
+            key, incident_settings, self.settings.topics, state.get("incidents"), self.settings.run_end_ms
+        )
         self.coordinators = CoordinatorTracker(key, state.get("coordinators"))
         self.uncounted_ms: dict = {}  # date -> unowned partition-ms the timeline cannot see
 
@@ -77,7 +80,7 @@ class ExplainedReplayer:
 
     def finish(self) -> dict[str, list[dict]]:
         out = self._explained(self.replayer.finish())
-        incidents = self.incidents.finish()
+        incidents = self.incidents.finish(self.settings.final)
         self._count_uncounted(incidents)
         out["rebalance_incidents"].extend(incidents)
         out["group_coordinators"].extend(self.coordinators.finish(self.settings.final))
@@ -91,7 +94,12 @@ class ExplainedReplayer:
     def snapshot(self) -> dict:
         return {
             **self.replayer.snapshot(),
-            STATE_KEY: {"causes": self.causes.snapshot(), "coordinators": self.coordinators.snapshot()},
+            STATE_KEY: {
+                "causes": self.causes.snapshot(),
+                "coordinators": self.coordinators.snapshot(),
+                # a final run closed every incident: nothing goes on (nightly runs carry the open ones)
+                "incidents": None if self.settings.final else self.incidents.snapshot(),
+            },
         }
 
     def _explained(self, out: dict[str, list[dict]]) -> dict[str, list[dict]]:
@@ -136,6 +144,8 @@ def replay_explained(
     """`replay.replay` with the explanation: every group's events, sorted, through an ExplainedReplayer."""
     by_group: dict[tuple[str, str], list[Event]] = {}
     for e in events:
+        if e.event_type in HANDOVER_TYPES:  # broker-wide: coordinator_moves.across_groups reads them
+            continue
         by_group.setdefault((e.cluster, e.group_id), []).append(e)
     out: dict[str, list[dict]] = {}
     for key in sorted(by_group):

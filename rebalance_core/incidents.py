@@ -21,6 +21,16 @@ Kinds (`IncidentKind`):
 
 Pure: no I/O, no clock. `IncidentTracker` sees every event of one group (`observe`) and its annotated
 episode rows (`episodes`), emits rows as the patterns close, and `finish` closes what is open.
+
+Across nightly runs: a pattern is over only when its window has passed without a continuation (a storm
+`storm_window_ms` after its last rebalance, a rolling restart `rolling_gap_ms` after its last change, a
+flapping member `flap_window_ms` after its last departure; unowned partitions at the next rebalance).
+A row is dated by that instant (`over_at`), so a storm whose last rebalance is at 23:55 with a 10 min
+window belongs to the next day. A run that is not final (`finish(final=False)`) closes what is over by
+the end of its last date (`run_end_ms`) and carries the rest, with the recent rebalances and departures
+the windows look back on, in the group's state (`snapshot`): the next night's run continues them. So
+running D-1 then D writes the same incidents as running both dates at once; a final run closes
+everything at the end of its input, dated at most its last date.
 """
 
 from __future__ import annotations
@@ -77,12 +87,14 @@ def incident_row(
     partition_unavailable_ms: int | None = None,
     uncounted_unavailable_ms: int | None = None,
     detail: str | None = None,
+    dated_at: int | None = None,
 ) -> dict[str, Any]:
-    """A `rebalance_incidents` row, dated by its end (else its start)."""
+    """A `rebalance_incidents` row, dated by `dated_at` (when it was known to be over), else its end
+    (else its start)."""
     anchor = ended_at if ended_at is not None else started_at
     return {
         **key,
-        "event_date": utc_date(anchor or 0),
+        "event_date": utc_date(dated_at if dated_at is not None else anchor or 0),
         "incident_id": f"{key.get('group_id') or key.get('cluster')}:{kind.value}@{anchor}",
         "kind": kind.value,
         "started_at": started_at,
@@ -120,8 +132,16 @@ class _Unowned:
 
 
 class IncidentTracker:
-    def __init__(self, key: dict[str, Any], settings: IncidentSettings | None = None, topics=None):
+    def __init__(
+        self,
+        key: dict[str, Any],
+        settings: IncidentSettings | None = None,
+        topics=None,
+        state: dict | None = None,
+        run_end_ms: int | None = None,
+    ):
         self.key = key
+        self.run_end_ms = run_end_ms  # the end of the run's last date (None: the end of the input)
         self.settings = settings or IncidentSettings()
         self.topics: dict[str, int] = dict(topics or {})  # partition counts known
         self.subscriptions: dict[str, tuple[str, ...]] = {}  # member -> subscribed topics
@@ -138,6 +158,8 @@ class IncidentTracker:
         self.flapping: dict[str, _Run] = {}
         self.last_ts: int | None = None
         self.out: list[dict] = []
+        if state:
+            self._restore(state)
 
     # ------------------------------------------------------------------------------------- events
     def observe(self, e: Event) -> None:
@@ -260,7 +282,7 @@ class IncidentTracker:
                 self.storm.last_at = at
                 self.storm.episodes.append(row["episode_id"])
 
-    def _close_storm(self) -> None:
+    def _close_storm(self, until: int | None = None) -> None:
         storm, self.storm = self.storm, None
         if storm is None:
             return
@@ -273,6 +295,7 @@ class IncidentTracker:
                 episodes=storm.episodes,
                 detail=f"{len(storm.episodes)} rebalances, >= {self.settings.storm_rebalances} within "
                 f"{self.settings.storm_window_ms // 60_000} min",
+                dated_at=_over_at(storm.last_at + self.settings.storm_window_ms, until),
             )
         )
 
@@ -317,7 +340,7 @@ class IncidentTracker:
         if departed and identity:
             self._flap(at, identity, episode)
 
-    def _close_rolling(self) -> None:
+    def _close_rolling(self, until: int | None = None) -> None:
         run, self.rolling = self.rolling, None
         if run is None or len(self.rolling_departed) < self.settings.rolling_members:
             return
@@ -330,6 +353,7 @@ class IncidentTracker:
                 episodes=run.episodes,
                 members=sorted(self.rolling_departed),
                 detail=f"{len(self.rolling_departed)} members left and rejoined one after another",
+                dated_at=_over_at(run.last_at + self.settings.rolling_gap_ms, until),
             )
         )
 
@@ -350,7 +374,7 @@ class IncidentTracker:
             if episode:
                 run.episodes.append(episode)
 
-    def _close_flap(self, identity: str) -> None:
+    def _close_flap(self, identity: str, until: int | None = None) -> None:
         run = self.flapping.pop(identity, None)
         if run is None:
             return
@@ -364,6 +388,7 @@ class IncidentTracker:
                 episodes=run.episodes or None,
                 members=[identity],
                 detail=f"{identity} left and rejoined {max(departures, self.settings.flap_count)} times",
+                dated_at=_over_at(run.last_at + self.settings.flap_window_ms, until),
             )
         )
 
@@ -372,16 +397,93 @@ class IncidentTracker:
         out, self.out = self.out, []
         return out
 
-    def finish(self) -> list[dict]:
-        """Close what is open at the end of the run's input. Patterns are not carried across runs: one
-        spanning two nightly runs is reported by each run for its own part."""
-        if self.last_ts is not None:
-            self._close_unowned(self.last_ts)
-        self._close_storm()
-        self._close_rolling()
-        for identity in list(self.flapping):
-            self._close_flap(identity)
+    def finish(self, final: bool = True) -> list[dict]:
+        """Close what is open at the end of the run. Final: everything (dated at most the run's end);
+        else only what is over by the end of the run's last date, the rest is carried (`snapshot`)."""
+        s, end = self.settings, self.run_end_ms
+        if final:
+            until = end if end is not None else self.last_ts
+            if self.last_ts is not None:
+                self._close_unowned(self.last_ts)
+            self._close_storm(until)
+            self._close_rolling(until)
+            for identity in list(self.flapping):
+                self._close_flap(identity, until)
+            return self.drain()
+        if end is None:
+            return self.drain()  # no run end known: everything open goes on
+        if self.storm is not None and self.storm.last_at + s.storm_window_ms <= end:
+            self._close_storm()
+        if self.rolling is not None and self.rolling.last_at + s.rolling_gap_ms <= end:
+            self._close_rolling()
+        for identity, run in list(self.flapping.items()):
+            if run.last_at + s.flap_window_ms <= end:
+                self._close_flap(identity)
         return self.drain()
+
+    # ------------------------------------------------------------------------ across nightly runs
+    def snapshot(self) -> dict:
+        """What the next night's run needs to go on (JSON-ready): the open patterns and what their
+        windows look back on, the subscriptions and ownership the unowned check compares with."""
+        s, last = self.settings, self.last_ts or 0
+        departures = {
+            who: [t for t in times if t >= last - s.flap_window_ms] for who, times in self.departures.items()
+        }
+        return {
+            "last_ts": self.last_ts,
+            "topics": self.topics,
+            "subscriptions": {m: list(t) for m, t in self.subscriptions.items()},
+            "rebalance_timeout_ms": self.rebalance_timeout_ms,
+            "ever_owned": sorted([tp.topic, tp.partition] for tp in self.ever_owned),
+            "previous_assignment": {
+                m: sorted([tp.topic, tp.partition] for tp in tps)
+                for m, tps in self.previous_assignment.items()
+            },
+            "assignment_generation": self.assignment_generation,
+            "unowned": None if self.unowned is None else vars(self.unowned).copy(),
+            "recent_starts": [list(x) for x in self.recent_starts if x[0] >= last - s.storm_window_ms],
+            "storm": _run_state(self.storm),
+            "rolling": _run_state(self.rolling),
+            "rolling_departed": sorted(self.rolling_departed),
+            "departures": {who: times for who, times in departures.items() if times},
+            "flapping": {who: _run_state(run) for who, run in self.flapping.items()},
+        }
+
+    def _restore(self, state: dict) -> None:
+        self.last_ts = state.get("last_ts")
+        for topic, count in (state.get("topics") or {}).items():
+            self.topics[topic] = max(count, self.topics.get(topic, 0))
+        self.subscriptions = {m: tuple(t) for m, t in (state.get("subscriptions") or {}).items()}
+        self.rebalance_timeout_ms = state.get("rebalance_timeout_ms")
+        self.ever_owned = {TopicPartition(t, p) for t, p in state.get("ever_owned") or ()}
+        self.previous_assignment = {
+            m: {TopicPartition(t, p) for t, p in tps}
+            for m, tps in (state.get("previous_assignment") or {}).items()
+        }
+        self.assignment_generation = state.get("assignment_generation")
+        unowned = state.get("unowned")
+        self.unowned = _Unowned(**{**unowned, "partitions": list(unowned["partitions"])}) if unowned else None
+        self.recent_starts = deque(tuple(x) for x in state.get("recent_starts") or ())
+        self.storm = _run_of(state.get("storm"))
+        self.rolling = _run_of(state.get("rolling"))
+        self.rolling_departed = set(state.get("rolling_departed") or ())
+        self.departures = {who: deque(times) for who, times in (state.get("departures") or {}).items()}
+        self.flapping = {who: _run_of(run) for who, run in (state.get("flapping") or {}).items()}
+
+
+def _over_at(over_at: int, until: int | None) -> int:
+    """When a pattern was over: its window's end, at most the end of the run (`until`) that closes it."""
+    return over_at if until is None else min(over_at, until)
+
+
+def _run_state(run: _Run | None) -> dict | None:
+    return None if run is None else vars(run).copy()
+
+
+def _run_of(state: dict | None) -> _Run | None:
+    if state is None:
+        return None
+    return _Run(**{name: list(v) if isinstance(v, list) else v for name, v in state.items()})
 
 
 def _identity(instance: str | None, client: str | None, host: str | None, member: str | None) -> str | None:

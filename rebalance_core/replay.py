@@ -32,7 +32,7 @@ from rebalance_core.kafka_logs.values import classic_member_owner
 from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
 from rebalance_core.member_order import MemberMapOrder
 from rebalance_core.replay_common import admit, anomaly_row
-from schemas.events import EventType, RemovalReason, Side
+from schemas.events import BROKER_WIDE_EVENT_TYPES, EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
 
 STATE_VERSION = 1
@@ -132,6 +132,8 @@ class ReplaySettings:
     # coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
     coordinator_member_map: str = "scala-2.13"
     session_timeout_ms: int | None = None  # when the log does not say
+    incidents: object | None = None  # incidents.IncidentSettings of rebalance_core.explain (None: defaults)
+    run_end_ms: int | None = None  # last instant of the run's last date (rebalance_core.explain's incidents)
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -1601,7 +1603,8 @@ def replay(
     `event_order_key`, one replayer each (`new_replayer`; resumed from `states` where given)."""
     by_group: dict[tuple[str, str], list[Event]] = {}
     for e in events:
-        by_group.setdefault((e.cluster, e.group_id), []).append(e)
+        if e.event_type not in BROKER_WIDE_EVENT_TYPES:  # a partition's hand-over: coordinator_moves
+            by_group.setdefault((e.cluster, e.group_id), []).append(e)
     out: dict[str, list[dict]] = {name: [] for name in REPLAY_TABLES}
     for key in sorted(by_group):
         group_events = sorted(by_group[key], key=event_order_key)

@@ -58,6 +58,12 @@ class EventType(str, Enum):
     GROUP_LOADED = "group_loaded"  # coordinator took the group over (generation_id)
     GROUP_UNLOADED = "group_unloaded"  # coordinator gave it up (generation_id)
     TOPIC_METADATA_CHANGED = "topic_metadata_changed"  # attributes: topic -> partition count
+    # broker-wide: the broker now leads / no longer leads __consumer_offsets-P (GroupCoordinator
+    # onElection / onResignation); the line names no group: group_id is the partition's name
+    # (`__consumer_offsets-P`), attributes offsets_partition, coordinator_epoch. Not replayed per group:
+    # rebalance_core.coordinator_moves maps P to its groups.
+    COORDINATOR_ELECTED = "coordinator_elected"
+    COORDINATOR_RESIGNED = "coordinator_resigned"
     # ---- coordinator side, KIP-848 consumer protocol (no generations; epochs) ---------------------
     GROUP_EPOCH_BUMPED = "group_epoch_bumped"  # group_epoch
     TARGET_ASSIGNMENT_COMPUTED = "target_assignment_computed"  # assignment_epoch, assignment, protocol_name
@@ -108,12 +114,18 @@ COORDINATOR_EVENTS = frozenset(
         EventType.GROUP_LOADED,
         EventType.GROUP_UNLOADED,
         EventType.TOPIC_METADATA_CHANGED,
+        EventType.COORDINATOR_ELECTED,
+        EventType.COORDINATOR_RESIGNED,
         EventType.GROUP_EPOCH_BUMPED,
         EventType.TARGET_ASSIGNMENT_COMPUTED,
         EventType.MEMBER_EPOCH_UPDATED,
     }
 )
 EVENT_TYPES = frozenset(e.value for e in EventType)
+# about no single group (a broker's __consumer_offsets partition): not replayed per group
+BROKER_WIDE_EVENT_TYPES = frozenset(
+    {EventType.COORDINATOR_ELECTED.value, EventType.COORDINATOR_RESIGNED.value}
+)
 
 EVENT_COLUMNS: tuple[Column, ...] = (
     Column("event_id", STRING, True, "Unique id; reruns and duplicates are detected by it"),

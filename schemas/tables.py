@@ -189,10 +189,14 @@ GROUP_COORDINATORS = KEY_COLUMNS + (
     Column("broker", STRING, True, "Broker id"),
     Column("from_ts", TIMESTAMP, False, "null: since before the log"),
     Column("to_ts", TIMESTAMP, False, "null: still coordinating at the end of the input"),
-    Column("started_by", STRING, True, "group_loaded | coordinator_discovered | first_seen | moved"),
-    Column("ended_by", STRING, False, "group_unloaded | coordinator_unavailable | moved"),
+    Column(
+        "started_by", STRING, True, "group_loaded | coordinator_discovered | first_seen | moved | elected"
+    ),
+    Column("ended_by", STRING, False, "group_unloaded | coordinator_unavailable | moved | resigned"),
     Column("offsets_partition", INT, False, "__consumer_offsets partition named by the broker's lines"),
-    Column("seen_by", STRING, True, "coordinator | member"),
+    Column(
+        "seen_by", STRING, True, "coordinator | member | partition (only the broker's partition hand-overs)"
+    ),
 )
 
 # rebalance_core.coordinator_placement: Kafka's partitionFor against the logged partitions, per group

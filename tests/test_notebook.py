@@ -52,4 +52,31 @@ def test_the_notebook_runs_against_the_jobs_tables(spark, tmp_path, monkeypatch)
     assert f"{generations} generations" in printed  # the first cell read the job's tables
     assert "warehouse: every run finished" in printed  # the status cell; mid-run: test_killed_runs.py
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) >= 3  # per day, churn, ownership timeline (what-if: no comparison table here)
+    assert len(images) >= 4  # per day, churn, causes, ownership timeline (what-if: no comparison table here)
+    assert "the 10 rebalances with the most partition-unavailable time" in printed  # with their causes
+    assert "incidents" in printed
+
+
+def _local_warehouse():
+    """The notebook's `local_warehouse` function, taken from its source."""
+    import ast
+
+    source = (ROOT / "notebooks" / "rebalance_report.py").read_text()
+    (function,) = [n for n in ast.parse(source).body if getattr(n, "name", None) == "local_warehouse"]
+    namespace = {"os": os}
+    exec(compile(ast.Module([function], []), "rebalance_report.py", "exec"), namespace)
+    return namespace["local_warehouse"]
+
+
+def test_the_local_notebook_finds_the_warehouse_of_the_conf_from_the_project_root(tmp_path, monkeypatch):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.delenv("REBALANCE_WAREHOUSE", raising=False)
+    monkeypatch.delenv("REBALANCE_CONF", raising=False)
+    monkeypatch.chdir(tmp_path / "notebooks")  # where Jupyter starts the notebook
+    (tmp_path / "conf" / "local.yaml").write_text("warehouse: ./warehouse\n")
+    assert _local_warehouse()() == str(tmp_path / "warehouse")
+    (tmp_path / "conf" / "local.yaml").write_text("warehouse: data/wh\n")
+    assert _local_warehouse()() == str(tmp_path / "data" / "wh")
+    monkeypatch.setenv("REBALANCE_WAREHOUSE", "/elsewhere")
+    assert _local_warehouse()() == "/elsewhere"

@@ -170,3 +170,15 @@ def connect_assignment(fields: Fields, text: str, topic_names: Mapping[str, str]
     if tasks:
         out.append((EventType.PARTITIONS_ASSIGNED, {"partitions": tasks, "attributes": {}}))
     return out
+
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def partition_handover(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """ "Elected as / Resigned as the group coordinator for partition P" and the loading / unloading of
+    `__consumer_offsets-P` name no group: the event's group id is the partition's name (the job maps P
+    to its groups, rebalance_core.coordinator_moves)."""
+    partition = fields["attributes"]["offsets_partition"]
+    fields["group_id"] = f"{OFFSETS_TOPIC}-{partition}"
+    return [(None, fields)]

@@ -164,6 +164,41 @@ BROKER_CLASSIC: tuple[MessagePattern, ...] = (
     P("broker.unloading.java", COORD, "3.6+", E.GROUP_UNLOADED,  # group id from the [GroupId=g] prefix
       r"Unloading group metadata for generation (?P<generation_id>\d+)\.$",
       "group metadata for", "Unloading group metadata for generation 5."),
+    # -- the broker leads / stops leading __consumer_offsets-P (every group of P moves with it)
+    P("broker.elected.2_8", COORD, "2.8+", E.COORDINATOR_ELECTED,  # GroupCoordinator.onElection
+      r"Elected as the group coordinator for partition (?P<a_offsets_partition>\d+)"
+      r"(?: in epoch (?P<a_coordinator_epoch>\d+))?$",
+      "group coordinator for partition", "Elected as the group coordinator for partition 12 in epoch 3",
+      extract=x.partition_handover),
+    P("broker.resigned.2_8", COORD, "2.8+", E.COORDINATOR_RESIGNED,  # GroupCoordinator.onResignation
+      r"Resigned as the group coordinator for partition (?P<a_offsets_partition>\d+)"
+      r"(?: in epoch (?:Some\(|OptionalInt\[)?(?P<a_coordinator_epoch>\d+)[)\]]?|"
+      r" in epoch (?:None|OptionalInt\.empty))?$",
+      "group coordinator for partition", "Resigned as the group coordinator for partition 12 in epoch 3",
+      extract=x.partition_handover),
+    # before 2.8 only GroupMetadataManager tells (scheduleLoadGroupAndOffsets / removeGroupsForPartition);
+    # the 4.x Java runtime (CoordinatorRuntime.scheduleLoadOperation / scheduleUnloadOperation)
+    P("broker.loading_partition.1_0", COORD, "1.0+", E.COORDINATOR_ELECTED,
+      r"Scheduling loading of offsets and group metadata from __consumer_offsets-(?P<a_offsets_partition>\d+)"
+      r"(?: for epoch (?P<a_coordinator_epoch>\d+))?$",
+      "Scheduling loading of", "Scheduling loading of offsets and group metadata from __consumer_offsets-12",
+      extract=x.partition_handover),
+    P("broker.unloading_partition.1_0", COORD, "1.0+", E.COORDINATOR_RESIGNED,
+      r"Scheduling unloading of offsets and group metadata from __consumer_offsets-(?P<a_offsets_partition>\d+)$",
+      "Scheduling unloading of",
+      "Scheduling unloading of offsets and group metadata from __consumer_offsets-12",
+      extract=x.partition_handover),
+    P("broker.loading_partition.java", COORD, "3.6+", E.COORDINATOR_ELECTED,
+      r"Scheduling loading of metadata from __consumer_offsets-(?P<a_offsets_partition>\d+) with epoch "
+      r"(?P<a_coordinator_epoch>\d+)$",
+      "Scheduling loading of", "Scheduling loading of metadata from __consumer_offsets-12 with epoch 3",
+      extract=x.partition_handover),
+    P("broker.unloading_partition.java", COORD, "3.6+", E.COORDINATOR_RESIGNED,
+      r"Scheduling unloading of metadata for __consumer_offsets-(?P<a_offsets_partition>\d+) with epoch "
+      r"(?:OptionalInt\[)?(?P<a_coordinator_epoch>\d+)\]?$",
+      "Scheduling unloading of",
+      "Scheduling unloading of metadata for __consumer_offsets-12 with epoch OptionalInt[3]",
+      extract=x.partition_handover),
     P("broker.unloaded.java", COORD, "3.8+", E.GROUP_UNLOADED,
       r"Unloaded group metadata for group epoch (?P<group_epoch>\d+)\.$",
       "group metadata for", "Unloaded group metadata for group epoch 7."),

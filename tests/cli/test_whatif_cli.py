@@ -71,7 +71,7 @@ def test_report_without_spark(tmp_path):
     console = Console(record=True, width=120)
     print_comparison(console, report)
     text = console.export_text()
-    assert "coop *" in text and "n/a" in text and "-900 ms" in text
+    assert "coop *" in text and "n/a" in text and "-900ms" in text
     page = write_report(tmp_path, report)
     assert "coop (best)" in page.read_text() and (page.parent / "group-01.png").stat().st_size > 0
 

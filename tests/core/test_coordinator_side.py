@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_core.coordinator_moves import CoordinatorTracker, move_incidents
+from rebalance_core.coordinator_moves import (
+    CoordinatorTracker,
+    PartitionHandover,
+    across_groups,
+    handover_of,
+    move_incidents,
+)
 from rebalance_core.coordinator_placement import check_placement, infer_partition_count
 from rebalance_core.explain import replay_explained
 from rebalance_core.java_hash import java_int, java_string_hash
+from rebalance_core.kafka_logs.parser import parse_lines
 from rebalance_core.kafka_logs.writer import partition_for
 from tests.core.replay_helpers import T0, ev
 from tests.logs.kafka_log_fixtures import REAL, parse_fixture
@@ -173,3 +180,96 @@ def test_a_tenure_is_one_row_per_day_and_nightly_runs_write_each_day_once():
     assert nightly == expected
     assert [(r["to_ts"], r["ended_by"]) for r in expected] == [(None, None), (T0 + DAY + 5, "group_unloaded")]
     assert expected[0]["event_date"] != expected[1]["event_date"]
+
+
+# ---------------------------------------------------------------- the brokers' partition hand-overs
+# A 3.x broker restart: broker 2 resigns the __consumer_offsets partitions of three groups (orders: 31,
+# payments: 13, audit: 5 of 50), broker 1 is elected for them. Only orders logs its unload and load;
+# payments is next seen on broker 1; audit only has a member's log (no line of its own on any broker).
+RESTART_LOG = """\
+[2024-11-08 09:59:00,000] INFO [GroupCoordinator 2]: Stabilized group orders generation 4 (__consumer_offsets-31) with 2 members (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 09:59:10,000] INFO [GroupCoordinator 2]: Stabilized group payments generation 7 (__consumer_offsets-13) with 1 members (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:00,100] INFO [GroupCoordinator 2]: Resigned as the group coordinator for partition 13 in epoch OptionalInt[4] (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:00,110] INFO [GroupCoordinator 2]: Resigned as the group coordinator for partition 5 in epoch OptionalInt[4] (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:00,120] INFO [GroupCoordinator 2]: Resigned as the group coordinator for partition 31 in epoch OptionalInt[4] (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:00,130] INFO [GroupCoordinator 2]: Unloading group metadata for orders with generation 4 (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:00,900] INFO [GroupCoordinator 1]: Elected as the group coordinator for partition 31 in epoch 5 (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:00,905] INFO [GroupMetadataManager brokerId=1] Scheduling loading of offsets and group metadata from __consumer_offsets-31 for epoch 5 (kafka.coordinator.group.GroupMetadataManager)
+[2024-11-08 10:00:00,910] INFO [GroupCoordinator 1]: Elected as the group coordinator for partition 13 in epoch 5 (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:00,920] INFO [GroupCoordinator 1]: Elected as the group coordinator for partition 5 in epoch 5 (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:01,000] INFO [GroupCoordinator 1]: Loading group metadata for orders with generation 4 (kafka.coordinator.group.GroupCoordinator)
+[2024-11-08 10:00:05,000] INFO [GroupCoordinator 1]: Preparing to rebalance group payments in state PreparingRebalance with old generation 7 (__consumer_offsets-13) (reason: Leader c1-1 re-joining group during Stable) (kafka.coordinator.group.GroupCoordinator)
+"""
+AUDIT_CLIENT_LOG = """\
+[2024-11-08 09:30:00,000] INFO [Consumer clientId=audit-1, groupId=audit] Successfully joined group with generation Generation{generationId=2, memberId='audit-1-3a0c', protocol='range'} (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)
+"""
+_10H = 1731060000000  # 2024-11-08 10:00:00 UTC
+
+
+def _restart(offsets_topic_partitions):
+    events = [
+        *parse_lines(RESTART_LOG.splitlines(), file="server.log", cluster="k").events,
+        *parse_lines(AUDIT_CLIENT_LOG.splitlines(), file="audit.log", cluster="k").events,
+    ]
+    out = replay_explained(events)
+    groups = {"k": {r["group_id"] for r in out["group_daily_summary"]}}
+    handovers = [h for e in events if (h := handover_of(e)) is not None]
+    return across_groups(
+        out["group_coordinators"], handovers, groups, offsets_topic_partitions, _10H + 3_600_000
+    )
+
+
+def test_the_brokers_elected_and_resigned_lines_are_partition_hand_overs_of_no_group():
+    events = parse_lines(RESTART_LOG.splitlines(), file="server.log", cluster="k").events
+    handovers = [(h.broker, h.partition, h.elected) for e in events if (h := handover_of(e)) is not None]
+    assert handovers == [
+        ("2", 13, False),
+        ("2", 5, False),
+        ("2", 31, False),
+        ("1", 31, True),
+        ("1", 31, True),  # the loading line of the same election
+        ("1", 13, True),
+        ("1", 5, True),
+    ]
+    assert "__consumer_offsets-13" not in replay_explained(events)["group_daily_summary"]
+
+
+@pytest.mark.parametrize("offsets_topic_partitions", [50, None])  # configured; inferred from orders, payments
+def test_a_broker_restart_hands_over_every_group_of_its_partitions(offsets_topic_partitions):
+    tenures, _, _ = _restart(offsets_topic_partitions)
+    got = sorted(
+        (r["group_id"], r["broker"], r["from_ts"], r["to_ts"], r["started_by"], r["ended_by"], r["seen_by"])
+        for r in tenures
+    )
+    assert got == [
+        # no line of its own: the partition's hand-over alone says who coordinated it
+        ("audit", "1", _10H + 920, None, "elected", None, "partition"),
+        ("audit", "2", None, _10H + 110, "first_seen", "resigned", "partition"),
+        # its own unload line ends the tenure; the tenure on broker 1 begins at the election, not the load
+        ("orders", "1", _10H + 900, None, "elected", None, "coordinator"),
+        ("orders", "2", None, _10H + 130, "first_seen", "group_unloaded", "coordinator"),
+        # without an unload line the resignation ends it (not the group's next line on broker 1)
+        ("payments", "1", _10H + 910, None, "elected", None, "coordinator"),
+        ("payments", "2", None, _10H + 100, "first_seen", "resigned", "coordinator"),
+    ]
+
+
+def test_a_broker_restart_moving_many_groups_is_one_coordinator_move_incident():
+    _, incidents, placement = _restart(50)
+    assert [(i["kind"], i["groups"], i["partitions"], i["started_at"], i["ended_at"]) for i in incidents] == [
+        (
+            "coordinator_move",
+            ["audit", "orders", "payments"],
+            ["__consumer_offsets-13", "__consumer_offsets-31", "__consumer_offsets-5"],
+            _10H + 100,
+            _10H + 130,
+        )
+    ]
+    assert {(r["group_id"], r["agrees"]) for r in placement} == {("orders", True), ("payments", True)}
+
+
+def test_a_hand_over_without_a_known_partition_count_is_not_guessed():
+    tenures, _, _ = across_groups(
+        [], [PartitionHandover("k", "2", 5, _10H, elected=False)], {"k": {"audit"}}, None, _10H
+    )
+    assert tenures == []

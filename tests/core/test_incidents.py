@@ -3,11 +3,16 @@ restarts, flapping members, unowned partitions."""
 
 from __future__ import annotations
 
-from rebalance_core.explain import replay_explained
+import json
+
+import pytest
+
+from rebalance_core.explain import new_explained_replayer, replay_explained
 from rebalance_core.incidents import IncidentSettings
+from rebalance_core.measures import utc_date
 from rebalance_core.replay import ReplaySettings, event_order_key
 from rebalance_core.simulate import load_scenario, simulate
-from tests.core.replay_helpers import ev, tps
+from tests.core.replay_helpers import T0, ev, tps
 
 
 def _explain(events, incident_settings=None, **settings):
@@ -195,3 +200,75 @@ def test_partitions_a_cooperative_round_withholds_for_revocation_are_not_unowned
     out = replay_explained(events, ReplaySettings(topics={"t": 8}))
     assert any(r["rounds"] == 2 for r in out["rebalance_episodes"])  # KIP-429: revoke, then hand out
     assert _kinds(out, "unowned_partitions") == []
+
+
+# ------------------------------------------------------------------------- across nightly runs
+_MIDNIGHT = T0 + 6_400_000  # 2023-11-15T00:00:00Z
+_DAY = 86_400_000
+
+
+def _rolling_restart_and_storm_across_midnight():
+    """Three pods restarted one after another at 23:54, 23:59 and 00:04, each leaving and rejoining (six
+    rebalances in ten minutes: also a storm), and a second storm whose last rebalance is at 23:57 on the
+    next day: over only at 00:07 of the day after."""
+    events, gen = [], 0
+    for k, pod in enumerate(("pod-a", "pod-b", "pod-c")):
+        t = _MIDNIGHT - T0 - 6 * 60_000 + k * 5 * 60_000
+        old, new = f"{pod}-old", f"{pod}-new"
+        events += [ev(t, "member_removed", member_id=old, reason="leave_group", client_id=pod)]
+        events += _rebalance(t, gen, f"Removing member {old} on LeaveGroup; client reason: closing")
+        events += [ev(t + 30_000, "join_received", member_id=new, client_id=pod)]
+        events += _rebalance(t + 30_000, gen + 1, f"Adding new member {new} with group instance id None")
+        gen += 2
+    for k in range(5):
+        t = _MIDNIGHT - T0 + _DAY - 7 * 60_000 + k * 60_000
+        events += _rebalance(t, gen, "Updating metadata for member m1 during Stable")
+        gen += 1
+    return sorted(events, key=event_order_key)
+
+
+def _run(events, run_end_ms, final, state=None):
+    settings = ReplaySettings(final=final, run_end_ms=run_end_ms)
+    replayer = new_explained_replayer("k", "g", settings, state, events)
+    replayer.feed(events)
+    out = replayer.finish()
+    return out["rebalance_incidents"], json.loads(json.dumps(replayer.snapshot()))  # as group_state keeps it
+
+
+@pytest.mark.parametrize("last_run_final", [True, False])
+def test_incidents_across_midnight_are_the_same_run_night_by_night_or_at_once(last_run_final):
+    events = _rolling_restart_and_storm_across_midnight()
+    days = [_MIDNIGHT - _DAY, _MIDNIGHT, _MIDNIGHT + _DAY]  # the three dates' starts
+    at_once, _ = _run(events, days[2] + _DAY - 1, last_run_final)
+    nightly, state = [], None
+    for i, start in enumerate(days):
+        night = [e for e in events if start <= e.ts < start + _DAY]
+        rows, state = _run(night, start + _DAY - 1, last_run_final if i == 2 else False, state)
+        nightly += rows
+    key = lambda r: (r["kind"], r["started_at"])  # noqa: E731
+    assert sorted(nightly, key=key) == sorted(at_once, key=key)
+    storms = [r for r in at_once if r["kind"] == "rebalance_storm"]
+    (rolling,) = [r for r in at_once if r["kind"] == "rolling_restart"]
+    # not cut at midnight: one storm and one rolling restart from 23:5x to 00:0x
+    assert storms[0]["started_at"] < _MIDNIGHT < storms[0]["ended_at"]
+    assert rolling["started_at"] < _MIDNIGHT < rolling["ended_at"]
+    assert rolling["members"] == ["pod-a", "pod-b", "pod-c"]
+    # dated when it was over: the second storm's last rebalance is at 23:57, its 10 min window ends
+    # on the next day (the last run's last date when final: nothing after the input is known)
+    late = storms[1]
+    assert late["ended_at"] < _MIDNIGHT + _DAY and late["event_date"] == utc_date(_MIDNIGHT + _DAY)
+    assert len(storms) == 2
+
+
+def test_a_night_carries_what_may_go_on_and_a_rerun_of_the_next_night_writes_the_same():
+    events = _rolling_restart_and_storm_across_midnight()
+    first = [e for e in events if e.ts < _MIDNIGHT]
+    rows, state = _run(first, _MIDNIGHT - 1, final=False)
+    assert rows == []  # the rolling restart may go on, the four rebalances may become a storm: carried
+    carried = state["explain"]["incidents"]
+    assert carried["rolling_departed"] == ["pod-a", "pod-b"] and len(carried["recent_starts"]) == 4
+    # a rerun of the second night from the same state writes the same rows (idempotent)
+    second = [e for e in events if _MIDNIGHT <= e.ts < _MIDNIGHT + _DAY]
+    assert _run(second, _MIDNIGHT + _DAY - 1, False, state) == _run(
+        second, _MIDNIGHT + _DAY - 1, False, state
+    )

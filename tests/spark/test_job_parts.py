@@ -19,6 +19,7 @@ from jobs.input import SAMPLE_DATA, resolve_input
 from jobs.replay_batches import KIND_STATE, OUTSIDE_RUN_DATES, replay_partition, wire_row
 from jobs.sample_data.generate import OUT, render, simulated_events
 from rebalance_core.events import Event
+from rebalance_core.incidents import IncidentSettings
 from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key, replay
 from schemas.events import EVENT_COLUMN_NAMES
 from tests.core import replay_scenarios as scenarios
@@ -29,6 +30,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # ------------------------------------------------------------------------------------------- config
 def test_conf_local_yaml_is_the_builtin_default():
     assert yaml.safe_load((ROOT / "conf" / "local.yaml").read_text()) == DEFAULTS
+
+
+def test_the_incident_thresholds_default_to_the_cores_and_the_file_changes_them(tmp_path):
+    assert load_config(None).incidents == IncidentSettings()
+    assert load_config(ROOT / "conf" / "nightly.yaml").incidents == IncidentSettings()
+    conf = tmp_path / "c.yaml"
+    conf.write_text("incidents: {storm_rebalances: 8}\nreplay: {offsets_topic_partitions: 200}\n")
+    config = load_config(conf)
+    assert config.incidents == IncidentSettings(storm_rebalances=8)
+    assert config.replay.offsets_topic_partitions == 200
 
 
 def test_nightly_example_loads():
@@ -58,6 +69,18 @@ def test_command_line_values_override_the_file(tmp_path):
         ('scenario: "it\'s"\n', "scenario must be letters"),
         ("[1, 2]\n", "must be a mapping"),
         ("a: [\n", "is not valid YAML (line 2)"),
+        ("incidents: {storm_rebalances: 1}\n", "incidents.storm_rebalances must be an integer of at least 2"),
+        ("incidents: {storm_window_ms: -5}\n", "incidents.storm_window_ms must be a positive integer"),
+        (
+            "incidents: {flap_window_ms: 10m}\n",
+            "incidents.flap_window_ms must be a positive integer, got '10m'",
+        ),
+        ("incidents: {storm_minutes: 3}\n", "unknown setting 'incidents.storm_minutes'"),
+        ("incidents: 5\n", "incidents must be a mapping"),
+        (
+            "replay: {offsets_topic_partitions: 0}\n",
+            "replay.offsets_topic_partitions must be a positive integer",
+        ),
     ],
 )
 def test_bad_config_is_one_clear_usage_error(tmp_path, text, message):
