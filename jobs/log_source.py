@@ -283,7 +283,10 @@ PARSED_COLUMNS = (
 # (stack traces, `\tAssigned partitions: …`, pretty-printed JSON). The numbering step then leaves out the
 # MAYBE_CONTINUED lines that follow an OTHER_HEAD (the rest of an entry not about groups) and numbers
 # every line, so every line is counted.
-GROUP_WORDS = ("group", "Group", "rebalanc", "Rebalanc")  # literal: a byte search, no regex
+# Literal byte searches, no regex: "roup" finds group/Group and "ebalanc" rebalance/Rebalance in two scans of
+# a line instead of four (a word that merely contains them, e.g. "troupe", only keeps a line more for the
+# parser, which decides).
+GROUP_WORDS = ("roup", "ebalanc")
 HEAD_TIME = r"\d\d:\d\d:\d\d"
 HEAD_LEVEL = r"\b(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b"
 OTHER_HEAD, GROUP_LINE, MAYBE_CONTINUED = 0, 1, 2
@@ -390,17 +393,25 @@ def _plain_files(spark, files: list[str], options: LogOptions):
         .when(value.rlike(HEAD_TIME) & value.rlike(HEAD_LEVEL), OTHER_HEAD)
         .otherwise(MAYBE_CONTINUED)
     )
-    keep = kind != OTHER_HEAD
-    lines = (
+    # The kind in a projection of its own, used three times below: Spark keeps such a projection apart
+    # (CollapseProject does not copy an expensive expression into several uses), so it runs once a line.
+    classified = (
         spark.read.option("lineSep", "\n")  # \n only: line numbers as `wc -l` and editors count them
         .text(files)
         .select(
-            F.xxhash64("_metadata.file_path").alias("fid"),
+            value,
+            F.col("_metadata.file_path").alias("_path"),
             F.col("_metadata.file_block_start").alias("block"),
             kind.cast("byte").alias("kind"),
-            F.when(keep, F.col("_metadata.file_path")).alias("path"),
-            F.when(keep, value.cast("binary")).alias("bytes"),  # the bytes as read, even if not UTF-8
         )
+    )
+    keep = F.col("kind") != OTHER_HEAD
+    lines = classified.select(
+        F.xxhash64("_path").alias("fid"),
+        "block",
+        "kind",
+        F.when(keep, F.col("_path")).alias("path"),
+        F.when(keep, value.cast("binary")).alias("bytes"),  # the bytes as read, even if not UTF-8
     )
     numbered = lines.mapInArrow(_number_blocks, schema=NUMBERED_DDL)
     ordered = numbered.repartition("fid").sortWithinPartitions("fid", "block", "line")
