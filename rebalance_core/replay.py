@@ -987,9 +987,21 @@ class GroupReplayer:
             self._emit_assignment(assignment, gen, ts, source)
             self._apply_assignment(assignment, ts, gen, source)
             self._set_assignment(assignment, gen, source)
+            self.timeline.owners_known()
+        elif self.has_coordinator and not self._members_apply_own_syncs(rnd):
+            # no line gives this generation's assignment and the assignor could not be rerun: who
+            # consumes what is unknown from here, and so are the partition measures (null, not 0)
+            self.timeline.owners_unknown()
         if source == "inferred" and self.timeline.episode is not None:
             self.timeline.episode.source = "inferred"
         self.timeline.round_completed(gen, ts)
+
+    def _members_apply_own_syncs(self, rnd: Round) -> bool:
+        """Whether every member of the round has a log of its own (its sync gives its partitions)."""
+        members = rnd.members
+        if members is None and self.group.membership_known:
+            members = list(self.group.members)
+        return members is not None and all(self._is_member_timed(m, self._instance_of(m)) for m in members)
 
     def _apply_assignment(
         self, assignment: dict[str, list[TopicPartition]], ts: int, gen, source: str
