@@ -546,6 +546,8 @@ class OwnershipTimeline:
         revoked = int(stop.cause == "revoked")
         wasted = int(row["wasted_revocation"])
         if ep is not None:
+            if row["source"] == "inferred":  # its unavailable time is inferred or a bound: so are the totals
+                ep.source = "inferred"
             ep.partition_unavailable_ms += unavailable or 0
             ep.max_partition_unavailable_ms = max(ep.max_partition_unavailable_ms, unavailable or 0)
             ep.partitions_revoked += revoked
