@@ -3,6 +3,8 @@ parsed by our parser: what the broker's view knows is exact, what it cannot know
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from tests.core.broker_log import episodes, replay_log, scala_line
@@ -383,6 +385,43 @@ def test_after_a_generation_of_unknown_owners_the_next_known_assignment_measures
     assert measured == [(1, 0), (2, None), (3, None), (4, 6)]
     (day,) = out["group_daily_summary"]
     assert _partition_measures(day) == (None,) * 6  # the day's total would be a lower bound only
+
+
+def _ms(ts: str) -> int:
+    """Epoch ms of a `scala_line` time ('HH:MM:SS,mmm' on 2024-11-08, UTC)."""
+    return int(dt.datetime.fromisoformat(f"2024-11-08T{ts.replace(',', '.')}+00:00").timestamp() * 1000)
+
+
+def _c2_crashes() -> list[str]:
+    return _two_members_then(
+        [
+            _failed("10:05:00,000", C2),
+            _prepare("10:05:00,001", 1, f"removing member {C2} on heartbeat expiration"),
+            _stabilized("10:05:00,100", 2, 1),
+            _assignment("10:05:00,200", C1, 2, 1),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("session_timeout_ms", "stopped_at"),
+    [
+        (None, "10:05:00,000"),  # unknown: at the removal, the latest it can be (a lower bound)
+        (10_000, "10:04:50,000"),  # its last heartbeat: expiry - session timeout
+    ],
+)
+def test_a_crashed_members_stop_is_an_estimate_marked_inferred(session_timeout_ms, stopped_at):
+    """No log shows a crash. The coordinator expires a member session.timeout.ms after its last heartbeat
+    (GroupCoordinator.completeAndScheduleNextHeartbeatExpiration / onExpireHeartbeat): its partitions stopped
+    then, which the replay can only estimate from the removal line and the session timeout (3.x lines print
+    it only for a LeaveGroup): the movement rows and the episode are `inferred`, never confident."""
+    out = replay_log(
+        _c2_crashes(), topics={"t": 4}, default_assignor="range", session_timeout_ms=session_timeout_ms
+    )
+    crashed = [m for m in out["partition_movements"] if m["from_member_id"] == C2]
+    assert {(m["stop_cause"], m["source"]) for m in crashed} == {("member_failed", "inferred")}
+    assert {m["revoked_at"] for m in crashed} == {_ms(stopped_at)}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
 
 
 def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
