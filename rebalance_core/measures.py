@@ -358,7 +358,8 @@ class OwnershipTimeline:
         if holder is not None:
             if holder.member == member:
                 return None
-            self.stop(tp, holder.member, ts, "lost", instance=holder.instance, source=holder.source)
+            # the holder stopped at an instant no event showed, at the latest now: an estimate (`inferred`)
+            self.stop(tp, holder.member, ts, "lost", instance=holder.instance, source="inferred")
             problem = DOUBLE_OWNERSHIP
         stop = self._stopped.pop(tp, None)
         if stop is not None:

@@ -153,3 +153,19 @@ def test_unknown_owners_null_the_episodes_from_there_until_known_and_their_days(
     assert measured == [("e1", None), ("e2", None), ("e3", 100)]
     (day,) = tl.daily_rows()
     assert (day["rebalances"], day["stw_ms"], day["partitions_revoked"]) == (3, None, None)
+
+
+def test_a_start_while_another_member_holds_it_makes_the_holders_stop_an_estimate():
+    """Consumers' logs alone: a killed process logs nothing (no onPartitionsRevoked / onPartitionsLost),
+    and the coordinator gives its partitions to another member once its session expires. When the holder
+    stopped is in no event: its stop is placed at the new owner's start, the latest it can be, and the
+    row is `inferred` (its unavailable time, and the episode's, a lower bound)."""
+    tl = OwnershipTimeline("k", "g")
+    tl.start(P0, "c1", DAY)
+    tl.begin_episode("e1", DAY + 45_000, reason="removing member c1 on heartbeat expiration")
+    assert tl.start(P0, "c2", DAY + 45_100, generation_id=2) == DOUBLE_OWNERSHIP
+    tl.round_completed(2, DAY + 45_100)
+    out = tl.finish()
+    (move,) = out["partition_movements"]
+    assert (move["stop_cause"], move["unavailable_ms"], move["source"]) == ("lost", 0, "inferred")
+    assert out["rebalance_episodes"][0]["source"] == "inferred"
