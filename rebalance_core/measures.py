@@ -24,6 +24,8 @@ API (stable; a change is announced here):
     tl.rename_member(old, new)                 # the member id a stand-in stood for became known
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
     tl.group_empty(ts)                         # all members gone: ends stop-the-world, closes open stops
+    tl.owners_unknown(); tl.owners_known()     # who owns what is unknown / known again: episodes (and
+                                               # their days) with unknown owners have null partition measures
     tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
     tl.consuming() -> {tp: member}; tl.stopped() -> {tp: member that stopped it, not started again}
     tl.day(date) -> DayTotals                  # per-UTC-day accumulation (callers add their counters)
@@ -121,6 +123,9 @@ class EpisodeRecord:
     revocations_wasted: int = 0
     # identity (group.instance.id or member id) of each partition's owner when the episode began
     owners_before: dict[TopicPartition, str] = field(default_factory=dict)
+    # False: who owned what before, during or after it is not known (`OwnershipTimeline.owners_unknown`):
+    # its partition measures are null
+    partitions_known: bool = True
 
 
 @dataclass
@@ -144,6 +149,7 @@ class DayTotals:
     timing_sources: list[str] = field(default_factory=list)
     events: int = 0
     anomalies: int = 0
+    partitions_known: bool = True  # False: an episode of the day had unknown owners (measures null)
 
     def add_episode_timing(self, timing_source: str | None) -> None:
         if timing_source and timing_source not in self.timing_sources:
@@ -169,6 +175,7 @@ class OwnershipTimeline:
         self._stw_since: int | None = None  # all partitions stopped since then
         self._last_stop_ts: int | None = None  # latest stop instant since the last start
         self._last_ts: int | None = None  # latest instant the timeline was told about
+        self._owners_known = True  # False: the caller does not know who owns what (`owners_unknown`)
         self.episode: EpisodeRecord | None = None
         self._days: dict[dt.date, DayTotals] = {}
         self._out: dict[str, list[dict]] = {"partition_movements": [], "rebalance_episodes": []}
@@ -223,8 +230,22 @@ class OwnershipTimeline:
             timing_source=timing_source,
             source=source,
             owners_before=before,
+            partitions_known=self._owners_known,
         )
         return self.episode
+
+    def owners_unknown(self) -> None:
+        """The caller does not know who owns which partition from here (a generation whose assignment
+        no event shows and none could be inferred): the open episode's and the next episodes' partition
+        measures are null until `owners_known`, and so are the totals of the days they end in."""
+        self._owners_known = False
+        if self.episode is not None:
+            self.episode.partitions_known = False
+
+    def owners_known(self) -> None:
+        """Ownership is known again (a whole assignment applied, or the group emptied). The open
+        episode stays unknown if it was: who owned what when it began is still unknown."""
+        self._owners_known = True
 
     def discard_episode(self) -> None:
         """The open episode was no rebalance after all (a member's rejoin the coordinator answered with
@@ -266,6 +287,7 @@ class OwnershipTimeline:
         moved = sum(
             1 for tp, owner in ep.owners_before.items() if after.get(tp) is not None and after[tp] != owner
         )
+        known = ep.partitions_known
         rebalance_ms = (
             ep.stabilized_at - ep.started_at
             if ep.stabilized_at is not None and ep.started_at is not None
@@ -281,12 +303,12 @@ class OwnershipTimeline:
             "started_at": ep.started_at,
             "stabilized_at": ep.stabilized_at,
             "rebalance_ms": rebalance_ms,
-            "stw_ms": ep.stw_ms,
-            "partition_unavailable_ms": ep.partition_unavailable_ms,
-            "max_partition_unavailable_ms": ep.max_partition_unavailable_ms,
-            "partitions_moved": moved,
-            "partitions_revoked": ep.partitions_revoked,
-            "revocations_wasted": ep.revocations_wasted,
+            "stw_ms": ep.stw_ms if known else None,
+            "partition_unavailable_ms": ep.partition_unavailable_ms if known else None,
+            "max_partition_unavailable_ms": ep.max_partition_unavailable_ms if known else None,
+            "partitions_moved": moved if known else None,
+            "partitions_revoked": ep.partitions_revoked if known else None,
+            "revocations_wasted": ep.revocations_wasted if known else None,
             "reason": ep.reason,
             "rebalance_protocol": ep.rebalance_protocol,
             "timing_source": ep.timing_source,
@@ -314,6 +336,7 @@ class OwnershipTimeline:
             if ep.reason:
                 day.reasons[ep.reason] = day.reasons.get(ep.reason, 0) + 1
             day.add_episode_timing(ep.timing_source)
+            day.partitions_known = day.partitions_known and known
         return row
 
     # ----------------------------------------------------------------------------- start and stop
@@ -335,7 +358,8 @@ class OwnershipTimeline:
         if holder is not None:
             if holder.member == member:
                 return None
-            self.stop(tp, holder.member, ts, "lost", instance=holder.instance, source=holder.source)
+            # the holder stopped at an instant no event showed, at the latest now: an estimate (`inferred`)
+            self.stop(tp, holder.member, ts, "lost", instance=holder.instance, source="inferred")
             problem = DOUBLE_OWNERSHIP
         stop = self._stopped.pop(tp, None)
         if stop is not None:
@@ -437,6 +461,7 @@ class OwnershipTimeline:
             self._add_stw(max(0, ts - self._stw_since), ts)
             self._stw_since = None
         self._close_open_stops()
+        self._owners_known = True  # nobody owns anything now
 
     # ------------------------------------------------------------------------------------- output
     def drain(self) -> dict[str, list[dict]]:
@@ -457,6 +482,7 @@ class OwnershipTimeline:
         rows = []
         for date in sorted(self._days):
             d = self._days.pop(date)
+            known = d.partitions_known
             rows.append(
                 {
                     **self.key,
@@ -467,12 +493,13 @@ class OwnershipTimeline:
                     "member_rejoins": d.member_rejoins,
                     "member_rejoin_ms": d.member_rejoin_ms,
                     "generations": d.generations,
-                    "stw_ms": d.stw_ms,
-                    "partition_unavailable_ms": d.partition_unavailable_ms,
-                    "max_partition_unavailable_ms": d.max_partition_unavailable_ms,
-                    "partitions_moved": d.partitions_moved,
-                    "partitions_revoked": d.partitions_revoked,
-                    "revocations_wasted": d.revocations_wasted,
+                    # null: an episode of the day had unknown owners (the known part is only a lower bound)
+                    "stw_ms": d.stw_ms if known else None,
+                    "partition_unavailable_ms": d.partition_unavailable_ms if known else None,
+                    "max_partition_unavailable_ms": d.max_partition_unavailable_ms if known else None,
+                    "partitions_moved": d.partitions_moved if known else None,
+                    "partitions_revoked": d.partitions_revoked if known else None,
+                    "revocations_wasted": d.revocations_wasted if known else None,
                     "reasons": dict(sorted(d.reasons.items())) or None,
                     "timing_source": _one_timing_source(d.timing_sources),
                     "events": d.events,
@@ -520,6 +547,8 @@ class OwnershipTimeline:
         revoked = int(stop.cause == "revoked")
         wasted = int(row["wasted_revocation"])
         if ep is not None:
+            if row["source"] == "inferred":  # its unavailable time is inferred or a bound: so are the totals
+                ep.source = "inferred"
             ep.partition_unavailable_ms += unavailable or 0
             ep.max_partition_unavailable_ms = max(ep.max_partition_unavailable_ms, unavailable or 0)
             ep.partitions_revoked += revoked
@@ -563,6 +592,7 @@ class OwnershipTimeline:
             "stw_since": self._stw_since,
             "last_ts": self._last_ts,
             "last_stop_ts": self._last_stop_ts,
+            "owners_known": self._owners_known,
             "episode": episode,
             "days": {d.isoformat(): asdict(t) for d, t in sorted(self._days.items())},
             "out": {name: [_row_to_json(r) for r in rows] for name, rows in self._out.items()},
@@ -580,6 +610,7 @@ class OwnershipTimeline:
         self._stw_since = state["stw_since"]
         self._last_ts = state["last_ts"]
         self._last_stop_ts = state["last_stop_ts"]
+        self._owners_known = state.get("owners_known", True)
         if state["episode"] is not None:
             ep = dict(state["episode"])
             ep["owners_before"] = {TopicPartition(t, p): o for t, p, o in ep["owners_before"]}

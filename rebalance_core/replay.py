@@ -417,19 +417,16 @@ class GroupReplayer:
         member = e.member_id or self.group.member_for_instance(e.group_instance_id)
         if member:
             reason = e.reason
-            if reason == RemovalReason.SESSION_TIMEOUT.value:
-                timeout = (
-                    co.int_attribute(e, "session_timeout_ms")
-                    or self.group.session_timeout_of(member)
-                    or self.settings.session_timeout_ms
-                )
-                # a crashed member stopped at its last heartbeat = expiry - session timeout
-                self._stop_member(member, e.ts - (timeout or 0), "member_failed")
-            elif reason == RemovalReason.LEAVE_GROUP.value:
+            if reason == RemovalReason.LEAVE_GROUP.value:
                 if not self._is_member_timed(member):
                     self._stop_member(member, e.ts, "member_left")
-            else:  # rebalance/pending-sync timeout, fenced static member
-                self._stop_member(member, e.ts, "member_failed")
+            else:
+                # it died or hung (a session timeout; no JoinGroup / SyncGroup for the whole rebalance or
+                # pending-sync timeout, GroupCoordinator.onCompleteJoin / removePendingSyncMember; a static
+                # member fenced by its instance's newer process) at an instant no line shows: the stop is
+                # the latest it can be, an estimate (`inferred`)
+                at = self._crash_instant(member, e) if reason == RemovalReason.SESSION_TIMEOUT.value else e.ts
+                self._stop_member(member, at, "member_failed", "inferred")
             self.views.pop(member, None)
             self.member_timed.discard(member)
             if self._kip415_lost(e, member):
@@ -461,6 +458,24 @@ class GroupReplayer:
             )
         )
 
+    def _crash_instant(self, member: str, e: Event) -> int:
+        """When a member removed on session expiry stopped consuming: an estimate, never a logged instant.
+        The coordinator expires a member `session.timeout.ms` after its deadline was last reset
+        (GroupCoordinator.completeAndScheduleNextHeartbeatExpiration; GroupMetadataManager
+        rescheduleClassicGroupMemberHeartbeat in 4.0), by its heartbeat, JoinGroup or SyncGroup: expiry -
+        session timeout is its last request, and it died within a heartbeat interval of it. Later than the
+        crash, so the unavailable and stop-the-world time are lower bounds, when the session timeout is
+        unknown (3.x lines print it only for a LeaveGroup; else `ReplaySettings.session_timeout_ms`): the
+        stop is then at the removal, the latest it can be; or when the deadline was last reset by a join
+        completion (onCompleteJoin / completeClassicGroupJoin reset every member's, also one that died in
+        the join phase after its JoinGroup)."""
+        timeout = (
+            co.int_attribute(e, "session_timeout_ms")
+            or self.group.session_timeout_of(member)
+            or self.settings.session_timeout_ms
+        )
+        return e.ts - timeout if timeout else e.ts
+
     def _c_static_member_replaced(self, e: Event) -> None:
         """KIP-345 (GroupCoordinator.updateStaticMemberAndRebalance, ClassicGroup.replaceStaticMember): a
         known group.instance.id joined with an unknown member id; the new id takes the old one's place.
@@ -476,8 +491,8 @@ class GroupReplayer:
         owned = sorted(self.timeline.partitions_of(old)) if old else []
         if old:
             self.views.pop(old, None)
-            if member_timed:
-                self._stop_member(old, e.ts, "member_failed")  # its own log placed the stop already
+            if member_timed:  # its own log placed the stop already; else it died unseen, at the latest here
+                self._stop_member(old, e.ts, "member_failed", "inferred")
             elif not stable:  # the new process takes part in the rebalance: its old partitions wait
                 for tp in owned:
                     self._stop(tp, old, None, "member_failed", instance, "inferred")
@@ -650,12 +665,14 @@ class GroupReplayer:
 
     def _static_restart(self, e: Event) -> None:
         """A static member's new process joins with an empty member id: its old incarnation crashed
-        (KIP-345); the crash instant is in no log, so its partitions stop here (a lower bound)."""
+        (KIP-345); the crash instant is in no log, so its partitions stop here: the latest it can be, the
+        unavailable time a lower bound (`inferred`). A close() revoked them in its own log already
+        (ConsumerCoordinator.onLeavePrepare), and sent no LeaveGroup (AbstractCoordinator.maybeLeaveGroup)."""
         old = self.group.member_for_instance(e.group_instance_id)
         if old is None:
             old = next((v.member_id for v in self.views.values() if v.instance == e.group_instance_id), None)
         if old is not None and self.timeline.partitions_of(old):
-            self._stop_member(old, e.ts, "member_failed")
+            self._stop_member(old, e.ts, "member_failed", "inferred")
 
     def _signal(self, e: Event, view: MemberView) -> None:
         if view.signal_ts is not None:
@@ -1140,6 +1157,11 @@ class GroupReplayer:
             self._emit_assignment(assignment, gen, ts, source)
             self._apply_assignment(assignment, ts, gen, source)
             self._set_assignment(assignment, gen, source)
+            self.timeline.owners_known()
+        elif self.has_coordinator and not self._members_apply_own_syncs(rnd):
+            # no line gives this generation's assignment and the assignor could not be rerun: who
+            # consumes what is unknown from here, and so are the partition measures (null, not 0)
+            self.timeline.owners_unknown()
         if source == "inferred" and self.timeline.episode is not None:
             self.timeline.episode.source = "inferred"
         if self.kip415_delay_inferred and None not in (rnd.leader_id, self.closed_leader):
@@ -1151,6 +1173,13 @@ class GroupReplayer:
             self.follow_up_due = True  # the workers rejoin when the delay expires (`_kip415_lost`)
             self.timeline.episode.source = "inferred"
         self.timeline.round_completed(gen, ts)
+
+    def _members_apply_own_syncs(self, rnd: Round) -> bool:
+        """Whether every member of the round has a log of its own (its sync gives its partitions)."""
+        members = rnd.members
+        if members is None and self.group.membership_known:
+            members = list(self.group.members)
+        return members is not None and all(self._is_member_timed(m, self._instance_of(m)) for m in members)
 
     def _apply_assignment(
         self, assignment: dict[str, list[TopicPartition]], ts: int, gen, source: str
@@ -1381,12 +1410,12 @@ class GroupReplayer:
         if problem:
             self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
 
-    def _stop_member(self, member: str, ts: int, cause: str) -> None:
+    def _stop_member(self, member: str, ts: int, cause: str, source: str = "observed") -> None:
         view = self.views.get(member)
         if view is not None:
             self._flush_pending(view)
         for tp in sorted(self.timeline.partitions_of(member)):
-            self._stop(tp, member, ts, cause, self._instance_of(member))
+            self._stop(tp, member, ts, cause, self._instance_of(member), source)
 
     def _stop_unlogged_members(self, ts: int) -> None:
         """Eager, coordinator timing: members without a log of their own stop when the round starts."""

@@ -95,8 +95,11 @@ class GroundTruth:
             self._member_timed()
 
     def stop(self, member_id: str, instance: str | None, tps: Iterable[TopicPartition], ts: int, cause: str):
+        # no log shows when a process died: a replay's member_failed stop is an estimate (`inferred`), and
+        # the truth's rows say so too (its instant is the true one)
+        source = "inferred" if cause == "member_failed" else "observed"
         for tp in sorted(set(tps) & self.timeline.partitions_of(member_id)):
-            self.timeline.stop(tp, member_id, ts, cause, instance=instance)
+            self.timeline.stop(tp, member_id, ts, cause, instance=instance, source=source)
             self._member_timed()
 
     def _member_timed(self) -> None:

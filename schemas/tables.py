@@ -105,7 +105,8 @@ REBALANCE_EPISODES = KEY_COLUMNS + (
 )
 
 NO_ASSIGNMENT_KNOWN = (
-    "null: no line of the input states an assignment (e.g. a 4.0 broker log of a KIP-848 group)"
+    "null: an episode of the day had unknown owners: no line of the input states an assignment and"
+    " the assignor cannot be rerun (e.g. a broker log without partition counts; docs/metrics.md)"
 )
 
 GROUP_DAILY_SUMMARY = KEY_COLUMNS + (

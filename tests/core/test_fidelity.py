@@ -24,11 +24,6 @@ KIP415_BROKER = (
     "scheduled rebalance delay or the revoked tasks, so the delayed follow-up rounds become separate rebalances "
     "(the worker's 'with rebalance delay' line could join them; Connect worker logs are not written yet)"
 )
-SESSION_TIMEOUT = (
-    "a crashed member stopped at its last heartbeat = removal - session.timeout.ms, which 3.x logs print only "
-    "in a LeaveGroup's MemberMetadata: without ReplaySettings.session_timeout_ms the replay stops it at the "
-    "removal without flagging a bound (issue 12: null or a flagged bound, never a confident wrong value)"
-)
 STATIC_POLL_TIMEOUT_2X = (
     "2.x: a static member's poll timeout is in no line (AbstractCoordinator 2.8 names it only as a dynamic "
     "member's LeaveGroup reason; the WARN line is 3.0+): its partitions stop at its later 'Lost previously "
@@ -54,8 +49,7 @@ CLIENT_VIEWS = ("events-client", "client-2.x", "client-3.x", "client-4.x")
 # (section, views, measures, why they fail today on these cases; the full run finds more: docs/fidelity.md)
 KNOWN = [
     ("classic", ("events-broker", "broker-3.x", "broker-4.x"), ("rounds",), KIP415_BROKER),
-    ("classic", ("both-2.x",), ("stw_ms", "unavailable_ms"), f"{SESSION_TIMEOUT}; {STATIC_POLL_TIMEOUT_2X}"),
-    ("classic", ("both-3.x", "both-4.x"), ("stw_ms", "unavailable_ms"), SESSION_TIMEOUT),
+    ("classic", ("both-2.x",), ("stw_ms", "unavailable_ms"), STATIC_POLL_TIMEOUT_2X),
     ("classic", CLIENT_VIEWS, ("generations", "members", "rounds", "wasted"), MEMBER_ONLY),
     ("classic", ("events-client",), ("leader",), MEMBER_ONLY),
     ("consumer", ("both-4.x",), ("rounds",), KIP848_DEBUG),

@@ -127,3 +127,45 @@ def test_assumed_ownership_predates_the_input():
     (move,) = tl.drain()["partition_movements"]
     assert (move["from_member_id"], move["unavailable_ms"]) == ("c1", 20)
     assert tl.daily_rows()[0]["stw_ms"] == 20
+
+
+def test_unknown_owners_null_the_episodes_from_there_until_known_and_their_days():
+    """Who owns what is unknown (`owners_unknown`): the open episode and every episode begun before the
+    owners are known again have null partition measures, and so has their day (its known part would be
+    a lower bound only). The state survives a snapshot."""
+    tl = OwnershipTimeline("k", "g")
+    tl.begin_episode("e1", DAY, reason="new member")
+    tl.owners_unknown()  # the round turned Stable with an assignment no event shows
+    tl.round_completed(1, DAY + 100)
+    tl.end_episode()
+    tl = OwnershipTimeline("k", "g", state=json.loads(json.dumps(tl.snapshot())))
+    tl.begin_episode("e2", DAY + 1000, reason="member left")  # its owners before: still unknown
+    tl.owners_known()
+    tl.start(P0, "c1", DAY + 1100, generation_id=2)
+    tl.round_completed(2, DAY + 1100)
+    tl.end_episode()
+    tl.begin_episode("e3", DAY + 2000, reason="new member")
+    tl.stop(P0, "c1", DAY + 2000, "revoked")
+    tl.start(P0, "c1", DAY + 2100, generation_id=3)
+    tl.round_completed(3, DAY + 2100)
+    out = tl.finish()
+    measured = [(e["episode_id"], e["partition_unavailable_ms"]) for e in out["rebalance_episodes"]]
+    assert measured == [("e1", None), ("e2", None), ("e3", 100)]
+    (day,) = tl.daily_rows()
+    assert (day["rebalances"], day["stw_ms"], day["partitions_revoked"]) == (3, None, None)
+
+
+def test_a_start_while_another_member_holds_it_makes_the_holders_stop_an_estimate():
+    """Consumers' logs alone: a killed process logs nothing (no onPartitionsRevoked / onPartitionsLost),
+    and the coordinator gives its partitions to another member once its session expires. When the holder
+    stopped is in no event: its stop is placed at the new owner's start, the latest it can be, and the
+    row is `inferred` (its unavailable time, and the episode's, a lower bound)."""
+    tl = OwnershipTimeline("k", "g")
+    tl.start(P0, "c1", DAY)
+    tl.begin_episode("e1", DAY + 45_000, reason="removing member c1 on heartbeat expiration")
+    assert tl.start(P0, "c2", DAY + 45_100, generation_id=2) == DOUBLE_OWNERSHIP
+    tl.round_completed(2, DAY + 45_100)
+    out = tl.finish()
+    (move,) = out["partition_movements"]
+    assert (move["stop_cause"], move["unavailable_ms"], move["source"]) == ("lost", 0, "inferred")
+    assert out["rebalance_episodes"][0]["source"] == "inferred"

@@ -3,6 +3,8 @@ parsed by our parser: what the broker's view knows is exact, what it cannot know
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from tests.core.broker_log import episodes, replay_log, scala_line
@@ -316,6 +318,110 @@ def test_0_10_dead_and_removed_ends_the_episode_there_and_counts_no_member_it_ca
         (1, None, None),
     ]
     assert not out["anomalies"]
+
+
+PARTITION_MEASURES = (
+    "stw_ms",
+    "partition_unavailable_ms",
+    "max_partition_unavailable_ms",
+    "partitions_moved",
+    "partitions_revoked",
+    "revocations_wasted",
+)
+
+
+def _partition_measures(row: dict) -> tuple:
+    return tuple(row[c] for c in PARTITION_MEASURES)
+
+
+def test_partition_measures_are_null_when_no_line_shows_who_owns_what():
+    """The classic coordinator never prints an assignment (GroupCoordinator.doSyncGroup stores the leader's
+    SyncGroup payload; "Assignment received from leader" names no partition): the consumers' leader computes
+    it (ConsumerCoordinator.onLeaderElected). 0.10 names no member either, so the assignor cannot be rerun:
+    who consumes what, and so stop-the-world, unavailable time and churn, is unknown: null, never 0."""
+    lines = [
+        _kafka_0_10("10:00:00,000", "Preparing to restabilize group g1 with old generation 0"),
+        _kafka_0_10("10:00:03,000", "Stabilized group g1 generation 1"),
+        _kafka_0_10("10:00:03,020", "Assignment received from leader for group g1 for generation 1"),
+        _kafka_0_10("10:05:00,000", "Preparing to restabilize group g1 with old generation 1"),
+        _kafka_0_10("10:05:03,000", "Stabilized group g1 generation 2"),
+        _kafka_0_10("10:05:03,020", "Assignment received from leader for group g1 for generation 2"),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="range")
+    assert [_partition_measures(e) for e in out["rebalance_episodes"]] == [(None,) * 6] * 2
+    (day,) = out["group_daily_summary"]
+    assert _partition_measures(day) == (None,) * 6
+    assert day["rebalances"] == 2  # what the lines do show is still counted
+
+
+def test_after_a_generation_of_unknown_owners_the_next_known_assignment_measures_only_later_rebalances():
+    """Generation 2 has a member no line names (its assignment cannot be inferred): its rebalance and the
+    next one, which starts from those unknown owners, have null partition measures (the eager round of
+    generation 3 revokes partitions the replay cannot name). Generation 3's inferred assignment makes the
+    owners known again: generation 4's rebalance is measured (range gives the same partitions back, so
+    everything revoked is wasted: ConsumerCoordinator.onJoinPrepare revokes all under EAGER)."""
+    lines = _two_members_then(
+        [
+            _prepare(
+                "10:01:00,000", 1, f"Member {C2} joining group during Stable; client reason: metadata changed"
+            ),
+            _stabilized("10:01:00,100", 2, 3),
+            _assignment("10:01:00,200", C1, 2, 3),
+            _failed("10:05:00,000", C3),
+            _prepare("10:05:00,001", 2, f"removing member {C3} on heartbeat expiration"),
+            _stabilized("10:05:00,100", 3, 2),
+            _assignment("10:05:00,200", C1, 3, 2),
+            _prepare(
+                "10:06:00,000",
+                3,
+                f"Leader {C1} re-joining group during Stable; client reason: metadata changed",
+            ),
+            _stabilized("10:06:00,100", 4, 2),
+            _assignment("10:06:00,200", C1, 4, 2),
+        ]
+    )
+    out = replay_log(lines, topics={"t": 6}, default_assignor="range")
+    measured = [(e["last_generation_id"], e["partitions_revoked"]) for e in out["rebalance_episodes"]]
+    assert measured == [(1, 0), (2, None), (3, None), (4, 6)]
+    (day,) = out["group_daily_summary"]
+    assert _partition_measures(day) == (None,) * 6  # the day's total would be a lower bound only
+
+
+def _ms(ts: str) -> int:
+    """Epoch ms of a `scala_line` time ('HH:MM:SS,mmm' on 2024-11-08, UTC)."""
+    return int(dt.datetime.fromisoformat(f"2024-11-08T{ts.replace(',', '.')}+00:00").timestamp() * 1000)
+
+
+def _c2_crashes() -> list[str]:
+    return _two_members_then(
+        [
+            _failed("10:05:00,000", C2),
+            _prepare("10:05:00,001", 1, f"removing member {C2} on heartbeat expiration"),
+            _stabilized("10:05:00,100", 2, 1),
+            _assignment("10:05:00,200", C1, 2, 1),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("session_timeout_ms", "stopped_at"),
+    [
+        (None, "10:05:00,000"),  # unknown: at the removal, the latest it can be (a lower bound)
+        (10_000, "10:04:50,000"),  # its last heartbeat: expiry - session timeout
+    ],
+)
+def test_a_crashed_members_stop_is_an_estimate_marked_inferred(session_timeout_ms, stopped_at):
+    """No log shows a crash. The coordinator expires a member session.timeout.ms after its last heartbeat
+    (GroupCoordinator.completeAndScheduleNextHeartbeatExpiration / onExpireHeartbeat): its partitions stopped
+    then, which the replay can only estimate from the removal line and the session timeout (3.x lines print
+    it only for a LeaveGroup): the movement rows and the episode are `inferred`, never confident."""
+    out = replay_log(
+        _c2_crashes(), topics={"t": 4}, default_assignor="range", session_timeout_ms=session_timeout_ms
+    )
+    crashed = [m for m in out["partition_movements"] if m["from_member_id"] == C2]
+    assert {(m["stop_cause"], m["source"]) for m in crashed} == {("member_failed", "inferred")}
+    assert {m["revoked_at"] for m in crashed} == {_ms(stopped_at)}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
 
 
 def test_a_member_named_by_adding_new_member_is_in_the_next_generation():

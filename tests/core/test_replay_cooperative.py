@@ -86,3 +86,34 @@ def test_unrelated_next_rebalance_is_a_new_episode():
     assert [e["rounds"] for e in out["rebalance_episodes"]] == [2, 1]
     last = out["rebalance_episodes"][-1]
     assert last["stabilized_at"] is None and last["rebalance_ms"] is None  # input ended mid-rebalance
+
+
+def test_a_member_removed_for_not_rejoining_stopped_at_an_instant_no_line_shows():
+    """c1 closes and c2 dies at the same moment (cooperative): the coordinator waits the rebalance timeout
+    for c2's JoinGroup, then removes it (GroupCoordinator.onCompleteJoin: members that did not rejoin are
+    removed). When c2 stopped consuming no line shows: its stop at the removal is the latest it can be, so
+    the group's stop-the-world (true: from the crash to the group emptying) is a lower bound, marked
+    `inferred` on its movement rows and episode, never a confident number."""
+    from rebalance_core.replay import replay
+    from rebalance_core.simulate import SimulationSettings, simulate
+    from rebalance_core.timeline import Crash, Join, Leave, Timeline
+
+    timeline = Timeline(
+        topics={"t": 2},
+        actions=(Join(0, "c1"), Join(0, "c2"), Leave(60_000, "c1"), Crash(60_000, "c2")),
+        group_id="g",
+        start_ms=1_731_060_000_000,
+    )
+    settings = SimulationSettings(
+        assignor="cooperative-sticky", max_poll_interval_ms=6_000, heartbeat_interval_ms=2_000, seed=1
+    )
+    result = simulate(timeline, settings)
+    out = replay(result.events, ReplaySettings())
+    removed = next(
+        e for e in result.events if e.event_type == "member_removed" and e.reason == "rebalance_timeout"
+    )
+    crashed = [m for m in out["partition_movements"] if m["stop_cause"] == "member_failed"]
+    assert crashed and {(m["revoked_at"], m["source"]) for m in crashed} == {(removed.ts, "inferred")}
+    last = out["rebalance_episodes"][-1]
+    assert last["source"] == "inferred"
+    assert last["stw_ms"] <= result.truth["rebalance_episodes"][-1]["stw_ms"]
