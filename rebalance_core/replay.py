@@ -286,13 +286,13 @@ class GroupReplayer:
     def _dispatch(self, e: Event) -> None:
         if not admit(self, e):
             return
-        if e.side == Side.COORDINATOR.value:
+        if e.side == _COORDINATOR:
             self.has_coordinator = True
             if self.unnamed_replacements:
                 self._learn_member_ids(e)
-            handler = getattr(self, f"_c_{e.event_type}", None)
+            handler = _COORDINATOR_HANDLERS.get(e.event_type)
             if handler is not None:
-                handler(e)
+                handler(self, e)
             else:
                 self.group.apply(e)
         else:
@@ -502,9 +502,9 @@ class GroupReplayer:
         self.member_timed.add(member)
         if kind not in _CALLBACKS:
             self._flush_pending(view)
-        handler = getattr(self, f"_m_{kind}", None)
+        handler = _MEMBER_HANDLERS.get(kind)
         if handler is not None:
-            handler(e, view)
+            handler(self, e, view)
 
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
@@ -1225,7 +1225,7 @@ class GroupReplayer:
 
     def _timing_used(self, member: str) -> None:
         ep = self.timeline.episode
-        if ep is not None and self._is_member_timed(member):
+        if ep is not None and member in self.member_timed:  # _is_member_timed(member)
             ep.timing_source = "member"
 
     def _flush_pending(self, view: MemberView) -> None:
@@ -1283,6 +1283,8 @@ class GroupReplayer:
                 self.topics[tp.topic] = tp.partition + 1
 
     def _collect_model_anomalies(self) -> None:
+        if not self.group.anomalies:
+            return
         for a in self.group.anomalies:
             self._anomaly_row(a.rule, a.ts, a.event_id, a.event_type, a.group_state, a.detail)
         self.group.anomalies.clear()
@@ -1318,6 +1320,12 @@ class GroupReplayer:
         for topic, count in self.settings.topics.items():
             self.topics.setdefault(topic, count)
 
+
+# Dispatch tables, event_type -> handler (`_c_<type>` for the coordinator's lines, `_m_<type>` for a
+# member's): one dict lookup per event instead of a name built for getattr.
+_COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_c_")}
+_MEMBER_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_m_")}
+_COORDINATOR = Side.COORDINATOR.value
 
 _PLAIN_STATE = (
     "topics",
