@@ -238,8 +238,13 @@ class GroupReplayer:
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
-        for e in events:
-            self._replay_one(e)
+        dispatch = self._dispatch
+        for e in events:  # _replay_one, without a call per event
+            self._event = e
+            try:
+                dispatch(e)
+            finally:
+                self._event = None
 
     def drain(self) -> dict[str, list[dict]]:
         out = {name: [] for name in REPLAY_TABLES}
@@ -1214,8 +1219,10 @@ class GroupReplayer:
         view = self.views.get(member)
         if view is not None:
             self._flush_pending(view)
-        for tp in sorted(self.timeline.partitions_of(member)):
-            self._stop(tp, member, ts, cause, self._instance_of(member))
+        owned = self.timeline.partitions_of(member)
+        instance = self._instance_of(member) if owned else None
+        for tp in sorted(owned):
+            self._stop(tp, member, ts, cause, instance)
 
     def _stop_unlogged_members(self, ts: int) -> None:
         """Eager, coordinator timing: members without a log of their own stop when the round starts."""
@@ -1278,9 +1285,10 @@ class GroupReplayer:
             self.rebalance_protocol = detected
 
     def _learn_topics(self, tps: Iterable[TopicPartition]) -> None:
-        for tp in tps:
-            if tp.partition + 1 > self.topics.get(tp.topic, 0):
-                self.topics[tp.topic] = tp.partition + 1
+        topics = self.topics
+        for topic, partition in tps:
+            if partition >= topics.get(topic, 0):
+                topics[topic] = partition + 1
 
     def _collect_model_anomalies(self) -> None:
         if not self.group.anomalies:
