@@ -505,7 +505,7 @@ class GroupReplayer:
             view.instance = e.group_instance_id
             self.member_timed.add(e.group_instance_id)
         self.member_timed.add(member)
-        if kind not in _CALLBACKS:
+        if kind not in _CALLBACKS and view.pending is not None:
             self._flush_pending(view)
         handler = _MEMBER_HANDLERS.get(kind)
         if handler is not None:
