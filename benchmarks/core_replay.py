@@ -1,5 +1,5 @@
-"""Core replay without Spark: events per second per core (goal >= 1M), against a bare loop over the same
-events measured in the same run (not a test: it prints figures).
+"""Core replay without Spark: events per second per core (goal >= 300k, issue 16), against a bare loop
+over the same events measured in the same run (not a test: it prints figures).
 
 Input: a fleet made by `rebalance-replay generate` (the same generator and format as the Spark
 benchmarks, made once under $REBALANCE_BENCH_DATA; see bench_data), loaded into memory as Event
@@ -10,7 +10,7 @@ alongside; measured on chunks of whole groups of about 50k events (the Spark row
 not fit in memory).
 
   bare loop        reads ts and event_type of every Event (the pace of the machine: the baseline)
-  core replay      per group: new_replayer + feed + finish                      goal >= 1M events/s/core
+  core replay      per group: new_replayer + feed + finish                      goal >= 300k events/s/core
   row -> Event     the Spark worker's rows (jobs.replay_batches.batch_rows of an Arrow batch as pandas)
                    made into Events (event_from_row: Event.from_row, ts from _ts_ms)
   worker path      jobs.replay_batches.replay_partition on pandas batches of 2,000 rows built by Arrow
@@ -42,6 +42,7 @@ from rebalance_core.events import Event
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
 
 ARROW_BATCH_ROWS = 2_000  # the job's spark.arrow_max_records_per_batch (conf/local.yaml)
+GOAL_EVENTS_PER_S = 300_000  # issue 16's target for the core replay, per core
 CHUNK_EVENTS = 50_000  # groups are measured in chunks of about this many events (see `chunks`)
 
 
@@ -216,9 +217,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{n / wall:>16,.0f}"
         )
     rate = n / results["core replay"]
-    verdict = "met" if rate >= 1_000_000 else "NOT met"
+    verdict = "met" if rate >= GOAL_EVENTS_PER_S else "NOT met"
     print(
-        f"\ncore replay: {rate:,.0f} events/s/core; goal >= 1,000,000: {verdict} ({rate / 1e6:.2f}x the goal)"
+        f"\ncore replay: {rate:,.0f} events/s/core; goal >= {GOAL_EVENTS_PER_S:,}: {verdict} "
+        f"({rate / GOAL_EVENTS_PER_S:.2f}x the goal)"
     )
     share = results["worker path"] - results["core replay"]
     print(

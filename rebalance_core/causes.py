@@ -266,6 +266,17 @@ EPISODE_CAUSE_COLUMNS = (
 )
 
 
+# event types compared with every event, as plain strings (an enum member's .value is a Python-level property)
+_JOIN_RECEIVED = EventType.JOIN_RECEIVED.value
+_JOIN_REQUESTED = EventType.JOIN_REQUESTED.value
+_JOIN_SENT = EventType.JOIN_SENT.value
+_LEAVE_SENT = EventType.LEAVE_SENT.value
+_MEMBER_REMOVED = EventType.MEMBER_REMOVED.value
+_POLL_TIMEOUT_EXPIRED = EventType.POLL_TIMEOUT_EXPIRED.value
+_STATIC_MEMBER_REPLACED = EventType.STATIC_MEMBER_REPLACED.value
+_TOPIC_METADATA_CHANGED = EventType.TOPIC_METADATA_CHANGED.value
+
+
 class CauseTracker:
     """One group's cause evidence and member directory; annotates its episode rows."""
 
@@ -293,24 +304,24 @@ class CauseTracker:
 
     def _cause_of(self, e: Event) -> Cause | None:
         t = e.event_type
-        if t == EventType.MEMBER_REMOVED.value:
+        if t == _MEMBER_REMOVED:
             if e.member_epoch == -2:  # KIP-848 static member temporarily left: not removed
                 return None
             return _REMOVAL_CAUSES.get(e.reason or "")
-        if t == EventType.STATIC_MEMBER_REPLACED.value:
+        if t == _STATIC_MEMBER_REPLACED:
             return Cause.STATIC_MEMBER_REPLACED
-        if t == EventType.POLL_TIMEOUT_EXPIRED.value:
+        if t == _POLL_TIMEOUT_EXPIRED:
             return Cause.POLL_TIMEOUT
-        if t in (EventType.LEAVE_SENT.value,):
+        if t in (_LEAVE_SENT,):
             return classify_client_reason(e.reason) or Cause.MEMBER_LEFT
-        if t == EventType.JOIN_REQUESTED.value:
+        if t == _JOIN_REQUESTED:
             return classify_client_reason(e.reason)
-        if t == EventType.TOPIC_METADATA_CHANGED.value:
+        if t == _TOPIC_METADATA_CHANGED:
             return Cause.METADATA_CHANGED
-        if t == EventType.JOIN_SENT.value:
+        if t == _JOIN_SENT:
             # a JoinGroup without a member id: a new process (or one whose id was reset)
             return Cause.MEMBER_JOINED if not e.member_id else None
-        if t == EventType.JOIN_RECEIVED.value:
+        if t == _JOIN_RECEIVED:
             if e.member_id and e.member_id not in self.known_members:
                 self.known_members[e.member_id] = None
                 while len(self.known_members) > self.settings.members_kept:

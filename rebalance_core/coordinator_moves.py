@@ -59,6 +59,13 @@ class Tenure:
     day_written: bool = False
 
 
+# event types compared with every event, as plain strings (an enum member's .value is a Python-level property)
+_COORDINATOR_DISCOVERED = EventType.COORDINATOR_DISCOVERED.value
+_COORDINATOR_UNAVAILABLE = EventType.COORDINATOR_UNAVAILABLE.value
+_GROUP_LOADED = EventType.GROUP_LOADED.value
+_GROUP_UNLOADED = EventType.GROUP_UNLOADED.value
+
+
 class CoordinatorTracker:
     def __init__(self, key: dict[str, Any], state: dict | None = None):
         self.key = key
@@ -76,21 +83,19 @@ class CoordinatorTracker:
             if broker is None:
                 return
             partition = attributes.get("offsets_partition")
-            if t == EventType.GROUP_UNLOADED.value:
+            if t == _GROUP_UNLOADED:
                 self._begin_if_needed(broker, e, "first_seen", "coordinator")
                 self._end(e.ts, "group_unloaded")
                 return
-            started_by = "group_loaded" if t == EventType.GROUP_LOADED.value else "first_seen"
-            self._begin_if_needed(
-                broker, e, started_by, "coordinator", loaded=t == EventType.GROUP_LOADED.value
-            )
+            started_by = "group_loaded" if t == _GROUP_LOADED else "first_seen"
+            self._begin_if_needed(broker, e, started_by, "coordinator", loaded=t == _GROUP_LOADED)
             if partition is not None and partition.isdigit() and self.tenure is not None:
                 self.tenure.offsets_partition = int(partition)
-        elif t == EventType.COORDINATOR_DISCOVERED.value:
+        elif t == _COORDINATOR_DISCOVERED:
             broker = attributes.get("coordinator_id")
             if broker:
                 self._begin_if_needed(str(broker), e, "coordinator_discovered", "member")
-        elif t == EventType.COORDINATOR_UNAVAILABLE.value:
+        elif t == _COORDINATOR_UNAVAILABLE:
             broker = attributes.get("coordinator_id")
             if self.tenure is not None and (not broker or str(broker) == self.tenure.broker):
                 self._end(e.ts, "coordinator_unavailable")

@@ -64,7 +64,7 @@ class Event:
 
     @property
     def is_coordinator(self) -> bool:
-        return self.side == Side.COORDINATOR.value
+        return self.side == _COORDINATOR
 
     def to_row(self) -> dict[str, Any]:
         """A dict with the schema's column names; `ts` as a UTC datetime, partitions as dicts."""
@@ -121,6 +121,7 @@ class Event:
 
 
 _EVENT_FIELDS = tuple(f.name for f in fields(Event))
+_COORDINATOR = Side.COORDINATOR.value  # a plain string: an enum member's .value is a Python-level property
 # Partitions read from rows, shared: a big group's events name the same partitions over and over, and a
 # cache hit (C) is cheaper than building a NamedTuple (Python).
 _topic_partition = functools.lru_cache(maxsize=1 << 16)(TopicPartition)

@@ -131,6 +131,20 @@ class _Unowned:
     never_owned: int
 
 
+# event types compared with every event, as plain strings (an enum member's .value is a Python-level property)
+_ASSIGNMENT_COMPUTED = EventType.ASSIGNMENT_COMPUTED.value
+_ASSIGNMENT_RECEIVED = EventType.ASSIGNMENT_RECEIVED.value
+_GROUP_DEAD = EventType.GROUP_DEAD.value
+_GROUP_EMPTY = EventType.GROUP_EMPTY.value
+_HEARTBEAT_REBALANCING = EventType.HEARTBEAT_REBALANCING.value
+_JOIN_RECEIVED = EventType.JOIN_RECEIVED.value
+_JOIN_REQUESTED = EventType.JOIN_REQUESTED.value
+_MEMBER_REMOVED = EventType.MEMBER_REMOVED.value
+_REBALANCE_PREPARED = EventType.REBALANCE_PREPARED.value
+_STATIC_MEMBER_REPLACED = EventType.STATIC_MEMBER_REPLACED.value
+_TOPIC_METADATA_CHANGED = EventType.TOPIC_METADATA_CHANGED.value
+
+
 class IncidentTracker:
     def __init__(
         self,
@@ -165,33 +179,33 @@ class IncidentTracker:
     def observe(self, e: Event) -> None:
         self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
         t = e.event_type
-        if t == EventType.JOIN_RECEIVED.value:
+        if t == _JOIN_RECEIVED:
             timeout = (e.attributes or {}).get("rebalance_timeout_ms")
             if timeout and timeout.isdigit():
                 self.rebalance_timeout_ms = max(self.rebalance_timeout_ms or 0, int(timeout))
             if e.member_id and e.subscription is not None:
                 self.subscriptions[e.member_id] = tuple(e.subscription)
-        elif t == EventType.GROUP_DEAD.value:
+        elif t == _GROUP_DEAD:
             self.assignment_generation = None  # generations restart at 0
-        elif t == EventType.TOPIC_METADATA_CHANGED.value:
+        elif t == _TOPIC_METADATA_CHANGED:
             for name, value in (e.attributes or {}).items():
                 if name.startswith("topic.") and value.isdigit():
                     self.topics[name[6:]] = int(value)
-        elif t == EventType.MEMBER_REMOVED.value and e.member_id:
+        elif t == _MEMBER_REMOVED and e.member_id:
             self.subscriptions.pop(e.member_id, None)
-        elif t == EventType.STATIC_MEMBER_REPLACED.value:
+        elif t == _STATIC_MEMBER_REPLACED:
             # a static member restarted without a rebalance (KIP-345): it left and rejoined
             self._membership_change(
                 e.ts, None, _identity(e.group_instance_id, e.client_id, None, e.member_id)
             )
-        if t in (EventType.ASSIGNMENT_RECEIVED.value, EventType.ASSIGNMENT_COMPUTED.value) and e.assignment:
+        if t in (_ASSIGNMENT_RECEIVED, _ASSIGNMENT_COMPUTED) and e.assignment:
             self._stable_assignment(e)
         elif t in (
-            EventType.REBALANCE_PREPARED.value,
-            EventType.GROUP_EMPTY.value,
-            EventType.GROUP_DEAD.value,
-            EventType.JOIN_REQUESTED.value,
-            EventType.HEARTBEAT_REBALANCING.value,
+            _REBALANCE_PREPARED,
+            _GROUP_EMPTY,
+            _GROUP_DEAD,
+            _JOIN_REQUESTED,
+            _HEARTBEAT_REBALANCING,
         ):
             self._close_unowned(e.ts)
 

@@ -80,7 +80,7 @@ def utc_date(ms: int) -> dt.date:
     return _date_of_day(ms // _DAY_MS)
 
 
-@dataclass
+@dataclass(slots=True)
 class Holder:
     """A member consuming a partition since `since`."""
 
@@ -90,7 +90,7 @@ class Holder:
     source: str = "observed"
 
 
-@dataclass
+@dataclass(slots=True)
 class Stop:
     """A partition stopped by `member` at `ts` and not started again yet."""
 
@@ -178,6 +178,7 @@ class OwnershipTimeline:
         self._owners_known = True  # False: the caller does not know who owns what (`owners_unknown`)
         self.episode: EpisodeRecord | None = None
         self._days: dict[dt.date, DayTotals] = {}
+        self._day_cached: tuple[int, DayTotals] | None = None  # (epoch day, its totals): see day_at
         self._out: dict[str, list[dict]] = {"partition_movements": [], "rebalance_episodes": []}
         if state:
             self._restore(state)
@@ -201,6 +202,16 @@ class OwnershipTimeline:
         totals = self._days.get(date)
         if totals is None:
             totals = self._days[date] = DayTotals()
+        return totals
+
+    def day_at(self, ms: int) -> DayTotals:
+        """`day` of the UTC date of instant `ms`; called for every event, most in the previous one's day."""
+        cached = self._day_cached
+        day = ms // _DAY_MS
+        if cached is not None and cached[0] == day:
+            return cached[1]
+        totals = self.day(_date_of_day(day))
+        self._day_cached = (day, totals)
         return totals
 
     # ----------------------------------------------------------------------------------- episodes
@@ -480,6 +491,7 @@ class OwnershipTimeline:
         """group_daily_summary rows of the days accumulated so far (then forgotten: rows of one day
         from successive runs are additive)."""
         rows = []
+        self._day_cached = None
         for date in sorted(self._days):
             d = self._days.pop(date)
             known = d.partitions_known
@@ -520,15 +532,17 @@ class OwnershipTimeline:
         source: str,
         same_identity: bool = False,
     ) -> None:
-        unavailable = max(0, ts - stop.ts) if ts is not None and stop.ts is not None else None
+        stop_ts = stop.ts
+        unavailable = max(0, ts - stop_ts) if ts is not None and stop_ts is not None else None
         same_owner = same_identity or (
-            to_member is not None
-            and _identity(to_member, to_instance) == _identity(stop.member, stop.instance)
-        )
+            to_member is not None and (to_instance or to_member) == (stop.instance or stop.member)
+        )  # the same _identity
         ep = self.episode
+        # dated by the first known of: its start, its stop, the latest instant seen, the epoch
+        at = ts if ts is not None else stop_ts if stop_ts is not None else self._last_ts or 0
         row = {
             **self.key,
-            "event_date": utc_date(next(t for t in (ts, stop.ts, self._last_ts, 0) if t is not None)),
+            "event_date": _date_of_day(at // _DAY_MS),
             "generation_id": generation_id,
             "episode_id": ep.episode_id if ep else None,
             "topic": tp.topic,

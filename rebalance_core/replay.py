@@ -248,8 +248,13 @@ class GroupReplayer:
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
-        for e in events:
-            self._replay_one(e)
+        dispatch = self._dispatch
+        for e in events:  # _replay_one, without a call per event
+            self._event = e
+            try:
+                dispatch(e)
+            finally:
+                self._event = None
 
     def drain(self) -> dict[str, list[dict]]:
         out = {name: [] for name in REPLAY_TABLES}
@@ -296,13 +301,13 @@ class GroupReplayer:
     def _dispatch(self, e: Event) -> None:
         if not admit(self, e):
             return
-        if e.side == Side.COORDINATOR.value:
+        if e.side == _COORDINATOR:
             self.has_coordinator = True
             if self.unnamed_replacements:
                 self._learn_member_ids(e)
-            handler = getattr(self, f"_c_{e.event_type}", None)
+            handler = _COORDINATOR_HANDLERS.get(e.event_type)
             if handler is not None:
-                handler(e)
+                handler(self, e)
             else:
                 self.group.apply(e)
         else:
@@ -578,11 +583,11 @@ class GroupReplayer:
             view.instance = e.group_instance_id
             self.member_timed.add(e.group_instance_id)
         self.member_timed.add(member)
-        if kind not in _CALLBACKS:
+        if kind not in _CALLBACKS and view.pending is not None:
             self._flush_pending(view)
-        handler = getattr(self, f"_m_{kind}", None)
+        handler = _MEMBER_HANDLERS.get(kind)
         if handler is not None:
-            handler(e, view)
+            handler(self, e, view)
 
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
@@ -1414,8 +1419,10 @@ class GroupReplayer:
         view = self.views.get(member)
         if view is not None:
             self._flush_pending(view)
-        for tp in sorted(self.timeline.partitions_of(member)):
-            self._stop(tp, member, ts, cause, self._instance_of(member), source)
+        owned = self.timeline.partitions_of(member)
+        instance = self._instance_of(member) if owned else None
+        for tp in sorted(owned):
+            self._stop(tp, member, ts, cause, instance, source)
 
     def _stop_unlogged_members(self, ts: int) -> None:
         """Eager, coordinator timing: members without a log of their own stop when the round starts."""
@@ -1425,7 +1432,7 @@ class GroupReplayer:
 
     def _timing_used(self, member: str) -> None:
         ep = self.timeline.episode
-        if ep is not None and self._is_member_timed(member):
+        if ep is not None and member in self.member_timed:  # _is_member_timed(member)
             ep.timing_source = "member"
 
     def _flush_pending(self, view: MemberView) -> None:
@@ -1478,11 +1485,14 @@ class GroupReplayer:
             self.rebalance_protocol = detected
 
     def _learn_topics(self, tps: Iterable[TopicPartition]) -> None:
-        for tp in tps:
-            if tp.partition + 1 > self.topics.get(tp.topic, 0):
-                self.topics[tp.topic] = tp.partition + 1
+        topics = self.topics
+        for topic, partition in tps:
+            if partition >= topics.get(topic, 0):
+                topics[topic] = partition + 1
 
     def _collect_model_anomalies(self) -> None:
+        if not self.group.anomalies:
+            return
         for a in self.group.anomalies:
             self._anomaly_row(a.rule, a.ts, a.event_id, a.event_type, a.group_state, a.detail)
         self.group.anomalies.clear()
@@ -1518,6 +1528,12 @@ class GroupReplayer:
         for topic, count in self.settings.topics.items():
             self.topics.setdefault(topic, count)
 
+
+# Dispatch tables, event_type -> handler (`_c_<type>` for the coordinator's lines, `_m_<type>` for a
+# member's): one dict lookup per event instead of a name built for getattr.
+_COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_c_")}
+_MEMBER_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_m_")}
+_COORDINATOR = Side.COORDINATOR.value
 
 _PLAIN_STATE = (
     "topics",

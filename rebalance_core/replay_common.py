@@ -31,13 +31,16 @@ def admit(replayer: Replayer, e: Event) -> bool:
     if e.cluster != replayer.cluster or e.group_id != replayer.group_id:
         replayer._anomaly(WRONG_GROUP, e, f"event of {e.cluster}/{e.group_id}")
         return False
-    replayer.timeline.day(utc_date(e.ts)).events += 1
+    ts = e.ts
+    replayer.timeline.day_at(ts).events += 1
     if e.event_type not in EVENT_TYPES:
         replayer._anomaly(UNKNOWN_EVENT_TYPE, e, f"event_type {e.event_type!r}")
         return False
-    if replayer.last_ts is not None and e.ts < replayer.last_ts:
-        replayer._anomaly(OUT_OF_ORDER, e, f"{e.ts - replayer.last_ts} ms before the previous event")
-    replayer.last_ts = e.ts if replayer.last_ts is None else max(replayer.last_ts, e.ts)
+    last_ts = replayer.last_ts
+    if last_ts is None or ts > last_ts:
+        replayer.last_ts = ts
+    elif ts < last_ts:
+        replayer._anomaly(OUT_OF_ORDER, e, f"{ts - last_ts} ms before the previous event")
     return True
 
 
