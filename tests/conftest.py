@@ -1,11 +1,23 @@
 """Shared fixtures. `spark` is the suite's ONE SparkSession (starting Spark costs seconds): local[2],
 UI off, 2 shuffle partitions, built by the jobs' own session builder. Tests that use it are slow-ish;
 mark them `@pytest.mark.spark` (tests/spark does it for its whole folder). Tests marked `cluster`
-(Spark's local-cluster master: minutes each) run only with `pytest --cluster`."""
+(Spark's local-cluster master: minutes each) run only with `pytest --cluster`.
+
+Hypothesis runs derandomized by default (profile `suite`): the suite is deterministic, so CI and a fresh
+clone see the same examples and a red run is never a new random draw. `HYPOTHESIS_PROFILE=explore` draws
+fresh examples (and keeps failures in `.hypothesis/`) to search for bugs; a failure found that way becomes
+a named regression test."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+settings.register_profile("suite", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 def pytest_addoption(parser):
