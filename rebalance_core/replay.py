@@ -96,6 +96,10 @@ _SIGNALS = frozenset(
 _CALLBACKS = frozenset(
     {EventType.PARTITIONS_REVOKED.value, EventType.PARTITIONS_ASSIGNED.value, EventType.PARTITIONS_LOST.value}
 )
+# ConsumerCoordinator.onJoinComplete (cooperative, KIP-429) calls requestRejoin("need to revoke partitions
+# ... and re-join", logged "Request joining group due to: ...") between onPartitionsRevoked and
+# onPartitionsAssigned: that line is inside the member's callbacks, not after them.
+_REVOKE_REJOIN_REASON = "need to revoke partitions"
 
 
 def event_order_key(e: Event) -> tuple:
@@ -583,11 +587,23 @@ class GroupReplayer:
             view.instance = e.group_instance_id
             self.member_timed.add(e.group_instance_id)
         self.member_timed.add(member)
-        if kind not in _CALLBACKS and view.pending is not None:
+        if kind not in _CALLBACKS and view.pending is not None and not self._between_callbacks(e, view):
             self._flush_pending(view)
         handler = _MEMBER_HANDLERS.get(kind)
         if handler is not None:
             handler(self, e, view)
+
+    @staticmethod
+    def _between_callbacks(e: Event, view: MemberView) -> bool:
+        """Whether `e` is the revoking member's requestRejoin, logged by ConsumerCoordinator.onJoinComplete
+        after its onPartitionsRevoked and before its onPartitionsAssigned ("Adding newly assigned
+        partitions", the instant the added partitions start): its synced assignment stays pending for the
+        callback line that follows, instead of being applied at the sync."""
+        return (
+            view.pending is not None
+            and e.event_type == EventType.JOIN_REQUESTED.value
+            and (e.reason or "").startswith(_REVOKE_REJOIN_REASON)
+        )
 
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen

@@ -25,7 +25,7 @@ from rebalance_core.replay import event_order_key
 from rebalance_core.simulate import SimulationResult, SimulationSettings, simulate
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
 from schemas.events import EventType
-from tests.core.sim_helpers import coordinator_only, replay_events, table_differences
+from tests.core.sim_helpers import coordinator_only, partitions, replay_events, table_differences
 
 ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "sessioned")  # sessioned: Connect
 MEMBERS = ("c1", "c2", "c3", "c4")
@@ -307,3 +307,50 @@ def test_a_worker_revoking_after_the_next_rebalance_began_stops_at_its_own_callb
     assert any(p < c2_revoked[0] for p in prepared if p > c2_revoked[0] - 5)  # the case this test is about
     (u0,) = [m for m in replayed["partition_movements"] if (m["topic"], m["partition"]) == ("u", 0)]
     assert u0["revoked_at"] == c2_revoked[0]
+
+
+def test_a_revoking_member_starts_its_added_partitions_at_its_assigned_callback_not_its_rejoin_request():
+    """Cooperative-sticky: c1 and c3 share t and u, c2 and c4 (t only) join and c2 crashes; when c2's session
+    expires, c1 revokes t-2 and gets u-0/u-1 in the same SyncGroup answer. ConsumerCoordinator.onJoinComplete
+    logs the revocation, then requestRejoin's "need to revoke partitions ... and re-join", then "Adding newly
+    assigned partitions": u-0/u-1 start at that last line, not at the sync (the rejoin request between the
+    callbacks does not mean the callbacks went unlogged)."""
+    timeline = Timeline(
+        topics={"t": 3, "u": 3},
+        actions=(
+            Join(0, "c1"),
+            Join(0, "c3"),
+            Join(500, "c2"),
+            Join(500, "c4", topics=("t",)),
+            Crash(500, "c2"),
+        ),
+        group_id="g",
+    )
+    settings_ = SimulationSettings(
+        assignor="cooperative-sticky",
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=6_000,
+        heartbeat_interval_ms=2_000,
+        group_initial_rebalance_delay_ms=0,
+        join_round_trip_ms=2,
+        sync_round_trip_ms=2,
+        revoke_callback_ms=0,
+        seed=0,
+    )
+    result = simulate(timeline, settings_)
+    assert not result.unobservable
+    replayed = replay_events(result.events, topics=dict(timeline.topics))
+    assert not table_differences(result.truth, replayed)
+    c1_lines = [e for e in result.events if e.client_id == "c1"]
+    (sync,) = [e for e in c1_lines if e.event_type == "sync_response" and e.generation_id == 3]
+    after_sync = [e.event_type for e in c1_lines if e.ts >= sync.ts][:4]
+    assert after_sync == ["sync_response", "partitions_revoked", "join_requested", "partitions_assigned"]
+    (added,) = [e for e in c1_lines if e.event_type == "partitions_assigned" and e.ts >= sync.ts][:1]
+    assert added.ts > sync.ts and set(added.partitions) == partitions(0, 1, topic="u")
+    for partition in (0, 1):
+        (moved,) = [
+            m
+            for m in replayed["partition_movements"]
+            if (m["topic"], m["partition"]) == ("u", partition) and m["generation_id"] == 3
+        ]
+        assert moved["assigned_at"] == added.ts
