@@ -120,6 +120,12 @@ class Event:
         return event
 
 
+# The reason of the JoinGroup a cooperative consumer requests right after revoking (KIP-429,
+# ConsumerCoordinator.onJoinComplete -> requestRejoin). Kafka 3.2+ names the partitions in the middle
+# ("need to revoke partitions [t-0] as indicated by the current assignment and re-join"): match the prefix.
+REVOKE_REJOIN_REASON = "need to revoke partitions and re-join"
+REVOKE_REJOIN_PREFIX = "need to revoke partitions"
+
 _EVENT_FIELDS = tuple(f.name for f in fields(Event))
 _COORDINATOR = Side.COORDINATOR.value  # a plain string: an enum member's .value is a Python-level property
 # Partitions read from rows, shared: a big group's events name the same partitions over and over, and a

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rebalance_core import coordinator as co
-from rebalance_core.events import Event, TopicPartition, format_ts
+from rebalance_core.events import REVOKE_REJOIN_PREFIX, Event, TopicPartition, format_ts
 from rebalance_core.kafka_logs.values import classic_member_owner
 from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
 from rebalance_core.member_order import MemberMapOrder
@@ -99,7 +99,6 @@ _CALLBACKS = frozenset(
 # ConsumerCoordinator.onJoinComplete (cooperative, KIP-429) calls requestRejoin("need to revoke partitions
 # ... and re-join", logged "Request joining group due to: ...") between onPartitionsRevoked and
 # onPartitionsAssigned: that line is inside the member's callbacks, not after them.
-_REVOKE_REJOIN_REASON = "need to revoke partitions"
 
 
 def event_order_key(e: Event) -> tuple:
@@ -602,7 +601,7 @@ class GroupReplayer:
         return (
             view.pending is not None
             and e.event_type == EventType.JOIN_REQUESTED.value
-            and (e.reason or "").startswith(_REVOKE_REJOIN_REASON)
+            and (e.reason or "").startswith(REVOKE_REJOIN_PREFIX)
         )
 
     def _resolve_member(self, e: Event) -> str | None:

@@ -74,7 +74,7 @@ from rebalance_core.connect import (
     WorkerAssignment,
     WorkerState,
 )
-from rebalance_core.events import Event, TopicPartition, format_ts
+from rebalance_core.events import REVOKE_REJOIN_REASON, Event, TopicPartition, format_ts
 from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
@@ -104,7 +104,6 @@ SYNCING = "syncing"  # JoinGroup answered, SyncGroup not (COMPLETING_REBALANCE)
 STABLE_MEMBER = "stable"
 HEARTBEATING = (REJOINING, SYNCING, STABLE_MEMBER)  # the heartbeat thread runs (AbstractCoordinator)
 # ConsumerCoordinator.onJoinComplete's requestRejoin after a cooperative revocation (KIP-429; the 3.2+ reason)
-REVOKE_REJOIN_REASON = "need to revoke partitions and re-join"
 
 # Errors in responses (org.apache.kafka.common.protocol.Errors)
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"

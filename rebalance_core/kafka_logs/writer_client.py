@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from rebalance_core.events import Event, Partitions, TopicPartition
+from rebalance_core.events import REVOKE_REJOIN_REASON, Event, Partitions, TopicPartition
 from rebalance_core.kafka_logs.writer import CLIENT, LogLine, coordinator_node, format_log_ts
 from schemas.events import EventType
 
@@ -114,7 +114,7 @@ class ClassicClient(ClientWording):
         if event.event_type == E.LEAVE_SENT.value:
             return f"{_POLL_TIMEOUT}." if reason == _POLL_TIMEOUT else reason
         client = w.client_state(event)
-        if reason == "need to revoke partitions and re-join":
+        if reason == REVOKE_REJOIN_REASON:
             return f"need to revoke partitions {tp_list(client.last_revoked)} as indicated by the current assignment and re-join"
         if reason == "subscription changed":
             new = w.next_subscription.get(event.event_id, client.joined_subscription)
@@ -254,7 +254,7 @@ class ClassicClient2(ClassicClient):
         if event.event_type == E.LEAVE_SENT.value:
             return f"{_POLL_TIMEOUT}. {_POLL_TIMEOUT_ADVICE}" if reason == _POLL_TIMEOUT else reason
         client = w.client_state(event)
-        if reason == "need to revoke partitions and re-join":
+        if reason == REVOKE_REJOIN_REASON:
             return f"Need to revoke partitions {tp_list(client.last_revoked)} and re-join the group"
         if reason == "subscription changed":
             new = w.next_subscription.get(event.event_id, client.joined_subscription)
@@ -270,7 +270,7 @@ class ClassicClient2(ClassicClient):
         reason = self.logged_reason(w, event)
         if reason is None:
             return []
-        if event.reason == "need to revoke partitions and re-join":
+        if event.reason == REVOKE_REJOIN_REASON:
             message = reason
         else:
             message = f"Requesting to re-join the group and trigger rebalance since the {reason}"

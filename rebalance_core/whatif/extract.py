@@ -13,7 +13,7 @@ from typing import Any
 from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, REBALANCE_STARTED
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
 from rebalance_core.coordinator import members_named_in_reason
-from rebalance_core.events import Event, format_ts
+from rebalance_core.events import REVOKE_REJOIN_PREFIX, Event, format_ts
 from rebalance_core.latency import LatencyFit, LatencyModel
 from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
@@ -74,7 +74,6 @@ class ExtractedGroup:
 
 
 # ----------------------------------------------------------------------------------- extraction
-_COOPERATIVE_FOLLOW_UP = "need to revoke partitions"  # a JoinGroup's client reason (KIP-429 follow-up)
 # Kinds of evidence of a member's heartbeat instant (converted by heartbeat_instants at finish):
 HEARTBEAT_ANSWERED = "answered"  # its own log: the heartbeat's answer (REBALANCE_IN_PROGRESS), exact
 JOIN_COMPLETED = "join_completed"  # the coordinator completed a join phase it had to rejoin: at the latest
@@ -399,7 +398,7 @@ class TimelineExtractor:
             self.leave_reasons[leaving.group(1)] = e.reason
         # ConsumerCoordinator.onJoinComplete (cooperative only, KIP-429): a member that had to revoke on
         # its sync rejoins with the client reason "need to revoke partitions and re-join"
-        if _COOPERATIVE_FOLLOW_UP in (e.reason or ""):
+        if REVOKE_REJOIN_PREFIX in (e.reason or ""):
             self.revoked_after_sync = True
 
     def _c_join_completed(self, e: Event) -> None:
