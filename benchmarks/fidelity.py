@@ -805,7 +805,7 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     detail = f"truth {t_rounds} replay {r_rounds}"
     if view.client_only and _rounds(truth, _member_generations(case)) == r_rounds:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
-    if not case.consumer_protocol and _differing_episodes_inferred(t_rounds, replayed):
+    if _differing_episodes_inferred(t_rounds, replayed):
         return Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
     if len(r_rounds) > len(t_rounds):
         kind = "rounds split into more rebalances" if sum(r_rounds) == sum(t_rounds) else "extra rebalances"
