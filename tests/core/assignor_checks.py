@@ -78,20 +78,34 @@ def assert_no_same_round_transfer(spec: GroupSpec, assignment: dict[str, list[To
     return bool(revoked)
 
 
-def cooperative_rounds(assignor, spec: GroupSpec, assignment, *, generation: int = 1, max_rounds: int = 4):
+def cooperative_rounds(
+    assignor,
+    spec: GroupSpec,
+    assignment,
+    *,
+    generation: int = 1,
+    max_rounds: int = 4,
+    must_settle: bool = True,
+):
     """CooperativeStickyAssignorTest.verifyValidityAndBalance's loop: while a round revokes something,
     every member rejoins owning what it was just given (same topics, rack; generation `generation`) and
-    the group is assigned again; each round is checked with assert_no_same_round_transfer, and Kafka
-    allows at most `max_rounds` follow-up rounds. Returns the last (spec, assignment)."""
+    the group is assigned again; each round is checked with assert_no_same_round_transfer. Kafka's test
+    allows its scenarios at most `max_rounds` follow-up rounds (`rebalances <= 4`); that bounds its cases,
+    it is not a promise of the assignor: rack-aware rounds can cycle forever, in Kafka too
+    (test_rack_aware_cooperative_rounds_can_cycle_forever_as_kafkas_do). With `must_settle=False` it
+    stops after `max_rounds`; whether the last round still revokes is then
+    assert_no_same_round_transfer(*returned). Returns the last (spec, assignment)."""
     rounds = 0
     while assert_no_same_round_transfer(spec, assignment):
+        if rounds == max_rounds:
+            assert not must_settle, f"still revoking after {max_rounds} follow-up rebalances"
+            break
         members = tuple(
             replace(m, owned=tuple(assignment[m.member_id]), generation=generation) for m in spec.members
         )
         spec = replace(spec, members=members)
         assignment = assignor.assign(spec)
         rounds += 1
-        assert rounds <= max_rounds, f"still revoking after {max_rounds} follow-up rebalances"
     return spec, assignment
 
 
