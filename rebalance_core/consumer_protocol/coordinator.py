@@ -125,8 +125,9 @@ class ConsumerGroupCoordinator:
         member_epoch: int,
         instance_id: str | None,
         subscription: tuple[str, ...],
-        owned: PartitionSet,
+        owned: PartitionSet | None,
     ) -> HeartbeatResponse:
+        """owned: the partitions the heartbeat reports, None when it omits them (unchanged since sent)."""
         if member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             self.leave(ts, member_id, member_epoch)
             return HeartbeatResponse(member_epoch=member_epoch)
@@ -162,9 +163,11 @@ class ConsumerGroupCoordinator:
         elif member is None:
             return HeartbeatResponse(error=UNKNOWN_MEMBER_ID)
         elif member_epoch != member.assignment.member_epoch and not (
-            member_epoch == member.assignment.previous_epoch and owned <= member.assignment.assigned
+            member_epoch == member.assignment.previous_epoch
+            and owned is not None
+            and owned <= member.assignment.assigned
         ):
-            # GroupMetadataManager.throwIfMemberEpochIsInvalid
+            # GroupMetadataManager.throwIfMemberEpochIsInvalid (isSubset is false for omitted partitions)
             return HeartbeatResponse(error=FENCED_MEMBER_EPOCH)
 
         if tuple(subscription) != member.subscription:

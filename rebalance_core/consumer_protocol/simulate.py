@@ -3,7 +3,8 @@
 A discrete-event model of the coordinator (`coordinator.ConsumerGroupCoordinator`) and of each member's
 client (`ConsumerMembershipManager`: JOINING -> RECONCILING -> ACKNOWLEDGING -> STABLE, FENCED,
 PREPARE_LEAVING -> LEAVING, FATAL, STALE). Members talk to the coordinator only through heartbeats:
-every `heartbeat_interval_ms`, and at once when joining, acknowledging a reconciliation or leaving. The
+every `heartbeat_interval_ms`, and at once when joining, acknowledging a reconciliation or leaving; a
+heartbeat carries the owned partitions only when joining or after a completed reconciliation. The
 coordinator serves one request at a time (each takes 1 ms), so its events are strictly ordered.
 
 Output: the canonical events both sides log (docs/events.md, KIP-848 rows) and the ground-truth tables,
@@ -145,14 +146,21 @@ class _Client:
     state: ClientState = ClientState.UNSUBSCRIBED
     epoch: int = 0
     owned: frozenset[TopicPartition] = frozenset()
+    # AbstractMembershipManager.currentAssignment: the partitions of the last completed reconciliation
+    # (not those of one in progress), and how many reconciliations completed (its local epoch)
+    reconciled: frozenset[TopicPartition] = frozenset()
+    reconciled_count: int = 0
+    reported_count: int | None = None  # reconciled_count when `reconciled` was last sent
     alive: bool = True
     frozen_until: int = 0  # gc pause: nothing runs before
     app_busy_until: int = 0  # poll pause: rebalance callbacks wait for the application thread
     poll_deadline: int | None = None  # max.poll.interval.ms expiry during a poll pause
     reconciling: bool = False
     in_flight: bool = False
-    request: int = 0  # id of the heartbeat whose response is awaited (older responses are dropped)
+    request: int = 0  # id of the heartbeat whose response is awaited (answers to older ones, e.g. sent
+    # before a leave, are dropped)
     resyncing: bool = False  # just woke from a gc freeze: callbacks wait for a heartbeat response
+    resync_after: int = 0  # ... to a heartbeat sent after waking (a request id above this)
     hb_wanted: bool = False  # a heartbeat became due while one was in flight
     hb_token: int = 0  # invalidates scheduled periodic heartbeats
     leaving_epoch: int | None = None
@@ -318,6 +326,7 @@ class _Simulation:
         for tp in sorted(client.owned):
             self.truth.stop(tp, client.member_id, ts, "member_left", instance=client.instance_id)
         client.owned = frozenset()
+        client.reconciled = frozenset()  # AbstractMembershipManager: currentAssignment = NONE
         self._send_leave(ts, client)
 
     def _send_leave(self, ts: int, client: _Client, stale: bool = False) -> None:
@@ -360,6 +369,7 @@ class _Simulation:
         for tp in sorted(lost):
             self.truth.stop(tp, client.member_id, ts, "member_left", instance=client.instance_id)
         client.owned = frozenset()
+        client.reconciled = frozenset()  # AbstractMembershipManager: currentAssignment = NONE
         self._send_leave(ts, client, stale=True)
         self._client_step(resume_at, client, self._rejoin_after_stale, lost, app_thread=True)
 
@@ -394,10 +404,13 @@ class _Simulation:
 
     def _thaw(self, ts: int, client: _Client) -> None:
         """End of a gc freeze: the first thing the consumer does is heartbeat (it may have been fenced
-        meanwhile); answers to requests sent before the freeze are stale."""
+        meanwhile), and rebalance callbacks wait for that heartbeat's answer. The answer to the request
+        sent before the freeze is not lost: it waited in the socket and is read now (then the heartbeat
+        follows). Dropping it would leave the member a step behind the coordinator: its next heartbeat
+        would carry the previous epoch without owned partitions (unchanged since sent), which
+        GroupMetadataManager.throwIfConsumerGroupMemberEpochIsInvalid fences (isSubset(null) is false)."""
         client.resyncing = True
-        client.in_flight = False
-        client.request += 1
+        client.resync_after = client.request
         self._send_heartbeat(ts, client)
 
     # ============================================================================ heartbeats
@@ -432,6 +445,15 @@ class _Simulation:
         client.hb_wanted = False
         client.request += 1
         epoch = client.leaving_epoch if client.leaving_epoch is not None else client.epoch
+        # ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData: the owned partitions are sent
+        # when joining or when the reconciled assignment changed since the last heartbeat, else omitted
+        # (null), which CurrentAssignmentBuilder.ownsRevokedPartitions takes as "still owns them". So a
+        # heartbeat sent mid-reconciliation (a gc freeze's, a periodic one) does not tell the coordinator
+        # "owns nothing": it must not release a partition this member's reconciliation is about to start.
+        owned: frozenset[TopicPartition] | None = None
+        if client.state is ClientState.JOINING or client.reported_count != client.reconciled_count:
+            owned = client.reconciled
+            client.reported_count = client.reconciled_count
         if client.state is ClientState.ACKNOWLEDGING:
             # AbstractMembershipManager.onHeartbeatRequestGenerated: the acknowledgement is on its way
             self._transition(ts, client, ClientState.STABLE)
@@ -442,7 +464,7 @@ class _Simulation:
             client.request,
             epoch,
             client.topics,
-            client.owned,
+            owned,
         )
         if client.dies_after_heartbeat:
             client.alive = False
@@ -506,9 +528,10 @@ class _Simulation:
     # ============================================================================= responses
     def _response(self, ts: int, client: _Client, request: int, response: HeartbeatResponse) -> None:
         if request != client.request:
-            return  # the answer to a request sent before a freeze or a leave
+            return  # the answer to a request sent before a leave
         client.in_flight = False
-        client.resyncing = False
+        if request > client.resync_after:
+            client.resyncing = False
         if response.error is None and response.member_epoch < 0:  # the leave heartbeat's answer
             if client.hb_wanted:
                 self._send_heartbeat(ts, client)
@@ -541,6 +564,7 @@ class _Simulation:
             for tp in sorted(client.owned):
                 self.truth.stop(tp, client.member_id, ts, "lost", instance=client.instance_id)
             client.owned = frozenset()
+        client.reconciled = frozenset()  # AbstractMembershipManager: currentAssignment = NONE
         self._transition(ts, client, ClientState.JOINING)
         self._send_heartbeat(ts, client)
 
@@ -584,6 +608,8 @@ class _Simulation:
                 tp, client.member_id, ts, instance=client.instance_id, generation_id=self.tracker.epoch
             )
         client.owned = client.owned | added
+        client.reconciled = client.owned
+        client.reconciled_count += 1
         client.reconciling = False
         self._transition(ts, client, ClientState.ACKNOWLEDGING)
         self._send_heartbeat(ts, client)

@@ -563,10 +563,31 @@ def timelines(draw) -> tuple[Timeline, bool]:
     return Timeline(topics=initial, actions=tuple(actions)), draw(st.booleans())
 
 
+# found by a random draw: b freezes (gc) right after the heartbeat it sends while reconciling its first
+# assignment, which the coordinator answers with a's share of it
+GC_WHILE_RECONCILING_ITS_FIRST_ASSIGNMENT = Timeline(
+    topics={"t": 1, "u": 1},
+    actions=(Join(0, "b"), Pause(0, "b", 100, "gc"), Join(0, "a")),
+)
+
+
+def test_a_heartbeat_sent_while_reconciling_does_not_release_the_partitions_being_assigned():
+    sim = simulate_consumer_group(GC_WHILE_RECONCILING_ITS_FIRST_ASSIGNMENT, ConsumerSimSettings())
+    assert_replay_matches_truth(sim)
+    # b takes u-0 (its epoch-1 assignment) after its freeze and revokes it; only then does a get it
+    (u0,) = tps("u", 0)
+    b_revoked = [e.ts for e in of_type(sim, EventType.PARTITIONS_REVOKED, "b") if u0 in e.partitions]
+    a_assigned = [
+        e.ts for e in of_type(sim, EventType.PARTITIONS_ASSIGNED, "a") if u0 in (e.partitions or ())
+    ]
+    assert b_revoked and a_assigned and a_assigned[0] > b_revoked[0]
+
+
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(timelines(), st.floats(0, 1))
 @example((JOIN_LEAVE_REJOIN, False), 0.0)
 @example((JOIN_LEAVE_REJOIN, True), 0.0)
+@example((GC_WHILE_RECONCILING_ITS_FIRST_ASSIGNMENT, False), 0.0)
 def test_round_trip_replay_reproduces_the_simulated_truth(case, cut_at):
     timeline, static = case
     sim = simulate_consumer_group(timeline, ConsumerSimSettings(static_membership=static))
