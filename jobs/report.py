@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.summary import duration
+from rebalance_core.measures import plus_known
 from schemas.tables import COMPARED_MEASURES
 
 ACTUAL = "actual"
@@ -118,9 +119,11 @@ def build_report(
         if (key, row["event_date"]) not in dated:
             dated.add((key, row["event_date"]))
             for name in MEASURES:
-                group.totals[ACTUAL][name] = group.totals[ACTUAL].get(name, 0) + (row[f"{name}_actual"] or 0)
+                group.totals[ACTUAL][name] = plus_known(
+                    group.totals[ACTUAL].get(name, 0), row[f"{name}_actual"]
+                )
     shown = sorted(
-        groups.values(), key=lambda g: (-g.totals[ACTUAL].get("partition_unavailable_ms", 0), g.name)
+        groups.values(), key=lambda g: (-(g.totals[ACTUAL].get("partition_unavailable_ms") or 0), g.name)
     )
     shown = shown[:max_groups]
     for group in shown:
@@ -353,7 +356,9 @@ def _changed(name: str, actual, value, rich: bool = False) -> str:
     """'0 ms -74 ms': the scenario's value and its change (none shown when equal)."""
     if value is None:
         return "n/a"
-    delta = value - (actual or 0)
+    if actual is None:  # the actual replay does not know it: no change to show
+        return _value(name, value)
+    delta = value - actual
     if delta == 0:
         return _value(name, value)
     amount = duration(abs(delta)) if name.endswith("_ms") else str(abs(delta))
@@ -414,8 +419,10 @@ def _group_html(g: GroupReport, scenarios: tuple[str, ...], picture: str) -> str
         totals = g.totals.get(scenario, {})
         cells = []
         for name in MEASURES:
-            value, was = totals.get(name), actual.get(name) or 0
-            css = "" if value is None or value == was else ("better" if value < was else "worse")
+            value, was = totals.get(name), actual.get(name)
+            css = (
+                "" if value is None or was is None or value == was else ("better" if value < was else "worse")
+            )
             cells.append(f'<td class="{css}">{html.escape(_changed(name, was, value))}</td>')
         label = html.escape(scenario) + (" (best)" if scenario == g.best else "")
         rows.append(f"<tr><td>{label}</td>{''.join(cells)}</tr>")

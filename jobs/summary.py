@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rebalance_core.events import parse_ts
+from rebalance_core.measures import plus_known
 
 WIDTH = 100  # terminal columns the tables are made to fit
 MAX_GROUPS = 25
@@ -99,9 +100,12 @@ def build_summary(
         line.rebalances += row.get("rebalances") or 0
         line.rebalances_open += row.get("rebalances_open") or 0
         line.started_before_input += row.get("rebalances_started_before_input") or 0
-        line.stw_ms += row.get("stw_ms") or 0
-        line.partition_unavailable_ms += row.get("partition_unavailable_ms") or 0
-        line.partitions_moved += row.get("partitions_moved") or 0
+        # a day whose owners were unknown has null partition measures: the group's total is unknown too
+        line.stw_ms = plus_known(line.stw_ms, row.get("stw_ms"))
+        line.partition_unavailable_ms = plus_known(
+            line.partition_unavailable_ms, row.get("partition_unavailable_ms")
+        )
+        line.partitions_moved = plus_known(line.partitions_moved, row.get("partitions_moved"))
         if row.get("causes") is not None:  # rows written before causes existed have none
             with_causes = True
             line.causes.update(_counts(row["causes"]))
@@ -126,7 +130,7 @@ def build_summary(
                 started_at=_ms(row.get("started_at")),
                 stabilized_at=_ms(row.get("stabilized_at")),
                 rebalance_ms=row.get("rebalance_ms"),
-                stw_ms=row.get("stw_ms") or 0,
+                stw_ms=row.get("stw_ms"),
                 partition_unavailable_ms=row.get("partition_unavailable_ms"),
                 cause=cause,
                 reason=row.get("cause_raw_reason") or row.get("reason"),

@@ -655,3 +655,9 @@ def _row_from_json(row: dict) -> dict:
     if isinstance(out.get("event_date"), str):
         out["event_date"] = dt.date.fromisoformat(out["event_date"])
     return out
+
+
+def plus_known(total: int | None, value: int | None) -> int | None:
+    """A measure's sum that stays unknown (None) once one of its terms is (a null measure: no line shows
+    who owned what, docs/metrics.md)."""
+    return None if total is None or value is None else total + value

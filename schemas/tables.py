@@ -248,7 +248,8 @@ WHATIF_COMPARISON = (
             True,
             "passed | failed | not_run | not_comparable: the group's timeline replayed under its actual "
             "settings against what happened (counts exact, times within max(50 ms, 5 %)); failed: do not "
-            "rank its scenarios; not_comparable: the input's view cannot support the check (detail says why)",
+            "rank its scenarios; not_comparable: the input's view cannot support the check (detail says why); "
+            "a pass's detail names the measures it could not check (unknown in the actual replay)",
         ),
         Column(
             "model_check_detail",

@@ -168,3 +168,18 @@ def test_a_group_without_coordinator_timed_rebalances_is_not_called_broker_only(
 
 def test_no_rows_says_so_in_one_line():
     assert rendered(build_summary([], [])).strip() == "No rebalance recorded for these dates."
+
+
+def test_a_day_whose_owners_were_unknown_makes_the_groups_partition_totals_unknown_not_zero():
+    # group_daily_summary nulls the partition measures of a day with an episode of unknown owners
+    # (docs/metrics.md, "Unknown owners"): the run's total over the days is unknown too
+    summary = build_summary(
+        [
+            day("g", stw_ms=10, partition_unavailable_ms=500, partitions_moved=2),
+            day("g", stw_ms=None, partition_unavailable_ms=None, partitions_moved=None),
+        ],
+        [episode("g", 0, stw_ms=None, partition_unavailable_ms=None)],
+    )
+    (g,) = summary.groups
+    assert (g.stw_ms, g.partition_unavailable_ms, g.partitions_moved) == (None, None, None)
+    assert summary.worst[0].stw_ms is None
