@@ -29,17 +29,12 @@ KIP848_DEBUG = (
     "an epoch's convergence is read from the members' STABLE lines; a revoked partition no member subscribes "
     "to keeps it open, and a member's silent epoch move can close it early (rounds merged or split)"
 )
-KIP848_MEMBERS = (
-    "KIP-848 replayer on consumers' logs: an epoch no member of the view reconciled to (one that emptied the "
-    "group) is missing, and convergence read from STABLE lines merges or splits rebalances"
-)
 
 CLIENT_VIEWS = ("events-client", "client-2.x", "client-3.x", "client-4.x")
 # (section, views, measures, why they fail today on these cases; the full run finds more: docs/fidelity.md)
 KNOWN = [
     ("classic", CLIENT_VIEWS, ("generations", "rounds", "wasted"), MEMBER_ONLY),
     ("consumer", ("both-4.x",), ("rounds",), KIP848_DEBUG),
-    ("consumer", ("events-client", "client-3.x", "client-4.x"), ("rounds",), KIP848_MEMBERS),
 ]
 
 
