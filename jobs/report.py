@@ -158,15 +158,19 @@ def build_report(
 
 def best_scenario(totals: dict[str, dict[str, int | None]]) -> str | None:
     """The scenario with the least partition-unavailable time, then stop-the-world, then rebalances;
-    None when none does better than the actual night (or none could run)."""
+    None when none does better than the actual night, none could run, or the actual night's measures are
+    unknown (no line shows who owned what: nothing to be better than)."""
     order = ("partition_unavailable_ms", "stw_ms", "rebalances")
 
     def cost(measures: dict) -> tuple:
         return tuple(measures.get(name, 0) for name in order)
 
+    actual = cost(totals.get(ACTUAL, {}))
+    if None in actual:
+        return None
     ran = [(s, t) for s, t in totals.items() if s != ACTUAL and t and None not in t.values()]
     best = min(ran, key=lambda item: cost(item[1]), default=None)
-    return best[0] if best is not None and cost(best[1]) < cost(totals.get(ACTUAL, {})) else None
+    return best[0] if best is not None and cost(best[1]) < actual else None
 
 
 _UUID = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -448,10 +452,14 @@ def draw_group(g: GroupReport, scenarios: tuple[str, ...], path: Path) -> None:
     names = [ACTUAL, *scenarios]
     for column, measure in enumerate(("stw_ms", "partition_unavailable_ms")):
         ax = fig.add_subplot(grid[0, column])
-        values = [(g.totals.get(s, {}).get(measure) or 0) / 1000 for s in names]
+        known = [g.totals.get(s, {}).get(measure) for s in names]
+        values = [0 if v is None else v / 1000 for v in known]
         colours = ["#57606a"] + ["#1a7f37" if s == g.best else "#0969da" for s in scenarios]
         ax.barh(names[::-1], values[::-1], color=colours[::-1])
         ax.set_xlim(0, max(values) * 1.05 or 1)
+        for y, v in enumerate(known[::-1]):
+            if v is None:  # the replay does not know it (no line shows who owned what): no bar, said so
+                ax.text(0, y, " unknown", va="center", fontsize=8, color="#57606a")
         ax.set_title(f"{LABELS[measure]} (s)", fontsize=10)
         ax.tick_params(labelsize=8)
     owners = sorted({s.owner for name in timelines for s in g.ownership[name] if s.owner})

@@ -136,3 +136,27 @@ def test_a_run_on_the_sample_prints_the_comparison_and_writes_the_report(spark, 
     assert "what-if prod-eu/orders" in out and "cooperative-sticky" in out
     pages = list((tmp_path / "wh" / "_reports").glob("whatif-*/index.html"))
     assert len(pages) == 1 and "prod-eu/orders" in pages[0].read_text()
+
+
+def test_an_actual_the_replay_does_not_know_is_unknown_in_the_report_not_0(tmp_path):
+    """A broker-only day with unknown owners has null partition measures (docs/metrics.md): the report's
+    actual total is unknown, the scenario shows no change against it, and the chart draws no bar."""
+    day = dt.date(2024, 11, 8)
+    row = {"cluster": "k", "group_id": "g", "event_date": day, "scenario": "coop"}
+    values = {"rebalances": (3, 3), "stw_ms": (None, 0), "partition_unavailable_ms": (None, 1200),
+              "partitions_moved": (None, 2), "revocations_wasted": (None, 0)}  # fmt: skip
+    comparison = [
+        {**row, **{f"{k}_{s}": v for k, (a, b) in values.items() for s, v in (("actual", a), ("scenario", b), ("delta", None if a is None else b - a))}},
+    ]  # fmt: skip
+    report = build_report("r1", day, day, ("coop",), comparison, movements=[])
+    (g,) = report.groups
+    assert g.totals["actual"]["stw_ms"] is None and g.totals["actual"]["rebalances"] == 3
+    assert g.best is None  # nothing known to be better than
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    print_comparison(console, report)
+    text = console.export_text()
+    assert "n/a" in text and "coop *" not in text
+    page = write_report(tmp_path, report)
+    assert page.exists()
