@@ -60,6 +60,16 @@ from rebalance_core.events import TopicPartition
 
 STOP_CAUSES = ("revoked", "lost", "member_failed", "member_left")
 
+# The partition measures of episode and daily summary rows: null where who owned what is unknown.
+PARTITION_MEASURE_COLUMNS = (
+    "stw_ms",
+    "partition_unavailable_ms",
+    "max_partition_unavailable_ms",
+    "partitions_moved",
+    "partitions_revoked",
+    "revocations_wasted",
+)
+
 # Rules the timeline reports (see the module docstring).
 STOP_NOT_OWNED = "stop_not_owned"
 DOUBLE_OWNERSHIP = "double_ownership"

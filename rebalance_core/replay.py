@@ -586,22 +586,20 @@ class GroupReplayer:
             view.instance = e.group_instance_id
             self.member_timed.add(e.group_instance_id)
         self.member_timed.add(member)
-        if kind not in _CALLBACKS and view.pending is not None and not self._between_callbacks(e, view):
+        if kind not in _CALLBACKS and view.pending is not None and not self._between_callbacks(e):
             self._flush_pending(view)
         handler = _MEMBER_HANDLERS.get(kind)
         if handler is not None:
             handler(self, e, view)
 
     @staticmethod
-    def _between_callbacks(e: Event, view: MemberView) -> bool:
+    def _between_callbacks(e: Event) -> bool:
         """Whether `e` is the revoking member's requestRejoin, logged by ConsumerCoordinator.onJoinComplete
         after its onPartitionsRevoked and before its onPartitionsAssigned ("Adding newly assigned
-        partitions", the instant the added partitions start): its synced assignment stays pending for the
-        callback line that follows, instead of being applied at the sync."""
-        return (
-            view.pending is not None
-            and e.event_type == EventType.JOIN_REQUESTED.value
-            and (e.reason or "").startswith(REVOKE_REJOIN_PREFIX)
+        partitions", the instant the added partitions start): the member's pending synced assignment stays
+        pending for the callback line that follows, instead of being applied at the sync."""
+        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").startswith(
+            REVOKE_REJOIN_PREFIX
         )
 
     def _resolve_member(self, e: Event) -> str | None:

@@ -57,7 +57,7 @@ from rebalance_core.consumer_protocol.states import (
     parse_member_state,
 )
 from rebalance_core.events import Event, TopicPartition, parse_partitions
-from rebalance_core.measures import STOP_NOT_OWNED, OwnershipTimeline
+from rebalance_core.measures import PARTITION_MEASURE_COLUMNS, STOP_NOT_OWNED, OwnershipTimeline
 from rebalance_core.replay_common import admit, anomaly_row
 from schemas.events import EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
@@ -97,15 +97,6 @@ _CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientSt
 # its first heartbeat, the member exists at the coordinator only once it is answered with a member epoch
 # (ConsumerMembershipManager.onHeartbeatSuccess: JOINING -> RECONCILING), and that epoch's bump is its own
 _CLIENT_NOT_IN = _CLIENT_OUT | {ClientState.JOINING}
-# the partition measures of summary and episode rows: null where no line states an assignment
-_PARTITION_COLUMNS = (
-    "stw_ms",
-    "partition_unavailable_ms",
-    "max_partition_unavailable_ms",
-    "partitions_moved",
-    "partitions_revoked",
-    "revocations_wasted",
-)
 _STOP_CAUSE_ON_REMOVAL = {
     RemovalReason.SESSION_TIMEOUT.value: "member_failed",
     RemovalReason.REBALANCE_TIMEOUT.value: "lost",
@@ -221,7 +212,7 @@ class ConsumerGroupReplayer:
         out["group_daily_summary"] = self.timeline.daily_rows()
         if not self.assignment_seen:
             for row in out["group_daily_summary"] + out["rebalance_episodes"]:
-                row.update(dict.fromkeys(_PARTITION_COLUMNS))
+                row.update(dict.fromkeys(PARTITION_MEASURE_COLUMNS))
         return out
 
     def snapshot(self) -> dict:

@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from rebalance_core.measures import PARTITION_MEASURE_COLUMNS
 from tests.core.broker_log import episodes, replay_log, scala_line
 
 C1 = "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
@@ -320,18 +321,8 @@ def test_0_10_dead_and_removed_ends_the_episode_there_and_counts_no_member_it_ca
     assert not out["anomalies"]
 
 
-PARTITION_MEASURES = (
-    "stw_ms",
-    "partition_unavailable_ms",
-    "max_partition_unavailable_ms",
-    "partitions_moved",
-    "partitions_revoked",
-    "revocations_wasted",
-)
-
-
 def _partition_measures(row: dict) -> tuple:
-    return tuple(row[c] for c in PARTITION_MEASURES)
+    return tuple(row[c] for c in PARTITION_MEASURE_COLUMNS)
 
 
 def test_partition_measures_are_null_when_no_line_shows_who_owns_what():
