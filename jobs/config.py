@@ -143,6 +143,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise UsageError(f"config file {path} is not valid YAML{where}") from None
+    except ValueError as exc:  # YAML reads 2024-13-45 as a date, and Python refuses the date
+        raise UsageError(f"config file {path} holds a date that does not exist: {exc}") from None
     if doc is None:
         return {}
     if not isinstance(doc, dict):

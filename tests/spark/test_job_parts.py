@@ -69,6 +69,7 @@ def test_command_line_values_override_the_file(tmp_path):
         ('scenario: "it\'s"\n', "scenario must be letters"),
         ("[1, 2]\n", "must be a mapping"),
         ("a: [\n", "is not valid YAML (line 2)"),
+        ("dates: {from: 2024-13-45}\n", "holds a date that does not exist: month must be in 1..12"),
         ("incidents: {storm_rebalances: 1}\n", "incidents.storm_rebalances must be an integer of at least 2"),
         ("incidents: {storm_window_ms: -5}\n", "incidents.storm_window_ms must be a positive integer"),
         (
