@@ -35,6 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from jobs.run_state import find_unfinished_in_folder
     from jobs.summary import build_summary, print_summary
 
     if args.date and (args.date_from or args.date_to):
@@ -47,8 +48,12 @@ def main(args: argparse.Namespace) -> int:
     episodes = reader.rows("rebalance_episodes")
     assigned = {(r["cluster"], r["group_id"]) for r in reader.rows("assignments", ["cluster", "group_id"])}
     summary = build_summary(daily, episodes, assigned_groups=assigned)
+    mid_run = [run.describe() for run in find_unfinished_in_folder(reader.location)]
     console = Console()
     console.print(f"{reader.location} ({reader.dates_text()}{f', group {args.group}' if args.group else ''})")
+    for text in mid_run:  # tables ahead of the others: figures joining them mix two runs
+        line = f"[red]warehouse mid-run:[/] the {text}; the other tables hold the previous run's rows"
+        console.print(line, soft_wrap=True)  # one line, whatever the terminal's width
     print_summary(console, summary)
     if args.html:
         from jobs.report_html import ReportData, write_html
@@ -61,6 +66,7 @@ def main(args: argparse.Namespace) -> int:
             assignments=reader.rows("assignments"),
             incidents=reader.rows("rebalance_incidents") if reader.has("rebalance_incidents") else None,
             daily=daily,
+            mid_run=mid_run,
         )
         page = write_html(args.html, data)
         console.print(f"wrote {page}")

@@ -41,6 +41,7 @@ class ReportData:
     assignments: list[dict] = field(default_factory=list)
     incidents: list[dict] | None = None  # None: the warehouse has no rebalance_incidents table
     daily: list[dict] = field(default_factory=list)
+    mid_run: list[str] = field(default_factory=list)  # unfinished runs (jobs.run_state.Unfinished.describe)
 
 
 def write_html(folder: str | Path, data: ReportData) -> Path:
@@ -128,6 +129,11 @@ def _img(picture: svg.Svg) -> str:
 def _index_page(data: ReportData, episodes: list[dict], pages: dict[str, str]) -> str:
     s = data.summary
     parts = [f"<h1>{html.escape(data.title)}</h1>"]
+    parts += [
+        f"<p><b>Warehouse mid-run:</b> the {html.escape(text)}; the other tables hold the previous run's "
+        "rows, so figures joining them mix two runs.</p>"
+        for text in data.mid_run
+    ]
     if not s.groups:
         parts.append("<p>No rebalance recorded for these dates.</p>")
         return _page(data.title, "\n".join(parts))

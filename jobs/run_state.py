@@ -144,7 +144,7 @@ def find_unfinished(spark, warehouse) -> list[Unfinished]:
     """Runs whose record in run_accounting says 'writing', with the tables they committed."""
     from pyspark.sql import functions as F
 
-    from jobs.delta_io import read_table
+    from jobs.delta_io import commit_run_ids, read_table
 
     rows = (
         read_table(spark, warehouse, "run_accounting")
@@ -152,21 +152,46 @@ def find_unfinished(spark, warehouse) -> list[Unfinished]:
         .select("run_id", "scenario", "event_date", "started_at", "details")
         .collect()
     )
+    return unfinished_runs([row.asDict() for row in rows], lambda table: commit_run_ids(spark, warehouse, table))
+
+
+def find_unfinished_in_folder(location: str) -> list[Unfinished]:
+    """find_unfinished for a folder warehouse read with delta-rs, without Spark (the `report` verb)."""
+    from deltalake import DeltaTable
+
+    from jobs.delta_io import Warehouse, commit_run_ids
+
+    warehouse = Warehouse(location, metastore=False, writer="delta-rs")
+    if not DeltaTable.is_deltatable(warehouse.path("run_accounting")):
+        return []
+    records = DeltaTable(warehouse.path("run_accounting")).to_pyarrow_table(
+        columns=["run_id", "scenario", "event_date", "started_at", "details", "status"]
+    )
+    rows = [row for row in records.to_pylist() if row["status"] == STATUS_WRITING]
+    return unfinished_runs(rows, lambda table: commit_run_ids(None, warehouse, table))
+
+
+def unfinished_runs(rows: list[dict], committed) -> list[Unfinished]:
+    """The runs of run_accounting `rows` saying 'writing' (run_id, scenario, event_date, started_at,
+    details), each with the tables whose commits name it (`committed(table)`: the run ids of a table's
+    commits)."""
     runs: dict[str, Unfinished] = {}
     for row in rows:
-        run = runs.get(row.run_id)
+        run = runs.get(row["run_id"])
         if run is None:
-            scenarios = tuple(filter(None, ((row.details or {}).get("scenarios") or row.scenario).split(",")))
-            run = runs[row.run_id] = Unfinished(row.run_id, row.scenario, [], scenarios, row.started_at)
-        run.dates.append(row.event_date)
+            details = dict(row["details"] or {})  # Arrow reads a map as (key, value) pairs
+            named = details.get("scenarios") or row["scenario"]
+            scenarios = tuple(filter(None, named.split(",")))
+            run = Unfinished(row["run_id"], row["scenario"], [], scenarios, row["started_at"])
+            runs[row["run_id"]] = run
+        run.dates.append(row["event_date"])
     if runs:
-        from jobs.delta_io import commit_run_ids
-        from jobs.replay import WRITTEN_TABLES
+        from jobs.replay import TABLES_WRITTEN_BY_ANY_RUN
 
-        tables = [t for t in dict.fromkeys((*WRITTEN_TABLES, "whatif_comparison")) if t != "run_accounting"]
-        committed = {table: commit_run_ids(spark, warehouse, table) for table in tables}
+        tables = [t for t in TABLES_WRITTEN_BY_ANY_RUN if t != "run_accounting"]
+        ids = {table: committed(table) for table in tables}
         for run in runs.values():
-            run.ahead = [table for table in tables if run.run_id in committed[table]]
+            run.ahead = [table for table in tables if run.run_id in ids[table]]
     return sorted(runs.values(), key=lambda r: (min(r.dates), r.run_id))
 
 

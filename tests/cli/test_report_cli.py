@@ -171,3 +171,34 @@ def test_only_the_worst_groups_get_a_page_and_the_index_lists_every_group(monkey
     index = report_html.write_html(tmp_path, report_html.ReportData("t", summary, episodes=[])).read_text()
     assert sorted(p.name for p in tmp_path.glob("group-*.html")) == ["group-001.html", "group-002.html"]
     assert 'href="group-001.html" title="c/g2"' in index and "c/g0</span>" in index
+
+
+def test_a_warehouse_mid_run_is_said_with_the_tables_ahead_in_text_and_html(tmp_path, capsys):
+    """A run whose record still says 'writing' (it stopped between two commits; jobs.run_state) and
+    that committed `events`: the summary and the HTML report say so before any figure."""
+    import datetime as dt
+    import json
+
+    import pyarrow as pa
+    from deltalake import CommitProperties, write_deltalake
+
+    from schemas.fields import arrow_schema
+    from schemas.tables import TABLES
+
+    root = build_warehouse(tmp_path / "warehouse")
+    dead = CommitProperties(custom_metadata={"userMetadata": json.dumps({"run_id": "r-dead"})})
+    record = {"run_id": "r-dead", "scenario": "actual", "event_date": dt.date(2024, 11, 9), "read": 1,
+              "replayed": 1, "quarantined": 0, "duplicates": 0, "skipped": 0, "status": "writing"}  # fmt: skip
+    for table, rows in (("run_accounting", [record]), ("events", [])):
+        data = pa.Table.from_pylist(rows, schema=arrow_schema(TABLES[table]))
+        write_deltalake(str(root / table), data, partition_by=["event_date"], commit_properties=dead)
+
+    text = report(capsys, "--warehouse", root, "--html", tmp_path / "html")
+
+    said = "run r-dead on 2024-11-09 (scenario actual) did not finish; tables ahead: events"
+    assert text.splitlines()[1] == f"warehouse mid-run: the {said}; the other tables hold the previous run's rows"
+    assert f"<b>Warehouse mid-run:</b> the {said};" in (tmp_path / "html" / "index.html").read_text()
+
+
+def test_a_warehouse_whose_runs_all_finished_says_nothing_of_it(warehouse, capsys):
+    assert "mid-run" not in report(capsys, "--warehouse", warehouse)

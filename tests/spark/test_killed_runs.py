@@ -114,6 +114,13 @@ def report_mid_run(spark, warehouse: Path) -> list[str]:
     return collect_report(spark, config, result, ("actual",)).mid_run
 
 
+def report_verb_mid_run(warehouse: Path) -> list[str]:
+    """The lines `rebalance-replay report` prints about the warehouse being mid-run."""
+    status, out, err = run_cli("report", "--warehouse", str(warehouse))
+    assert status == 0, err
+    return [line for line in out.splitlines() if line.startswith("warehouse mid-run:")]
+
+
 def notebook_status(warehouse: Path, monkeypatch) -> str:
     """What the notebook's warehouse status cell prints (its loading cell and that one, run here)."""
     monkeypatch.setenv("REBALANCE_WAREHOUSE", str(warehouse))
@@ -184,6 +191,7 @@ def test_a_killed_run_is_completed_by_the_next_to_the_rows_of_a_clean_run(
         assert [run.ahead for run in found] == [ahead]
         said = f"run {found[0].run_id} on 2024-11-08 .. 2024-11-09"
         assert [said in line for line in report_mid_run(spark, warehouse)] == [True]
+        assert [said in line for line in report_verb_mid_run(warehouse)] == [True]
         (status_line,) = notebook_status(warehouse, monkeypatch).splitlines()
         assert status_line.startswith(f"WAREHOUSE MID-RUN: run {found[0].run_id} on 2024-11-08..2024-11-09")
         assert f"tables ahead: {', '.join(ahead) or 'none yet'};" in status_line
