@@ -152,7 +152,9 @@ def find_unfinished(spark, warehouse) -> list[Unfinished]:
         .select("run_id", "scenario", "event_date", "started_at", "details")
         .collect()
     )
-    return unfinished_runs([row.asDict() for row in rows], lambda table: commit_run_ids(spark, warehouse, table))
+    return unfinished_runs(
+        [row.asDict() for row in rows], lambda table: commit_run_ids(spark, warehouse, table)
+    )
 
 
 def find_unfinished_in_folder(location: str) -> list[Unfinished]:

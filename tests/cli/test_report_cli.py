@@ -196,7 +196,10 @@ def test_a_warehouse_mid_run_is_said_with_the_tables_ahead_in_text_and_html(tmp_
     text = report(capsys, "--warehouse", root, "--html", tmp_path / "html")
 
     said = "run r-dead on 2024-11-09 (scenario actual) did not finish; tables ahead: events"
-    assert text.splitlines()[1] == f"warehouse mid-run: the {said}; the other tables hold the previous run's rows"
+    assert (
+        text.splitlines()[1]
+        == f"warehouse mid-run: the {said}; the other tables hold the previous run's rows"
+    )
     assert f"<b>Warehouse mid-run:</b> the {said};" in (tmp_path / "html" / "index.html").read_text()
 
 
