@@ -48,6 +48,12 @@ class UsageError(Exception):
     """A problem with the user's input or configuration: printed as one line, exit status 2."""
 
 
+def printable_name(name: str) -> str:
+    """A file name as text whatever its bytes (those that are not UTF-8 as \\xNN): what rows and
+    messages carry of a name Python holds with surrogates (os.listdir of a name that is not UTF-8)."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The CLI's parser. With `argv`, only the verb that command line names gets its arguments (the
     others stay listed with their help): enough to parse it, importing no other verb's module.

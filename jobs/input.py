@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from jobs.cli import UsageError
+from jobs.cli import UsageError, printable_name
 from schemas.events import EVENT_COLUMNS, EVENT_TYPES, REQUIRED_EVENT_COLUMNS, Side
 from schemas.fields import spark_schema
 
@@ -60,7 +60,9 @@ def resolve_input(path: str | None, fmt: str) -> tuple[str, str]:
     if local and not glob.glob(local_path):
         raise UsageError(f"input not found: {path}")
     if not _utf8_name(path):
-        raise UsageError(f"input path {_shown(path)} is not UTF-8, which Spark cannot open: rename it")
+        raise UsageError(
+            f"input path {printable_name(path)} is not UTF-8, which Spark cannot open: rename it"
+        )
     if fmt != "auto":
         return path, fmt
     detected = _detect_format(Path(local_path)) if local else _format_of_name(path)
@@ -103,11 +105,6 @@ def _utf8_name(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _shown(name: str) -> str:
-    """A file name printable whatever its bytes (those that are not UTF-8 as \\xNN)."""
-    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
 def files_spark_cannot_open(path: str) -> list[str]:
@@ -427,7 +424,7 @@ def _unopenable_files(spark, names: list[str]):
     reason = (
         f"file name {NOT_UTF8}: Spark cannot open the file, rename it (raw_base64 holds the name's bytes)"
     )
-    rows = [(_shown(name), base64.b64encode(os.fsencode(name)).decode("ascii")) for name in names]
+    rows = [(printable_name(name), base64.b64encode(os.fsencode(name)).decode("ascii")) for name in names]
     frame = spark.createDataFrame(
         rows, T.StructType([T.StructField(n, T.StringType()) for n in ("name", "b64")])
     )
