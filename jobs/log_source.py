@@ -202,11 +202,14 @@ def open_chunks(path: str) -> Iterator[bytes]:
 def parse_file(path: str, options: LogOptions) -> ParseResult:
     """Parse one local file. An unreadable file (I/O error, not gzip) becomes one quarantine row; a
     truncated or corrupt gzip keeps its complete lines and quarantines what follows them."""
+    from jobs.cli import printable_name
+
+    name = printable_name(path)  # rows carry text, whatever the bytes of the file's name
     try:
         lines = LogLines(open_chunks(path))
-        return _parse(path, lines, options, lambda wanted: LogLines(open_chunks(path)).line_bytes(wanted))
+        return _parse(name, lines, options, lambda wanted: LogLines(open_chunks(path)).line_bytes(wanted))
     except OSError as exc:
-        return _unreadable(path, exc.strerror or str(exc))
+        return _unreadable(name, exc.strerror or str(exc))
 
 
 def parse_bytes(path: str, data: bytes, options: LogOptions) -> ParseResult:
