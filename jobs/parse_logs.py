@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from jobs.cli import UsageError
+from jobs.cli import UsageError, printable_name
 from jobs.log_source import (
     DEFAULT_CLUSTER,
     LogOptions,
@@ -130,7 +130,7 @@ def _parse_one(path: str, options: LogOptions) -> tuple[str, list[str], list[str
     quarantine = [
         json.dumps(quarantine_json(q, cluster), ensure_ascii=False) + "\n" for q in result.quarantine
     ]
-    return path, events, quarantine, result.counts
+    return printable_name(path), events, quarantine, result.counts  # a name that is not UTF-8 prints
 
 
 def _print_summary(per_file: dict[str, ParseCounts], out: Path) -> None:

@@ -211,3 +211,32 @@ def test_a_1_mb_line_and_a_line_nested_100_000_deep_are_counted_lines():
     result = parse_bytes("server.log", b"\n".join([huge, deep, *LOG_LINES[:20]]), LogOptions())
     counts = result.counts
     assert counts.read == 22 == counts.event_lines + counts.skipped + counts.quarantined
+
+
+def test_parse_logs_reads_a_file_whose_name_is_not_utf8_and_prints_its_name_escaped(tmp_path):
+    """parse-logs (pure Python) opens such a file, unlike Spark: its rows and counts name it with the
+    bytes that are not UTF-8 as \\xNN (the event ids once failed to hash it, the summary to print it)."""
+    import subprocess
+    import sys
+
+    from tests.logs.kafka_log_fixtures import REAL
+
+    data = (REAL / "04_broker_3.0_expiry_dead_recreate.log").read_bytes()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with open(os.path.join(os.fsencode(logs), b"server-\xe9.log"), "wb") as bad_name:
+        bad_name.write(data)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(Path(__file__).parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "parse-logs", str(logs), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        env=env,
+    )
+
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    shown = f"{logs}/server-\\xe9.log"
+    assert shown in done.stdout.decode("utf-8")
+    counts = json.loads((tmp_path / "out" / "counts.json").read_text(encoding="utf-8"))
+    assert counts["files"][shown]["read"] == data.count(b"\n") + (not data.endswith(b"\n"))
+    events = (tmp_path / "out" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    assert events and counts["total"]["events"] == len(events)
