@@ -68,3 +68,15 @@ def test_a_jvm_that_stopped_otherwise_is_one_line_and_exit_1(monkeypatch, capsys
         err
         == f"rebalance-replay run: failed while replaying groups: Spark's JVM stopped unexpectedly; log: {log}\n"
     )
+
+
+@pytest.mark.parametrize("below", ["a-file/warehouse", "a-file"])
+def test_a_warehouse_that_cannot_be_written_is_one_line_and_exit_2_before_spark(tmp_path, capsys, below):
+    (tmp_path / "a-file").write_text("not a folder")
+    warehouse = tmp_path / below
+
+    assert cli_main(["run", "--warehouse", str(warehouse)]) == 2
+
+    err = capsys.readouterr().err
+    assert err.startswith(f"rebalance-replay run: error: cannot write the warehouse {warehouse}: ")
+    assert err.count("\n") == 1
