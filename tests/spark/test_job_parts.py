@@ -91,6 +91,22 @@ def test_bad_config_is_one_clear_usage_error(tmp_path, text, message):
         load_config(conf)
 
 
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"dates.to": "2024-11-08"}, "dates.from of {conf} 2024-11-09 is after --to 2024-11-08"),
+        ({"dates.from": "2024-11-11"}, "--from 2024-11-11 is after dates.to of {conf} 2024-11-10"),
+    ],
+)
+def test_a_dates_error_names_the_option_typed_and_the_files_setting(tmp_path, overrides, message):
+    """Never 'defaults:' or the file alone for a date given on the command line."""
+    conf = tmp_path / "d.yaml"
+    conf.write_text("dates: {from: 2024-11-09, to: 2024-11-10}\n")
+    with pytest.raises(UsageError) as error:
+        load_config(conf, overrides, {"dates.from": "--from", "dates.to": "--to"})
+    assert str(error.value) == message.format(conf=conf)
+
+
 # -------------------------------------------------------------------------------------------- input
 def test_input_defaults_to_the_packaged_sample():
     assert resolve_input(None, "auto") == (str(SAMPLE_DATA), "json")
