@@ -347,8 +347,8 @@ def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | 
         frames.append(_plain_files(spark, plain, log_options))
     if whole:
         frames.append(_whole_files(spark, whole, log_options))
-    if not frames:
-        return _empty(spark), _empty(spark), {"files": 0, **_totals(ParseCounts())}
+    if not frames:  # no file Spark can open: the same (empty) frames, columns and all
+        frames.append(_empty(spark))
     parsed = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
     with contextlib.suppress(PySparkException):  # serverless refuses caching: the two frames re-parse then
         parsed = parsed.persist()
