@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import os
+import sys
 import tempfile
 import traceback
 from pathlib import Path
@@ -41,6 +43,38 @@ def job_log(warehouse: str | None) -> Path:
     log_path = folder / f"{stamp}-{os.getpid()}.log"
     log_path.touch()
     return log_path
+
+
+# pyspark's loggers that print an analysis error as a JSON line on stderr the moment the exception is
+# created (pyspark.errors.exceptions.base.PySparkException._log_exception), even when the job catches it
+_PYSPARK_ERROR_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
+
+
+class _ToJobLog(logging.Handler):
+    """Appends records to the job's current log file (stderr when the job chose none)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record) + "\n"
+            if log_path is None:
+                sys.stderr.write(text)
+                return
+            with open(log_path, "a", encoding="utf-8", errors="replace") as out:
+                out.write(text)
+        except Exception:  # a log record must never fail the job
+            self.handleError(record)
+
+
+def route_pyspark_error_logs() -> None:
+    """Send pyspark's error loggers to the job's log file instead of the console (idempotent)."""
+    from pyspark.logger import PySparkLogger
+
+    for name in _PYSPARK_ERROR_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.addHandler(_ToJobLog())  # PySparkLogger.addHandler gives it pyspark's JSON format
+        logger.propagate = False
 
 
 def discard_log() -> None:

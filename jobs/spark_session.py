@@ -61,6 +61,7 @@ def get_spark(options: SparkOptions | None = None, app_name: str = "rebalance-re
 
     from jobs import failures
 
+    failures.route_pyspark_error_logs()  # pyspark's error JSON lines go to the job's log, not the console
     active = SparkSession.getActiveSession()
     if active is not None:
         return active

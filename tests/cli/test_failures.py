@@ -80,3 +80,19 @@ def test_a_warehouse_that_cannot_be_written_is_one_line_and_exit_2_before_spark(
     err = capsys.readouterr().err
     assert err.startswith(f"rebalance-replay run: error: cannot write the warehouse {warehouse}: ")
     assert err.count("\n") == 1
+
+
+def test_pysparks_analysis_error_logs_go_to_the_log_file_not_the_console(capsys, log):
+    """pyspark logs an analysis error as a JSON line on stderr when the exception is created, even one
+    the job catches and words itself (jobs.failures.route_pyspark_error_logs)."""
+    from pyspark.logger import PySparkLogger
+
+    failures.route_pyspark_error_logs()
+    failures.route_pyspark_error_logs()  # idempotent: one handler
+    logger = PySparkLogger.getLogger("DataFrameQueryContextLogger")
+    logger.exception(
+        "[UNRESOLVED_COLUMN] boom", file="jobs/input.py", line="1", fragment="col", errorClass="X"
+    )
+
+    assert capsys.readouterr().err == ""
+    assert log.read_text().count("[UNRESOLVED_COLUMN] boom") == 1

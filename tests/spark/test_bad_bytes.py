@@ -240,3 +240,28 @@ def test_parse_logs_reads_a_file_whose_name_is_not_utf8_and_prints_its_name_esca
     assert counts["files"][shown]["read"] == data.count(b"\n") + (not data.endswith(b"\n"))
     events = (tmp_path / "out" / "events.jsonl").read_text(encoding="utf-8").splitlines()
     assert events and counts["total"]["events"] == len(events)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("fmt", "name"), [("json", b"only-caf\xe9.jsonl"), ("kafka-log", b"only-server-\xff.log")]
+)
+def test_a_folder_whose_only_file_spark_cannot_open_is_one_quarantined_row(spark, tmp_path, fmt, name):
+    """Nothing else to read: still exit 0 and the file accounted for (the Kafka log reader's empty
+    frames once lacked the quarantine's columns: an analysis error, exit 2, and pyspark's JSON line)."""
+    from tests.spark.bad_inputs import EVENT_LINES, LOG_LINES
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    content = b"\n".join((EVENT_LINES if fmt == "json" else LOG_LINES)[:20]) + b"\n"
+    with open(os.path.join(os.fsencode(folder), name), "wb") as out:
+        out.write(content)
+
+    status, _, err = run_cli(
+        "run", "--input", str(folder), "--input-format", fmt, "--warehouse", str(tmp_path / "wh")
+    )
+
+    assert_clean_exit(status, err)
+    assert_every_row_accounted_for(tmp_path / "wh", 1)
+    (row,) = table_rows(tmp_path / "wh", "quarantine")
+    assert base64.b64decode(row["raw_base64"]) == os.fsencode(folder) + b"/" + name
