@@ -21,6 +21,7 @@ import functools
 import glob
 import importlib.util
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,8 @@ _NUMBER = r"^-?\d+(\.\d+)?$"  # epoch milliseconds written as a number
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 _CORRUPT = "_corrupt_record"
 _SIDES = [s.value for s in Side]
+# Spark's error for a file it cannot read in the format asked (e.g. JSON lines read as Parquet)
+_FAILED_READ = re.compile(r"\[FAILED_READ_FILE[^\]]*\][^\n]*")
 _STRING_COLUMNS = [c.name for c in EVENT_COLUMNS if c.type == "string"]
 _EVENT_SPARK_TYPES = [f.dataType for f in spark_schema(EVENT_COLUMNS)]
 
@@ -136,7 +139,13 @@ def read_candidates(
     their lines, and `skipped` lines that are not about groups)."""
     options = dict(options or {})
     unopenable = _unopenable_files(spark, files_spark_cannot_open(path)) if fmt != "delta" else None
-    candidates, uncounted = _read_candidates(spark, path, fmt, options, cluster)
+    try:
+        candidates, uncounted = _read_candidates(spark, path, fmt, options, cluster)
+    except Exception as exc:  # Py4JJavaError or pyspark's own: a file that is not of the format given
+        unreadable = _FAILED_READ.search(str(exc))
+        if unreadable is None:
+            raise
+        raise UsageError(f"cannot read {printable_name(path)} as {fmt}: {unreadable.group(0)}") from None
     if unopenable is not None:
         candidates = candidates.unionByName(unopenable)
     return candidates, uncounted

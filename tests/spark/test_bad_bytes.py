@@ -265,3 +265,51 @@ def test_a_folder_whose_only_file_spark_cannot_open_is_one_quarantined_row(spark
     assert_every_row_accounted_for(tmp_path / "wh", 1)
     (row,) = table_rows(tmp_path / "wh", "quarantine")
     assert base64.b64decode(row["raw_base64"]) == os.fsencode(folder) + b"/" + name
+
+
+@pytest.mark.spark
+def test_a_value_of_another_type_is_kept_as_text_where_text_is_expected_and_quarantined_elsewhere(
+    spark, tmp_path
+):
+    """What README says of values of the wrong type in JSON lines: Spark's reading of them."""
+    from tests.spark.bad_inputs import EVENT_LINES
+
+    base = json.loads(EVENT_LINES[7])
+    cases = {
+        "as-text-number": {"group_id": 7},
+        "as-text-array": {"member_id": [1]},
+        "line-text": {"line": "x"},
+        "line-fraction": {"line": 1.5},
+        "side-number": {"side": 1},
+        "ts-object": {"ts": {"x": 1}},
+    }
+    lines = [json.dumps({**base, **change, "event_id": case}) for case, change in cases.items()]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+
+    status, _, err = run_cli(
+        "run", "--input", str(tmp_path / "in.jsonl"), "--warehouse", str(tmp_path / "wh")
+    )
+
+    assert_clean_exit(status, err)
+    assert_every_row_accounted_for(tmp_path / "wh", len(cases))
+    events = {e["event_id"]: e for e in table_rows(tmp_path / "wh", "events")}
+    assert set(events) == {"as-text-number", "as-text-array"}
+    assert (events["as-text-number"]["group_id"], events["as-text-array"]["member_id"]) == ("7", "[1]")
+
+
+@pytest.mark.spark
+def test_a_file_that_is_not_of_the_format_given_is_one_line_and_exit_2(spark, tmp_path):
+    from tests.spark.bad_inputs import EVENT_LINES
+
+    (tmp_path / "events.jsonl").write_bytes(b"\n".join(EVENT_LINES[:5]) + b"\n")
+
+    status, _, err = run_cli(
+        "run", "--input", str(tmp_path / "events.jsonl"), "--input-format", "parquet",
+        "--warehouse", str(tmp_path / "wh"),
+    )  # fmt: skip
+
+    assert status == 2 and err.count("\n") == 1, err
+    assert err.startswith(
+        f"rebalance-replay run: error: cannot read {tmp_path / 'events.jsonl'} as parquet: "
+    )
+    assert "[FAILED_READ_FILE" in err
