@@ -81,6 +81,22 @@ TEXT_LAYOUTS = {
         False,
         False,
     ),
+    "spring boot 2 colour": (  # %clr(...): ANSI SGR codes around the envelope's tokens
+        lambda t, lg, m: (
+            f"\x1b[2m{_d(t, '.')}\x1b[0;39m \x1b[32m INFO\x1b[0;39m \x1b[35m3618\x1b[0;39m \x1b[2m---\x1b[0;39m "
+            f"\x1b[2m[ntainer#0-0-C-1]\x1b[0;39m \x1b[36m{_abbreviated(lg):<40}\x1b[0;39m \x1b[2m:\x1b[0;39m {m}"
+        ),
+        False,
+        False,
+    ),
+    "tab separated": (lambda t, lg, m: f"{_d(t, '.')}\tINFO\t[main]\t{lg}\t{m}", False, False),
+    "logback msg mdc": (  # `%msg %mdc%n`: the MDC map after the message
+        lambda t, lg, m: (
+            f"{_d(t, '.')} INFO  [main] {_abbreviated(lg)} - {m} {{traceId=4bf92f35, tenant=acme}}"
+        ),
+        False,
+        False,
+    ),
     "strimzi log4j2": (
         lambda t, lg, m: f"{_d(t)} INFO  [main] {lg.rsplit('.', 1)[-1]}:42 - {m}",
         False,
