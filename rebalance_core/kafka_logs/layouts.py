@@ -636,12 +636,29 @@ def _stamp_of(m: re.Match) -> tuple[str, str]:
 
 def _chosen_stamp(stamps: list[tuple[str, str]]) -> tuple[str | None, str | None]:
     """The innermost stamp with a full date (the application's own, read with its zone), else the
-    innermost yearless one, else the innermost time of day."""
+    innermost yearless one, else the innermost time of day. A dated stamp to the second (syslog,
+    journald short-iso) takes the milliseconds of a time-only application stamp inside it that shows the
+    same second (the same clock and zone: logback through journald)."""
     for wanted in (("datetime", "epoch"), ("month_day",), ("time",)):
         for text, kind in reversed(stamps):
             if kind in wanted:
+                if kind != "time" and stamps[-1][1] == "time":
+                    return _with_fraction_of(text, stamps[-1][0]), kind
                 return text, kind
     return None, None
+
+
+_WHOLE_SECOND = re.compile(
+    r"(?P<head>.*?\d{2}:\d{2}:(?P<s>\d{2}))(?P<tail>(?: ?(?:Z|[+-]\d{2}(?::?\d{2})?|UTC|GMT))?)"
+)
+
+
+def _with_fraction_of(dated: str, time_only: str) -> str:
+    """`dated` (to the second) with the fraction of `time_only` when both show the same time of day."""
+    m = _WHOLE_SECOND.fullmatch(dated)
+    if m is None or time_only[8:9] not in (".", ",") or dated[m.end("s") - 8 : m.end("s")] != time_only[:8]:
+        return dated
+    return m["head"] + "." + time_only[9:] + m["tail"]
 
 
 # ---------------------------------------------------------------------------------------------- JSON

@@ -659,3 +659,22 @@ def test_a_leaders_assignment_map_at_the_end_of_the_message_is_kept():
     assert {m: [f"{p.topic}-{p.partition}" for p in ps] for m, ps in computed.assignment.items()} == {
         "c-1": ["t-0", "t-1"]
     }
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (  # journald short-iso around logback's default: the same second, the application's milliseconds
+            "2024-03-10T23:59:59+0100 app01 java[991]: 23:59:59.100 [main] INFO  o.a.k.X - m",
+            "2024-03-10T23:59:59.100+0100",
+        ),
+        ("Mar 10 23:59:59 app01 java[991]: 23:59:59.100 [main] INFO  o.a.k.X - m", "Mar 10 23:59:59.100"),
+        (  # another second (another zone, or a slow logger): the dated stamp alone
+            "2024-03-10T23:59:59+0100 app01 java[991]: 22:59:59.100 [main] INFO  o.a.k.X - m",
+            "2024-03-10T23:59:59+0100",
+        ),
+    ],
+)
+def test_a_dated_stamp_to_the_second_takes_the_milliseconds_of_the_same_time_inside_it(line, expected):
+    [e] = entries(line)
+    assert e.ts_text == expected
