@@ -77,6 +77,7 @@ _KAFKA_HEAD = re.compile(
     rf"\[(?P<ts>\d{{4}}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}},\d{{3}})\] (?P<level>{_LEVELS}) "
 )
 _BRACKET = re.compile(r"\[(?P<thread>[^\[\]]*)\]")
+_PAREN_THREAD = re.compile(r"\((?P<thread>[^()\s]+)\)[ \t]+")
 _PID = re.compile(r"(?:\d+\s+)?---(?=\s)")  # Spring Boot: `INFO 3618015 --- [thread]`
 _NAME = r"[A-Za-z_$][\w$]*"
 # `logger - msg` (logback, log4j2 `%c{1}:%L - `, `%C{2} (%F:%L) - `) and, for dotted names only,
@@ -495,10 +496,17 @@ def _syslog(text: str) -> tuple[tuple[str, str], int] | None:
     if m is None or m["open"] or m["time"] or m["day_month"]:
         return None
     h = _SYSLOG_HOST_TAG.match(text, m.end())
+    zone = _ZONE_ABBREVIATION.match(text, m.end()) if h is None and m["datetime"] else None
+    if zone is not None:  # journald short-full: `Sun 2024-03-10 23:59:59 CET host tag[pid]: `
+        h = _SYSLOG_HOST_TAG.match(text, zone.end())
     if h is None or _LEVEL.fullmatch(h["host"]) or (m["datetime"] and not h["pid"]):
         return None
     kind = m.lastgroup
     return (m[kind], kind), h.end()
+
+
+# A zone abbreviation (`CET`, `PDT`): ambiguous (IST, CST), so not read; the stamp before it is local time.
+_ZONE_ABBREVIATION = re.compile(r" [A-Z]{3,5}(?= )")
 
 
 def _envelope(
@@ -555,6 +563,15 @@ def _envelope(
             if m:
                 pos = m.end()
                 continue
+            break
+        if c == "(" and (stamps or level):
+            m = _PAREN_THREAD.match(text, pos)
+            if m and _KAFKA_PREFIX.match(
+                text, m.end()
+            ):  # Quarkus `[%c{3.}] (%t) %s`: the bracket was the logger
+                if thread and "." in thread and " " not in thread:
+                    logger = thread
+                thread, pos = m["thread"], m.end()
             break
         if c == "-":
             m = _PID.match(text, pos)

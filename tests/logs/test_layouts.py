@@ -678,3 +678,24 @@ def test_a_leaders_assignment_map_at_the_end_of_the_message_is_kept():
 def test_a_dated_stamp_to_the_second_takes_the_milliseconds_of_the_same_time_inside_it(line, expected):
     [e] = entries(line)
     assert e.ts_text == expected
+
+
+def test_quarkus_logger_in_brackets_and_thread_in_parentheses():
+    [e] = entries(
+        "2024-03-10 23:59:59,101 INFO  [org.apa.kaf.cli.con.int.ConsumerCoordinator] (vert.x-kafka-consumer-thread-0) "
+        "[Consumer clientId=c, groupId=g] (Re-)joining group"
+    )
+    assert (e.logger, e.thread, e.message) == (
+        "org.apa.kaf.cli.con.int.ConsumerCoordinator",
+        "vert.x-kafka-consumer-thread-0",
+        "[Consumer clientId=c, groupId=g] (Re-)joining group",
+    )
+
+
+def test_journald_short_full_with_a_zone_abbreviation_is_peeled_and_the_applications_stamp_wins():
+    [e] = entries(
+        "Sun 2024-03-10 23:59:59 CET kafka01 kafka-server-start.sh[1500]: [2024-03-10 23:59:59,999] INFO "
+        "[GroupCoordinator 3]: Stabilized group z generation 1 (__consumer_offsets-1) with 1 members "
+        "(kafka.coordinator.group.GroupCoordinator)"
+    )
+    assert (e.ts_text, e.logger) == ("2024-03-10 23:59:59,999", "kafka.coordinator.group.GroupCoordinator")
