@@ -4,7 +4,8 @@ No whole-line layout is enumerated. A line is read in four steps, each tolerant 
 
 1. Cleaned: line end, a UTF-8 BOM, and leading NUL bytes are removed (a `copytruncate` rotation leaves the
    file's start as a hole of zeros that the next written line follows), as is their caret rendering `^@`
-   when the text was pasted; ANSI colour codes (Spring Boot's console, `%highlight`) anywhere.
+   when the text was pasted; ANSI colour codes (Spring Boot's console, `%highlight`), also as `^[[` or,
+   pasted without their ESC, `[2m` on a line that starts with one.
 2. Outer prefixes are peeled, as many as are nested: CRI (`<RFC 3339> stdout|stderr F|P `; P = a partial
    record, joined with the next), a container runtime's own timestamp (`docker logs -t`), `kubectl logs
    --prefix` (`[pod/name/container] `), syslog / journald (`<pri>`, `MMM dd HH:mm:ss host tag[pid]: `,
@@ -120,7 +121,10 @@ _LEVEL_AHEAD = re.compile(rf"\s*(?:\[\s*)?(?:{_LEVELS})(?![\w.])")
 _LEADING_NULS = re.compile(r"^(?:\x00|\^@)+")
 # ANSI SGR colour codes (Spring Boot's console default on a terminal, logback `%highlight`/`%cyan`, log4j2
 # `%highlight{}`/`%style{}`): `ESC[2m`, `ESC[0;39m`. ECMA-48 CSI: parameters, then a final letter.
-_ANSI_CSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI_CSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;]*[A-Za-z]")  # also `^[[2m`, the caret rendering of ESC
+# Pasted into a web page, the ESC is often lost and `[2m…[0;39m` stays: read so only on a line that starts
+# with one (the coloured envelope comes first), and only SGR codes (`m`).
+_PASTED_SGR = re.compile(r"\[[0-9;]*m")
 
 # JSON fields, most specific first. Wrapper keys hold a whole log line (Docker json-file, journald).
 _JSON_MESSAGE_KEYS = ("message", "msg", "short_message", "@message", "@m", "text", "log", "MESSAGE",
@@ -478,8 +482,10 @@ def _clean(raw: str, number: int) -> str:
         raw = raw[1:]
     if raw[:1] == "\x00" or raw[:2] == "^@":
         raw = _LEADING_NULS.sub("", raw, count=1)
-    if "\x1b" in raw:
+    if "\x1b" in raw or "^[[" in raw:
         raw = _ANSI_CSI.sub("", raw)
+    elif raw[:1] == "[" and _PASTED_SGR.match(raw):
+        raw = _PASTED_SGR.sub("", raw)
     return raw
 
 

@@ -584,10 +584,11 @@ def test_a_layout_suffix_after_a_logger_first_message_is_not_part_of_it(suffix):
     assert tps(assigned) == ["t-0", "t-1"] and joined.generation_id == 3 and joined.protocol_name == "range"
 
 
-def test_ansi_colour_codes_around_the_envelope_are_not_part_of_it():
+@pytest.mark.parametrize("esc", ["\x1b", "^[", ""], ids=["esc", "caret", "pasted without esc"])
+def test_ansi_colour_codes_around_the_envelope_are_not_part_of_it(esc):
     line = (
-        "\x1b[2m2024-03-10 23:59:58.203\x1b[0;39m \x1b[32m INFO\x1b[0;39m \x1b[35m48213\x1b[0;39m \x1b[2m---\x1b[0;39m "
-        "\x1b[2m[ntainer#0-0-C-1]\x1b[0;39m \x1b[36mo.a.k.c.c.internals.ConsumerCoordinator \x1b[0;39m \x1b[2m:\x1b[0;39m "
+        f"{esc}[2m2024-03-10 23:59:58.203{esc}[0;39m {esc}[32m INFO{esc}[0;39m {esc}[35m48213{esc}[0;39m {esc}[2m---{esc}[0;39m "
+        f"{esc}[2m[ntainer#0-0-C-1]{esc}[0;39m {esc}[36mo.a.k.c.c.internals.ConsumerCoordinator {esc}[0;39m {esc}[2m:{esc}[0;39m "
         "[Consumer clientId=c, groupId=g] (Re-)joining group"
     )
     [entry] = entries(line)
