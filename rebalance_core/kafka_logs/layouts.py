@@ -4,7 +4,8 @@ No whole-line layout is enumerated. A line is read in four steps, each tolerant 
 
 1. Cleaned: line end, a UTF-8 BOM, and leading NUL bytes are removed (a `copytruncate` rotation leaves the
    file's start as a hole of zeros that the next written line follows), as is their caret rendering `^@`
-   when the text was pasted.
+   when the text was pasted; ANSI colour codes (Spring Boot's console, `%highlight`), also as `^[[` or,
+   pasted without their ESC, `[2m` on a line that starts with one.
 2. Outer prefixes are peeled, as many as are nested: CRI (`<RFC 3339> stdout|stderr F|P `; P = a partial
    record, joined with the next), a container runtime's own timestamp (`docker logs -t`), `kubectl logs
    --prefix` (`[pod/name/container] `), syslog / journald (`<pri>`, `MMM dd HH:mm:ss host tag[pid]: `,
@@ -13,7 +14,8 @@ No whole-line layout is enumerated. A line is read in four steps, each tolerant 
 3. The layout's envelope is read token by token, in whatever order the layout puts them: timestamps (every
    form of `_STAMP`), the level (bare, padded or bracketed), `[thread]` / `[app]` / correlation brackets,
    Spring Boot's `pid ---`, and a logger followed by ` - ` or ` : ` (logback, Spring Boot, log4j2's
-   `%c{1}:%L - `), which ends it. A bracket that opens a Kafka message prefix (`[GroupCoordinator 1]: `,
+   `%c{1}:%L - `) or by a tab (tab-separated layouts) or directly by a Kafka message prefix, which ends
+   it. Connect's context in the layout's own brackets (`[%X{connector.context}]%m`) is the message. A bracket that opens a Kafka message prefix (`[GroupCoordinator 1]: `,
    `[Consumer clientId=…] `, Connect's `[connector|task-0] `, from `patterns.PREFIXES`) is the message.
    A JSON object (one per line, or pretty-printed over several lines as log4j2's `JsonLayout` does by
    default) is read by its fields: ECS, logstash, log4j2 `JsonLayout` / `JsonTemplateLayout` templates,
@@ -76,16 +78,21 @@ _KAFKA_HEAD = re.compile(
     rf"\[(?P<ts>\d{{4}}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}},\d{{3}})\] (?P<level>{_LEVELS}) "
 )
 _BRACKET = re.compile(r"\[(?P<thread>[^\[\]]*)\]")
+_PAREN_THREAD = re.compile(r"\((?P<thread>[^()\s]+)\)[ \t]+")
 _PID = re.compile(r"(?:\d+\s+)?---(?=\s)")  # Spring Boot: `INFO 3618015 --- [thread]`
 _NAME = r"[A-Za-z_$][\w$]*"
 # `logger - msg` (logback, log4j2 `%c{1}:%L - `, `%C{2} (%F:%L) - `) and, for dotted names only,
 # `logger : msg` / `logger: msg` (Spring Boot pads the logger to 40 characters).
 _LOGGER_DASH = re.compile(rf"(?P<logger>{_NAME}(?:\.[\w$]+)*)(?::\d+)?(?:\s*\([\w$.]*:\d+\))?\s+-(?:\s|$)")
 _LOGGER_COLON = re.compile(rf"(?P<logger>{_NAME}(?:\.[\w$]+)+)(?::\d+)?\s*:(?:\s|$)")
+# A logger with no separator of its own: tab-separated layouts (`%d\t%p\t[%t]\t%c\t%m`, dotted names only), or
+# `%c %m` where Kafka's message prefix follows the logger (checked by the caller).
+_LOGGER_BARE = re.compile(rf"(?P<logger>{_NAME}(?:\.[\w$]+)*)(?::\d+)?(?P<sep>\t|\s+)")
 # A Kafka message prefix (patterns.PREFIXES, Connect's MDC): the message starts here, it is no thread.
 _KAFKA_PREFIX = re.compile(
     "|".join(re.sub(r"\(\?P<\w+>", "(?:", p.regex) for p in PREFIXES) + "|" + CONNECT_MDC.pattern
 )
+_BRACKETED_CONNECT_CONTEXT = re.compile(r"\[(?P<context>\[[^\[\]|\s]+\|[^\]\s]+\] )\]")
 _KAFKA_PREFIX_WORDS = ("[GroupCoordinator ", "[GroupMetadataManager ", "[Group Metadata Manager",
                        "[Consumer ", "[ShareConsumer ", "[Worker ")  # fmt: skip
 # ` (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)` / `(…WorkerCoordinator:222)`: a dotted
@@ -112,6 +119,12 @@ _SYSLOG_HOST_TAG = re.compile(r" (?P<host>[^\s\[\]]+) (?P<tag>[A-Za-z_][^\s\[\]:
 _COMPOSE = re.compile(r"(?P<container>[A-Za-z0-9][\w.-]*)\s+\| ?")
 _LEVEL_AHEAD = re.compile(rf"\s*(?:\[\s*)?(?:{_LEVELS})(?![\w.])")
 _LEADING_NULS = re.compile(r"^(?:\x00|\^@)+")
+# ANSI SGR colour codes (Spring Boot's console default on a terminal, logback `%highlight`/`%cyan`, log4j2
+# `%highlight{}`/`%style{}`): `ESC[2m`, `ESC[0;39m`. ECMA-48 CSI: parameters, then a final letter.
+_ANSI_CSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;]*[A-Za-z]")  # also `^[[2m`, the caret rendering of ESC
+# Pasted into a web page, the ESC is often lost and `[2m…[0;39m` stays: read so only on a line that starts
+# with one (the coloured envelope comes first), and only SGR codes (`m`).
+_PASTED_SGR = re.compile(r"\[[0-9;]*m")
 
 # JSON fields, most specific first. Wrapper keys hold a whole log line (Docker json-file, journald).
 _JSON_MESSAGE_KEYS = ("message", "msg", "short_message", "@message", "@m", "text", "log", "MESSAGE",
@@ -469,6 +482,10 @@ def _clean(raw: str, number: int) -> str:
         raw = raw[1:]
     if raw[:1] == "\x00" or raw[:2] == "^@":
         raw = _LEADING_NULS.sub("", raw, count=1)
+    if "\x1b" in raw or "^[[" in raw:
+        raw = _ANSI_CSI.sub("", raw)
+    elif raw[:1] == "[" and _PASTED_SGR.match(raw):
+        raw = _PASTED_SGR.sub("", raw)
     return raw
 
 
@@ -485,10 +502,17 @@ def _syslog(text: str) -> tuple[tuple[str, str], int] | None:
     if m is None or m["open"] or m["time"] or m["day_month"]:
         return None
     h = _SYSLOG_HOST_TAG.match(text, m.end())
+    zone = _ZONE_ABBREVIATION.match(text, m.end()) if h is None and m["datetime"] else None
+    if zone is not None:  # journald short-full: `Sun 2024-03-10 23:59:59 CET host tag[pid]: `
+        h = _SYSLOG_HOST_TAG.match(text, zone.end())
     if h is None or _LEVEL.fullmatch(h["host"]) or (m["datetime"] and not h["pid"]):
         return None
     kind = m.lastgroup
     return (m[kind], kind), h.end()
+
+
+# A zone abbreviation (`CET`, `PDT`): ambiguous (IST, CST), so not read; the stamp before it is local time.
+_ZONE_ABBREVIATION = re.compile(r" [A-Z]{3,5}(?= )")
 
 
 def _envelope(
@@ -516,6 +540,12 @@ def _envelope(
                     stamps.append(_stamp_of(m))
                     pos = m.end()
                     continue
+            m = _BRACKETED_CONNECT_CONTEXT.match(text, pos)
+            if (
+                m
+            ):  # `[%X{connector.context}]%m`: Connect's context in the layout's own brackets is the message
+                text, n = text[: m.start()] + m["context"] + text[m.end() :], n - 2
+                break
             if _KAFKA_PREFIX.match(text, pos):
                 break
             m = _LEVEL.match(text, pos)
@@ -525,7 +555,7 @@ def _envelope(
                 continue
             m = _BRACKET.match(text, pos)
             if m:
-                thread = m["thread"].strip()
+                thread = m["thread"].strip() or thread  # `[]`: an empty MDC value, no thread
                 pos = m.end()
                 continue
             break
@@ -539,6 +569,15 @@ def _envelope(
             if m:
                 pos = m.end()
                 continue
+            break
+        if c == "(" and (stamps or level):
+            m = _PAREN_THREAD.match(text, pos)
+            if m and _KAFKA_PREFIX.match(
+                text, m.end()
+            ):  # Quarkus `[%c{3.}] (%t) %s`: the bracket was the logger
+                if thread and "." in thread and " " not in thread:
+                    logger = thread
+                thread, pos = m["thread"], m.end()
             break
         if c == "-":
             m = _PID.match(text, pos)
@@ -559,7 +598,7 @@ def _envelope(
                 pos = m.end()
                 continue
         if (stamps or level) and (c.isalpha() or c in "_$"):
-            m = _LOGGER_DASH.match(text, pos) or _LOGGER_COLON.match(text, pos)
+            m = _LOGGER_DASH.match(text, pos) or _LOGGER_COLON.match(text, pos) or _bare_logger(text, pos)
             if m:
                 logger = m["logger"]
                 pos = m.end()
@@ -576,6 +615,16 @@ def _envelope(
     if not (stamps or level or logger or kafka):
         return None
     return _Head(outer + stamps, level, logger, thread, message, logger is None)
+
+
+def _bare_logger(text: str, pos: int) -> re.Match | None:
+    """A logger ended by a tab (dotted names), or by spaces when Kafka's message prefix follows it."""
+    m = _LOGGER_BARE.match(text, pos)
+    if m is None:
+        return None
+    if (m["sep"] == "\t" and "." in m["logger"]) or _KAFKA_PREFIX.match(text, m.end()):
+        return m
+    return None
 
 
 def _kafka_message_after_envelope(message: str) -> tuple[str, str] | None:
@@ -610,12 +659,29 @@ def _stamp_of(m: re.Match) -> tuple[str, str]:
 
 def _chosen_stamp(stamps: list[tuple[str, str]]) -> tuple[str | None, str | None]:
     """The innermost stamp with a full date (the application's own, read with its zone), else the
-    innermost yearless one, else the innermost time of day."""
+    innermost yearless one, else the innermost time of day. A dated stamp to the second (syslog,
+    journald short-iso) takes the milliseconds of a time-only application stamp inside it that shows the
+    same second (the same clock and zone: logback through journald)."""
     for wanted in (("datetime", "epoch"), ("month_day",), ("time",)):
         for text, kind in reversed(stamps):
             if kind in wanted:
+                if kind != "time" and stamps[-1][1] == "time":
+                    return _with_fraction_of(text, stamps[-1][0]), kind
                 return text, kind
     return None, None
+
+
+_WHOLE_SECOND = re.compile(
+    r"(?P<head>.*?\d{2}:\d{2}:(?P<s>\d{2}))(?P<tail>(?: ?(?:Z|[+-]\d{2}(?::?\d{2})?|UTC|GMT))?)"
+)
+
+
+def _with_fraction_of(dated: str, time_only: str) -> str:
+    """`dated` (to the second) with the fraction of `time_only` when both show the same time of day."""
+    m = _WHOLE_SECOND.fullmatch(dated)
+    if m is None or time_only[8:9] not in (".", ",") or dated[m.end("s") - 8 : m.end("s")] != time_only[:8]:
+        return dated
+    return m["head"] + "." + time_only[9:] + m["tail"]
 
 
 # ---------------------------------------------------------------------------------------------- JSON

@@ -338,7 +338,12 @@ class _FileParser:
         rows = {"broker": PATTERNS_BY_SIDE[Side.COORDINATOR], "client": PATTERNS_BY_SIDE[Side.MEMBER]}.get(
             prefix.kind, _UNPREFIXED_ROWS
         )
-        found = self._find(rows, prefix.message)
+        message = prefix.message
+        if (
+            entry.logger is not None and not entry.tail_logger
+        ):  # the layout printed the logger before the message
+            message = _without_mdc_map(message)
+        found = self._find(rows, message, prefix.group_id if prefix.kind == "client" else None)
         if isinstance(found, _Near):
             if found.row is not None:
                 self._quarantine_entry(
@@ -393,10 +398,12 @@ class _FileParser:
         except UndatedTimestamp as exc:
             raise ValueError(f"{exc}{self.undated_reason}") from None
 
-    def _find(self, rows: tuple[MessagePattern, ...], message: str):
+    def _find(self, rows: tuple[MessagePattern, ...], message: str, client_group: str | None = None):
         """(row, its events or the ValueError that reading them raised), or _Near(first row whose needle
         the message contains). A layout may print text after the message (`[thread]`, MDC `key=value`,
-        `{…}`): a message that matches no row, or whose fields do not read, is tried again without it."""
+        `{…}`): a message that matches no row, or whose fields do not read, or that reads a group id other
+        than the one its client prefix names (`client_group`; the pre-1.0 `(Re-)joining group {groupId}`
+        taking an MDC suffix for the group), is tried again without it."""
         near = failed = None
         for candidate in _without_layout_suffixes(message):
             row, match, candidate_near = _match(rows, candidate)
@@ -408,9 +415,18 @@ class _FileParser:
             if row.event is None:
                 return row, None
             try:
-                return row, self._extract(row, match, candidate)
+                specs = self._extract(row, match, candidate)
             except ValueError as exc:
                 failed = failed or (row, exc)
+                continue
+            read_group = specs[0][1].get("group_id")
+            if client_group and read_group and read_group != client_group:
+                failed = failed or (
+                    row,
+                    ValueError(f"group {read_group!r} in the message, {client_group!r} in its prefix"),
+                )
+                continue
+            return row, specs
         return failed or _Near(near)
 
     # -- fields -----------------------------------------------------------------------------------
@@ -650,6 +666,19 @@ def _without_layout_suffixes(message: str) -> Iterator[str]:
             return
         head = head[: m.start()]
         yield head + sep + rest
+
+
+# logback `%mdc` / log4j2 `%X` after the message: `{key=value, key=value}` with plain values. Kafka's own
+# messages that end in a map print Assignment(…)/MemberAssignment(…) values, which this shape excludes.
+_MDC_MAP_SUFFIX = re.compile(r"[ \t]+\{[\w.-]+=[^,{}()\[\]\n]*(?:, [\w.-]+=[^,{}()\[\]\n]*)*\}(?=\n|$)")
+
+
+def _without_mdc_map(message: str) -> str:
+    """A logger-first layout's MDC map removed from the end of the message's first line, so that free text
+    (a join reason) does not take it in."""
+    head, sep, rest = message.partition("\n")
+    m = _MDC_MAP_SUFFIX.search(head)
+    return head[: m.start()] + sep + rest if m else message
 
 
 def _source_from_prefix(prefix: _Prefix) -> str | None:

@@ -42,6 +42,10 @@ REPRODUCED = {
             ("strimzi_log4j2_kubectl", "log"),
         )
     ),
+    # issue 13's layout fixtures of fresh families (one client or broker log each)
+    ("layout_compose_mixed.2024-03-10.log", "web"),
+    ("layout_quarkus_client.log", "q"),
+    ("layout_syslog_rfc3164_broker.log", "etl"),
     ("04_broker_3.0_expiry_dead_recreate.log", "testtopic-app"),
     ("05_broker_3.8_classic_join_leave.log", "avro-consumer2"),
     ("09_client_classic_eager_two_members.log", "legacy-consumer-group"),
@@ -72,6 +76,8 @@ NOT_COMPARABLE = {
     ("client_2.3_spring_static.log", "audit"): "no logged member started",
     ("client_2.8_cooperative_static.log", "events"): "no logged member started",
     ("12_client_connect_incremental_cooperative.log", "connect-cluster"): "no logged member started",
+    ("layout_spring_boot2_colour_client.log", "orders"): "no logged member started",
+    ("layout_streams_logback_mdc_client.2024-03-10.log", "wordcount"): "no logged member started",
     # broker lines only, no assignment in them and no partition counts configured, cooperative: the
     # follow-up round after a revocation cannot be simulated (was "failed: rebalances 3 vs 2, generations
     # 3 vs 2"; the actual's 3 is the replay splitting the follow-up round, issue 12 point 4)

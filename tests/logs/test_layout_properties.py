@@ -40,6 +40,11 @@ def _abbreviated(logger: str) -> str:  # logback %logger{36}
     return ".".join([p[0] for p in parts[:-1]] + parts[-1:])
 
 
+def _quarkus_logger(logger: str) -> str:  # `%c{3.}`: package parts cut to 3 characters
+    parts = logger.split(".")
+    return ".".join([p[:3] for p in parts[:-1]] + parts[-1:])
+
+
 def _iso(t: dt.datetime, zone: dt.tzinfo = UTC) -> str:
     local = t.astimezone(zone)
     offset = local.strftime("%z")
@@ -78,6 +83,27 @@ TEXT_LAYOUTS = {
     ),
     "log4j2 pattern manual": (
         lambda t, lg, m: f"{_d(t)} INFO  [main] {'.'.join(lg.split('.')[-2:])} (X.java:42) - {m}",
+        False,
+        False,
+    ),
+    "spring boot 2 colour": (  # %clr(...): ANSI SGR codes around the envelope's tokens
+        lambda t, lg, m: (
+            f"\x1b[2m{_d(t, '.')}\x1b[0;39m \x1b[32m INFO\x1b[0;39m \x1b[35m3618\x1b[0;39m \x1b[2m---\x1b[0;39m "
+            f"\x1b[2m[ntainer#0-0-C-1]\x1b[0;39m \x1b[36m{_abbreviated(lg):<40}\x1b[0;39m \x1b[2m:\x1b[0;39m {m}"
+        ),
+        False,
+        False,
+    ),
+    "quarkus": (  # `%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p [%c{3.}] (%t) %s%e%n`: logger in brackets, thread in parentheses
+        lambda t, lg, m: f"{_d(t)} INFO  [{_quarkus_logger(lg)}] (executor-thread-1) {m}",
+        False,
+        False,
+    ),
+    "tab separated": (lambda t, lg, m: f"{_d(t, '.')}\tINFO\t[main]\t{lg}\t{m}", False, False),
+    "logback msg mdc": (  # `%msg %mdc%n`: the MDC map after the message
+        lambda t, lg, m: (
+            f"{_d(t, '.')} INFO  [main] {_abbreviated(lg)} - {m} {{traceId=4bf92f35, tenant=acme}}"
+        ),
         False,
         False,
     ),
@@ -140,6 +166,7 @@ def _prefixes(t: dt.datetime):
     """name -> (prefix of the first line, prefix of the next lines); stamps are the same instant."""
     nano = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond * 1000 + 417:09d}Z"
     syslog = f"{t:%b %d %H:%M:%S}.{t.microsecond:06d} kafka-0 java[1234]: "
+    short_full = f"{t:%a %Y-%m-%d %H:%M:%S} WET kafka-0 java[1234]: "
     return {
         "none": ("", ""),
         "docker -t": (nano + " ", nano + " "),
@@ -147,6 +174,7 @@ def _prefixes(t: dt.datetime):
         "compose": ("kafka-1  | ", "kafka-1  | "),
         "kubectl": ("[pod/kafka-0/kafka] ", "[pod/kafka-0/kafka] "),
         "journald": (syslog, syslog),
+        "journald short-full": (short_full, short_full),
         "rfc5424": (f"<14>1 {nano} kafka-0 java 1234 - - ", f"<14>1 {nano} kafka-0 java 1234 - - "),
         "nul": ("\x00" * 64, ""),
         "caret nul": ("^@" * 8, ""),

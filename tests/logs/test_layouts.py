@@ -582,3 +582,121 @@ def test_a_layout_suffix_after_a_logger_first_message_is_not_part_of_it(suffix):
     ]
     assigned, joined = parse_text(lines).events
     assert tps(assigned) == ["t-0", "t-1"] and joined.generation_id == 3 and joined.protocol_name == "range"
+
+
+@pytest.mark.parametrize("esc", ["\x1b", "^[", ""], ids=["esc", "caret", "pasted without esc"])
+def test_ansi_colour_codes_around_the_envelope_are_not_part_of_it(esc):
+    line = (
+        f"{esc}[2m2024-03-10 23:59:58.203{esc}[0;39m {esc}[32m INFO{esc}[0;39m {esc}[35m48213{esc}[0;39m {esc}[2m---{esc}[0;39m "
+        f"{esc}[2m[ntainer#0-0-C-1]{esc}[0;39m {esc}[36mo.a.k.c.c.internals.ConsumerCoordinator {esc}[0;39m {esc}[2m:{esc}[0;39m "
+        "[Consumer clientId=c, groupId=g] (Re-)joining group"
+    )
+    [entry] = entries(line)
+    assert (entry.ts_text, entry.level, entry.logger) == (
+        "2024-03-10 23:59:58.203",
+        "INFO",
+        "o.a.k.c.c.internals.ConsumerCoordinator",
+    )
+    assert (
+        entry.thread == "ntainer#0-0-C-1"
+        and entry.message == "[Consumer clientId=c, groupId=g] (Re-)joining group"
+    )
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["[Consumer clientId=c, groupId=g] (Re-)joining group", "(Re-)joining group g"],
+)
+def test_a_tab_ends_the_logger_of_a_tab_separated_layout(message):
+    logger = "org.apache.kafka.clients.consumer.internals.AbstractCoordinator"
+    [entry] = entries(f"2024-03-10 23:59:58.000\tINFO\t[main]\t{logger}\t{message}")
+    assert (entry.level, entry.thread, entry.logger, entry.message) == ("INFO", "main", logger, message)
+
+
+def test_a_logger_followed_by_kafkas_prefix_without_a_separator_ends_the_envelope():
+    [entry] = entries(
+        "2024-03-10 23:59:58,000 INFO ConsumerCoordinator [Consumer clientId=c, groupId=g] (Re-)joining group"
+    )
+    assert entry.logger == "ConsumerCoordinator" and entry.message.startswith("[Consumer clientId=c")
+
+
+def test_connects_context_in_the_layouts_own_brackets_is_the_message():
+    # connect-log4j `[%d] %p [%X{connector.context}]%m (%c:%L)%n`: `[]` without a context
+    worker, task = parse_text(
+        [
+            "[2024-03-10 23:59:59,101] INFO [][Worker clientId=connect-1, groupId=cc] (Re-)joining group "
+            "(org.apache.kafka.connect.runtime.distributed.WorkerCoordinator:237)",
+            "[2024-03-11 00:00:00,300] INFO [[s3-sink|task-0] ][Consumer clientId=connector-consumer-s3-sink-0, "
+            "groupId=connect-s3-sink] (Re-)joining group (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator:566)",
+        ]
+    ).events
+    assert (worker.group_id, worker.event_type, task.group_id, task.event_type) == (
+        "cc",
+        "join_sent",
+        "connect-s3-sink",
+        "join_sent",
+    )
+
+
+def test_an_mdc_map_after_a_logger_first_message_is_neither_the_group_nor_part_of_the_reason():
+    prefix = "2024-01-01 00:00:00.000 [main] INFO  o.a.k.c.c.i.ConsumerCoordinator - [Consumer clientId=c, groupId=g] "
+    requested, joining = parse_text(
+        [
+            prefix + "Request joining group due to: group is already rebalancing {app=wc, env=prod}",
+            prefix + "(Re-)joining group {app=wc, env=prod}",
+        ]
+    ).events
+    assert requested.reason == "group is already rebalancing"
+    assert (joining.group_id, joining.event_type) == ("g", "join_sent")
+
+
+def test_a_leaders_assignment_map_at_the_end_of_the_message_is_kept():
+    [computed] = parse_text(
+        [
+            "2024-01-01 00:00:00.000 [main] INFO  o.a.k.c.c.i.ConsumerCoordinator - [Consumer clientId=c, groupId=g] "
+            "Finished assignment for group at generation 3: {c-1=Assignment(partitions=[t-0, t-1])}"
+        ]
+    ).events
+    assert {m: [f"{p.topic}-{p.partition}" for p in ps] for m, ps in computed.assignment.items()} == {
+        "c-1": ["t-0", "t-1"]
+    }
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (  # journald short-iso around logback's default: the same second, the application's milliseconds
+            "2024-03-10T23:59:59+0100 app01 java[991]: 23:59:59.100 [main] INFO  o.a.k.X - m",
+            "2024-03-10T23:59:59.100+0100",
+        ),
+        ("Mar 10 23:59:59 app01 java[991]: 23:59:59.100 [main] INFO  o.a.k.X - m", "Mar 10 23:59:59.100"),
+        (  # another second (another zone, or a slow logger): the dated stamp alone
+            "2024-03-10T23:59:59+0100 app01 java[991]: 22:59:59.100 [main] INFO  o.a.k.X - m",
+            "2024-03-10T23:59:59+0100",
+        ),
+    ],
+)
+def test_a_dated_stamp_to_the_second_takes_the_milliseconds_of_the_same_time_inside_it(line, expected):
+    [e] = entries(line)
+    assert e.ts_text == expected
+
+
+def test_quarkus_logger_in_brackets_and_thread_in_parentheses():
+    [e] = entries(
+        "2024-03-10 23:59:59,101 INFO  [org.apa.kaf.cli.con.int.ConsumerCoordinator] (vert.x-kafka-consumer-thread-0) "
+        "[Consumer clientId=c, groupId=g] (Re-)joining group"
+    )
+    assert (e.logger, e.thread, e.message) == (
+        "org.apa.kaf.cli.con.int.ConsumerCoordinator",
+        "vert.x-kafka-consumer-thread-0",
+        "[Consumer clientId=c, groupId=g] (Re-)joining group",
+    )
+
+
+def test_journald_short_full_with_a_zone_abbreviation_is_peeled_and_the_applications_stamp_wins():
+    [e] = entries(
+        "Sun 2024-03-10 23:59:59 CET kafka01 kafka-server-start.sh[1500]: [2024-03-10 23:59:59,999] INFO "
+        "[GroupCoordinator 3]: Stabilized group z generation 1 (__consumer_offsets-1) with 1 members "
+        "(kafka.coordinator.group.GroupCoordinator)"
+    )
+    assert (e.ts_text, e.logger) == ("2024-03-10 23:59:59,999", "kafka.coordinator.group.GroupCoordinator")
