@@ -42,6 +42,29 @@ REPRODUCED = {
             ("strimzi_log4j2_kubectl", "log"),
         )
     ),
+    # the layout families' client fixture (the leader's log of one cooperative-sticky scenario per layout).
+    # It used to fail (moved/revoked 0 actual vs 2, then unavailable 148 vs 6100 ms): the fixture contradicted
+    # Kafka. CooperativeStickyAssignor (adjustAssignment) withholds a partition whose owner must revoke it
+    # first, so "Finished assignment" of the first round gives the joiner nothing; and the joiner that
+    # started the rebalance is in that join already, so the first round completes at once while the
+    # follow-up round waits for the joiner's heartbeat (AbstractCoordinator: an empty-handed member has
+    # nothing to revoke and rejoins only when told) -- the fixture had the 3 s wait in the wrong round
+    *(
+        (name, "payments")
+        for name in (
+            "layout_docker_timestamps_logback_client.log",
+            "layout_ecs_template_client.jsonl",
+            "layout_gelf_template_client.jsonl",
+            "layout_journald_client.2024-05-07.log",
+            "layout_jsonlayout_pretty_client.json",
+            "layout_jsonlayout_template_client.jsonl",
+            "layout_log4j2_pattern_client.log",
+            "layout_log4j_kafka_client.log",
+            "layout_logback_default_client.2024-05-06.log",
+            "layout_logstash_encoder_client.jsonl",
+            "layout_spring_boot3_client.log",
+        )
+    ),
     ("04_broker_3.0_expiry_dead_recreate.log", "testtopic-app"),
     ("05_broker_3.8_classic_join_leave.log", "avro-consumer2"),
     ("09_client_classic_eager_two_members.log", "legacy-consumer-group"),
