@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_core.whatif import Scenario, WhatIfConfig, whatif
+from rebalance_core.replay import ReplaySettings
+from rebalance_core.whatif import Scenario, WhatIfConfig, replay_events, whatif
 from tests.logs.kafka_log_fixtures import EXCERPT_LOGS, FIXTURES, REAL_LOGS, parse_fixture
 
 SEEDS = FIXTURES / "seeds"
@@ -142,3 +143,12 @@ def test_a_group_whose_lines_name_no_member_is_not_replayed_and_says_why():
     ((rows, failures),) = model_checks("broker_0.10.1_eager.log").values()
     assert {row["model_check"] for row in rows} == {"not_run"} and not failures
     assert "name no member" in rows[0]["model_check_detail"]
+
+
+def test_a_cooperative_group_whose_lines_never_name_the_protocol_is_replayed_cooperative():
+    # 2.5 client lines name no protocol; its "Updating assignment with" block is logged under COOPERATIVE
+    # only (ConsumerCoordinator.onJoinComplete), so the follow-up round revokes nothing more (it used to be
+    # replayed as eager: revoked 4, wasted 2, stop-the-world 3139 ms)
+    events = parse_fixture(FIXTURES / "excerpts" / "client_2.5_cooperative_logback.log").events
+    (day,) = replay_events("test", "shipments", events, ReplaySettings())["group_daily_summary"]
+    assert (day["partitions_revoked"], day["revocations_wasted"], day["stw_ms"]) == (1, 0, 0)
