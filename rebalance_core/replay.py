@@ -910,6 +910,11 @@ class GroupReplayer:
             self.follow_up_due = True  # KIP-415: the delayed rebalance belongs to this episode
         if attributes.get("revoked"):
             self.follow_up_due = True  # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415)
+        if "owned" in attributes and e.protocol_type == "consumer" and self.rebalance_protocol is None:
+            # ConsumerCoordinator.onJoinComplete logs "Updating assignment with" (owned / added / revoked)
+            # under the COOPERATIVE protocol only (2.4+, KIP-429): the group is cooperative even where no
+            # line names the protocol and what the member owned before the log is unknown
+            self.rebalance_protocol = "cooperative"
         if assigned is None:
             return
         self._learn_topics(assigned)
