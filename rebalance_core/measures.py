@@ -23,7 +23,8 @@ API (stable; a change is announced here):
                                                # a static member's new process holds tp again at ts
     tl.rename_member(old, new)                 # the member id a stand-in stood for became known
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
-    tl.group_empty(ts)                         # all members gone: ends stop-the-world, closes open stops
+    tl.group_empty(ts, source="observed")      # all members gone: ends stop-the-world, closes open stops
+    tl.latest_stop() -> ts | None              # when the last partition still stopped stopped
     tl.owners_unknown(); tl.owners_known()     # who owns what is unknown / known again: episodes (and
                                                # their days) with unknown owners have null partition measures
     tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
@@ -475,14 +476,26 @@ class OwnershipTimeline:
             self._consuming[tp].member = new
         self._by_member.setdefault(new, set()).update(owned)
 
-    def group_empty(self, ts: int) -> None:
-        """The group has no members: stop-the-world ends here and open stops become open movements."""
+    def group_empty(self, ts: int, source: str = "observed") -> None:
+        """The group has no members: stop-the-world ends here and open stops become open movements.
+        Nobody owns anything now, so a partition started again in the open episode moved from no one.
+        source `inferred`: `ts` is an estimate no event shows (`latest_stop`: a member-only log learns
+        of the empty group only from a later generation); its rows and the open episode are inferred,
+        the stop-the-world that ends here a lower bound."""
         self._saw(ts)
         if self._stw_since is not None:
             self._add_stw(max(0, ts - self._stw_since), ts)
             self._stw_since = None
-        self._close_open_stops()
+        self._close_open_stops(source)
+        if self.episode is not None:
+            self.episode.owners_before.clear()
+            if source == "inferred":
+                self.episode.source = "inferred"
         self._owners_known = True  # nobody owns anything now
+
+    def latest_stop(self) -> int | None:
+        """The latest instant a partition still stopped was stopped at (None: none, or no instant shown)."""
+        return max((s.ts for s in self._stopped.values() if s.ts is not None), default=None)
 
     # ------------------------------------------------------------------------------------- output
     def drain(self) -> dict[str, list[dict]]:
@@ -584,9 +597,9 @@ class OwnershipTimeline:
             day.partitions_revoked += revoked
             day.revocations_wasted += wasted
 
-    def _close_open_stops(self) -> None:
+    def _close_open_stops(self, source: str = "observed") -> None:
         for tp in sorted(self._stopped):
-            self._movement(tp, self._stopped.pop(tp), None, None, None, None, "observed")
+            self._movement(tp, self._stopped.pop(tp), None, None, None, None, source)
 
     def _saw(self, ts: int | None) -> None:
         if ts is not None and (self._last_ts is None or ts > self._last_ts):

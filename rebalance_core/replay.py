@@ -722,6 +722,8 @@ class GroupReplayer:
         if self._stale_join_response(view, gen):
             view.generation_id = gen
             return
+        if self._emptied_unseen(view, gen):
+            self.timeline.group_empty(self.timeline.latest_stop(), source="inferred")
         if (
             self.protocol != "cooperative"
             and view.generation_id != gen
@@ -817,6 +819,27 @@ class GroupReplayer:
                 if v is not view
             )
         )
+
+    def _emptied_unseen(self, view: MemberView, gen: int | None) -> bool:
+        """Member-side logs only: `view` joined generation `gen`, more than one after the latest generation
+        any member's log showed, while no partition is consumed and some stopped: a generation formed in
+        which no member with a log took part and nothing was consumed. Every logged member had left
+        (a dynamic member's LeaveGroup: GroupCoordinator.removeMemberAndUpdateGroup / ClassicGroup: the
+        coordinator rebalances at once and, with no member left, completes the join Empty with a new
+        generation), closed without one (a static member: KIP-345, removed when its session expires) or
+        stalled past max.poll.interval.ms, so the group emptied. When is in no line of the view: taken at
+        the latest stop, the earliest it can be (the stop-the-world until then is a lower bound, the rows
+        it closes `inferred`); what stopped was not handed to anyone meanwhile."""
+        if self.has_coordinator or gen is None or self.timeline.consuming() or not self.timeline.stopped():
+            return False
+        shown = [
+            v.generation_id for v in self.views.values() if v is not view and v.generation_id is not None
+        ]
+        if self.closed_generation is not None:
+            shown.append(self.closed_generation)
+        if self.round is not None and self.round.generation_id is not None:
+            shown.append(self.round.generation_id)
+        return bool(shown) and gen > max(shown) + 1 and self.timeline.latest_stop() is not None
 
     def _static_replacement_joined(self, view: MemberView, e: Event) -> None:
         """The replacing process of a static member joined the current generation (`_replaced_while_stable`):

@@ -1,0 +1,93 @@
+"""Partition measures from the consumers' logs alone (no broker line): what the members' logs show is
+exact, and what happens while no member with a log takes part in the group is flagged (inferred, a
+lower bound), never a phantom stop-the-world, unavailability or move (issue 12)."""
+
+from __future__ import annotations
+
+from tests.core.replay_helpers import ev, rel, run
+
+
+def only_member_leaves_then_a_new_process_joins():
+    """One eager consumer (client a) is the whole group (the leader's assignment lists only it). It closes
+    at 5000: onLeavePrepare revokes, a dynamic member sends LeaveGroup (AbstractCoordinator
+    .maybeLeaveGroup), and the coordinator, left with no member, completes the join Empty as generation 2
+    (GroupCoordinator.removeMemberAndUpdateGroup -> onCompleteJoin). A new process of the client joins at
+    9000 and gets generation 3: no member's log shows generation 2."""
+    return [
+        ev(0, "join_sent", client_id="a"),
+        ev(5, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(6, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(9, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+        ev(9000, "join_sent", client_id="a"),
+        ev(9005, "join_response", generation_id=3, member_id="a-2", protocol_name="range", client_id="a"),
+        ev(9006, "assignment_computed", generation_id=3, member_id="a-2", assignment={"a-2": "t-0 t-1"}),
+        ev(9008, "sync_response", generation_id=3, member_id="a-2", partitions="t-0 t-1", client_id="a"),
+        ev(9009, "partitions_assigned", member_id="a-2", partitions="t-0 t-1", client_id="a"),
+    ]
+
+
+def test_a_group_emptied_between_two_processes_has_no_phantom_stop_the_world_or_moves():
+    out = run(only_member_leaves_then_a_new_process_joins())
+    (day,) = out["group_daily_summary"]
+    # the group emptied (no consumer waited for t-0/t-1 from 5000 to 9009): no stop-the-world across the
+    # gap, no unavailable time, and the new process's partitions came from no one (not moved)
+    assert (day["stw_ms"], day["partition_unavailable_ms"], day["partitions_moved"]) == (0, 0, 0)
+    assert day["partitions_revoked"] == 2 and day["revocations_wasted"] == 0
+    moves = out["partition_movements"]
+    assert [rel(m, "stop_cause", "revoked_at", "assigned_at", "unavailable_ms") for m in moves] == [
+        ("revoked", 5000, None, None)
+    ] * 2
+    # when it emptied is in no line of the view: the rows it closed, and their episode, say so
+    assert {m["source"] for m in moves} == {"inferred"}
+    assert any(ep["source"] == "inferred" for ep in out["rebalance_episodes"])
+
+
+def test_a_static_member_closed_without_leave_group_then_back_after_the_group_emptied():
+    """A static consumer's close() revokes (onLeavePrepare) and sends no LeaveGroup (KIP-345,
+    AbstractCoordinator.maybeLeaveGroup: dynamic members only); the coordinator removes it when its session
+    expires and the group, with no member, turns Empty (generation 2). Its next process rejoins at 60000
+    with generation 3. Its own log has no line in between: no stop-the-world across the minute."""
+
+    def static(ts, event_type, **fields):  # a line of the instance's log
+        return ev(ts, event_type, client_id="s", group_instance_id="i1", **fields)
+
+    events = [
+        static(0, "join_sent"),
+        static(5, "join_response", generation_id=1, member_id="i1-A", protocol_name="range"),
+        static(6, "assignment_computed", generation_id=1, member_id="i1-A", assignment={"i1-A": "t-0"}),
+        static(8, "sync_response", generation_id=1, member_id="i1-A", partitions="t-0"),
+        static(9, "partitions_assigned", member_id="i1-A", partitions="t-0"),
+        static(5000, "partitions_revoked", member_id="i1-A", partitions="t-0"),
+        static(60000, "join_sent"),
+        static(60005, "join_response", generation_id=3, member_id="i1-B", protocol_name="range"),
+        static(60006, "assignment_computed", generation_id=3, member_id="i1-B", assignment={"i1-B": "t-0"}),
+        static(60008, "sync_response", generation_id=3, member_id="i1-B", partitions="t-0"),
+        static(60009, "partitions_assigned", member_id="i1-B", partitions="t-0"),
+    ]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partition_unavailable_ms"], day["partitions_moved"]) == (0, 0, 0)
+    assert day["revocations_wasted"] == 0  # given back after the group emptied: not the eager tax
+    (move,) = out["partition_movements"]
+    assert (move["assigned_at"], move["source"]) == (None, "inferred")
+
+
+def test_a_rejoin_into_the_next_generation_is_no_emptied_group():
+    """The same process's next generation (one after the last one shown) is an ordinary rebalance: its
+    eager revocation waits for the reassignment (unavailable and stop-the-world as logged, observed)."""
+    events = only_member_leaves_then_a_new_process_joins()[:5] + [
+        ev(5000, "join_requested", member_id="a-1", reason="group is already rebalancing", client_id="a"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5001, "join_sent", member_id="a-1", client_id="a"),
+        ev(5010, "join_response", generation_id=2, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(5011, "assignment_computed", generation_id=2, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(5012, "sync_response", generation_id=2, member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5013, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+    ]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partition_unavailable_ms"], day["revocations_wasted"]) == (13, 26, 2)
+    assert {m["source"] for m in out["partition_movements"]} == {"observed"}
