@@ -504,9 +504,15 @@ class OwnershipTimeline:
         return out
 
     def finish(self, final: bool = True) -> dict[str, list[dict]]:
-        """End of input. final: also emit the open episode and open stops (assigned_at null)."""
+        """End of input. final: also emit the open episode and open stops (assigned_at null). When the
+        group is stopped as a whole at the end (a stop-the-world no start has ended: its last consumer
+        closed, left, or is mid-rebalance), that stop-the-world goes on past the input: it counts nothing
+        here, a lower bound, so the open rows and the open episode are `inferred`."""
         if final:
-            self._close_open_stops()
+            source = "inferred" if self._stw_since is not None else "observed"
+            if source == "inferred" and self.episode is not None:
+                self.episode.source = source
+            self._close_open_stops(source)
             self.end_episode()
         return self.drain()
 

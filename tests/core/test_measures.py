@@ -189,3 +189,14 @@ def test_a_group_empty_no_event_shows_is_inferred_and_what_starts_after_it_moved
     assert (move["assigned_at"], move["unavailable_ms"], move["source"]) == (None, None, "inferred")
     (episode,) = out["rebalance_episodes"]
     assert (episode["stw_ms"], episode["partitions_moved"], episode["source"]) == (0, 0, "inferred")
+
+
+def test_a_stop_the_world_open_at_the_end_of_input_makes_the_open_rows_and_episode_inferred():
+    tl = eager_timeline()
+    tl.begin_episode("e2", DAY + 5000)
+    for tp in (P0, P1, P2):
+        tl.stop(tp, "c1" if tp != P2 else "c2", DAY + 5001, "revoked")
+    out = tl.finish()
+    open_rows = [m for m in out["partition_movements"] if m["assigned_at"] is None]
+    assert len(open_rows) == 3 and {m["source"] for m in open_rows} == {"inferred"}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"

@@ -91,3 +91,22 @@ def test_a_rejoin_into_the_next_generation_is_no_emptied_group():
     (day,) = out["group_daily_summary"]
     assert (day["stw_ms"], day["partition_unavailable_ms"], day["revocations_wasted"]) == (13, 26, 2)
     assert {m["source"] for m in out["partition_movements"]} == {"observed"}
+
+
+def test_a_stop_the_world_still_running_at_the_end_of_the_input_is_a_lower_bound():
+    """The group's last consumer closes at 5000 and its log ends: the stop-the-world that began there goes
+    on past the input (until its LeaveGroup empties the group, or a static member's session expires,
+    KIP-345), so the 0 counted is a lower bound and the rows say so."""
+    events = only_member_leaves_then_a_new_process_joins()[:7]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partitions_revoked"]) == (0, 2)
+    assert {m["source"] for m in out["partition_movements"]} == {"inferred"}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
+
+
+def test_partitions_still_consumed_at_the_end_of_the_input_stay_observed():
+    events = only_member_leaves_then_a_new_process_joins()[:5]
+    out = run(events)
+    assert not out["partition_movements"]
+    assert {ep["source"] for ep in out["rebalance_episodes"]} == {"observed"}
