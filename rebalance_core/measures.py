@@ -22,6 +22,7 @@ API (stable; a change is announced here):
     tl.restart(tp, member, ts, *, new_member=None, instance=None, generation_id=None, source="inferred")
                                                # a static member's new process holds tp again at ts
     tl.rename_member(old, new)                 # the member id a stand-in stood for became known
+    tl.stops_inferred(member)                  # its open stops are at the latest instant: inferred
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
     tl.group_empty(ts, source="observed")      # all members gone: ends stop-the-world, closes open stops
     tl.latest_stop() -> ts | None              # when the last partition still stopped stopped
@@ -466,6 +467,12 @@ class OwnershipTimeline:
         self._consuming[tp] = Holder(holder, stop.instance, ts, source)
         self._by_member.setdefault(holder, set()).add(tp)
         return None
+
+    def stops_inferred(self, member: str) -> None:
+        """The open stops of `member` were placed at the latest instant they can be: `inferred`."""
+        for stop in self._stopped.values():
+            if stop.member == member:
+                stop.source = "inferred"
 
     def rename_member(self, old: str, new: str) -> None:
         """The member id `old` stood for is `new` (no movement: the same consumer)."""

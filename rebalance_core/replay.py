@@ -164,6 +164,7 @@ class MemberView:
     poll_timeout_ts: int | None = None  # max.poll.interval.ms expired here; its LeaveGroup follows
     synced_generation: int | None = None  # the generation of its last sync
     rejoin_since: int | None = None  # rejoining and given its generation back (no rebalance) since then
+    revoked_unsignalled: bool = False  # eager revocation with no signal before it (`_unsignalled_rejoin`)
 
 
 @dataclass
@@ -693,6 +694,7 @@ class GroupReplayer:
             self._stop_member(old, e.ts, "member_failed", "inferred")
 
     def _signal(self, e: Event, view: MemberView) -> None:
+        self._unsignalled_rejoin(view)
         if view.signal_ts is not None:
             return
         view.signal_ts = e.ts
@@ -732,6 +734,7 @@ class GroupReplayer:
             # eager member whose rebalance signal was not logged: it revoked before this rejoin
             self._stop_member(view.member_id, view.signal_ts or e.ts, "revoked")
         view.generation_id = gen
+        self._unsignalled_rejoin(view)
         if view.signal_ts is None:
             view.signal_ts = e.ts
         rnd = (
@@ -959,10 +962,23 @@ class GroupReplayer:
             pending.to_stop = [tp for tp in pending.to_stop if tp not in listed]
         elif view.signal_ts is not None and self.protocol != "cooperative":
             at = view.signal_ts  # eager: revoked in onJoinPrepare; it stopped at its first signal
+        elif self.protocol != "cooperative":
+            view.revoked_unsignalled = True  # a close(), unless a rejoin follows (`_unsignalled_rejoin`)
         self._assume_owned_before_the_log(view, listed)
         for tp in listed:
             if self.timeline.owner_of(tp) == view.member_id:
                 self._stop(tp, view.member_id, at, "revoked", view.instance)
+
+    def _unsignalled_rejoin(self, view: MemberView) -> None:
+        """The member rejoins after an eager revocation no rebalance signal of its log preceded. A close()
+        revokes at that instant (onLeavePrepare); a rejoin's onJoinPrepare revoked after the member learned
+        of the rebalance, which a 2.x consumer does not log at INFO (no "Request joining group due to"
+        line; the heartbeat thread's REBALANCE_IN_PROGRESS is at DEBUG): it stopped consuming at that
+        signal, so the stops placed at the revocation are the latest they can be (`inferred`: the
+        unavailable and stop-the-world time from them are lower bounds)."""
+        if view.revoked_unsignalled:
+            view.revoked_unsignalled = False
+            self.timeline.stops_inferred(view.member_id)
 
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())

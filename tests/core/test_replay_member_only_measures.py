@@ -110,3 +110,43 @@ def test_partitions_still_consumed_at_the_end_of_the_input_stay_observed():
     out = run(events)
     assert not out["partition_movements"]
     assert {ep["source"] for ep in out["rebalance_episodes"]} == {"observed"}
+
+
+def test_an_eager_revocation_with_no_signal_logged_before_it_is_a_latest_stop_when_a_rejoin_follows():
+    """A 2.x consumer logs no "Request joining group due to" line: its onJoinPrepare revocation (Kafka's
+    ConsumerCoordinator) is the first line of the rebalance, after the member learned of it at an unlogged
+    heartbeat. It stopped consuming at that signal, so the stops placed at the revocation are the latest
+    they can be: inferred (EXPECTED.md 09 written as a 2.x log)."""
+    from tests.core import replay_scenarios as sc
+
+    events = [e for e in sc.log_09_client_eager() if e.event_type != "join_requested"]
+    out = run(events)
+    assert {m["source"] for m in out["partition_movements"]} == {"inferred"}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
+    with_signal = run(sc.log_09_client_eager())
+    assert {m["source"] for m in with_signal["partition_movements"]} == {"observed"}
+
+
+def test_a_close_revokes_at_its_own_instant():
+    """close(): onLeavePrepare revokes, then the LeaveGroup (AbstractCoordinator.maybeLeaveGroup); no rejoin
+    follows, so the stop is the revocation's own instant (observed) while the other member consumes on."""
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(
+            1,
+            "assignment_computed",
+            generation_id=1,
+            member_id="a-1",
+            assignment={"a-1": "t-0", "b-1": "t-1"},
+        ),
+        ev(2, "sync_response", generation_id=1, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(3, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(0, "join_response", generation_id=1, member_id="b-1", protocol_name="range", client_id="b"),
+        ev(2, "sync_response", generation_id=1, member_id="b-1", partitions="t-1", client_id="b"),
+        ev(3, "partitions_assigned", member_id="b-1", partitions="t-1", client_id="b"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+    ]
+    out = run(events)
+    (move,) = out["partition_movements"]
+    assert rel(move, "stop_cause", "revoked_at", "source") == ("revoked", 5000, "observed")
