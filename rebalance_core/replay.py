@@ -1135,7 +1135,7 @@ class GroupReplayer:
         if episode.reason is None:
             episode.reason = reason
         if self.protocol != "cooperative" and timing == "member":
-            self._stop_unlogged_members(ts if ts is not None else first_seen)  # member-only logs
+            self._stop_unlogged_members(ts if ts is not None else first_seen, "inferred")  # member-only logs
 
     def _rejoin_of_unknown_cause(self, reason: str | None, change_logged: bool = False) -> bool:
         """Whether a round is an existing member's rejoin whose cause no line states, right after a
@@ -1242,7 +1242,11 @@ class GroupReplayer:
         self, assignment: dict[str, list[TopicPartition]], ts: int, gen, source: str
     ) -> None:
         """Coordinator timing for members without member-side events: stop owned - assigned and start
-        assigned - owned at the stabilization instant."""
+        assigned - owned at the stabilization instant. In member-only logs that instant is the first sync
+        of the generation a logged member shows, not the coordinator's Stable nor the member's own
+        SyncGroup response: their rows are estimates (`inferred`)."""
+        if not self.has_coordinator:
+            source = "inferred"
         for member in sorted(self._owners()):
             if self._is_member_timed(member):
                 continue
@@ -1476,11 +1480,12 @@ class GroupReplayer:
         for tp in sorted(owned):
             self._stop(tp, member, ts, cause, instance, source)
 
-    def _stop_unlogged_members(self, ts: int) -> None:
-        """Eager, coordinator timing: members without a log of their own stop when the round starts."""
+    def _stop_unlogged_members(self, ts: int, source: str = "observed") -> None:
+        """Eager, coordinator timing: members without a log of their own stop when the round starts (in
+        member-only logs, at the first logged signal: an estimate, their own signal is in no line)."""
         for member in sorted(self._owners()):
             if not self._is_member_timed(member):
-                self._stop_member(member, ts, "revoked")
+                self._stop_member(member, ts, "revoked", source)
 
     def _timing_used(self, member: str) -> None:
         ep = self.timeline.episode

@@ -124,7 +124,19 @@ def test_an_eager_revocation_with_no_signal_logged_before_it_is_a_latest_stop_wh
     assert {m["source"] for m in out["partition_movements"]} == {"inferred"}
     assert out["rebalance_episodes"][-1]["source"] == "inferred"
     with_signal = run(sc.log_09_client_eager())
-    assert {m["source"] for m in with_signal["partition_movements"]} == {"observed"}
+    back_to_itself = [m for m in with_signal["partition_movements"] if m["wasted_revocation"]]
+    assert back_to_itself and {m["source"] for m in back_to_itself} == {"observed"}
+
+
+def test_a_member_without_a_log_is_timed_by_the_logged_members_lines_an_estimate():
+    """Member-only logs: a member with no log of its own (known from the leader's assignment) starts its
+    partitions at the first sync of the generation a logged member shows, not at its own SyncGroup
+    response: those rows are inferred."""
+    from tests.core import replay_scenarios as sc
+
+    out = run(sc.log_09_client_eager())
+    to_other = [m for m in out["partition_movements"] if m["to_member_id"] == "consumer-legacy-5485"]
+    assert len(to_other) == 2 and {m["source"] for m in to_other} == {"inferred"}
 
 
 def test_a_close_revokes_at_its_own_instant():
