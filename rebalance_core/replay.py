@@ -904,6 +904,7 @@ class GroupReplayer:
 
     def _m_sync_response(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
+        synced_before = view.synced_generation is not None
         view.generation_id = gen
         view.signal_ts = None
         member = view.member_id
@@ -937,6 +938,7 @@ class GroupReplayer:
         if attributes.get("revoked"):
             self.follow_up_due = True  # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415)
         if assigned is None:
+            self._emit_incremental_assignment(e, member, gen, synced_before)
             return
         self._learn_topics(assigned)
         self._emit_assignment({member: assigned}, gen, e.ts, source)
@@ -953,6 +955,28 @@ class GroupReplayer:
             # a Connect worker logs no callback for an assignment that starts and stops nothing: its
             # "Joined group" line is all of it, applied now (DistributedHerder.onAssigned)
             view.pending = None
+
+    def _emit_incremental_assignment(self, e: Event, member: str, gen, synced_before: bool) -> None:
+        """Connect's incremental cooperative protocol (KIP-415): a worker's assignment line prints what it
+        is given and what it must revoke (IncrementalCooperativeAssignor sends the increments in the
+        ExtendedAssignment; DistributedHerder logs it), not all it runs. What it runs after this generation
+        = what it ran - revoked + added: known when its log showed every generation since its first
+        JoinGroup without a member id (a new worker runs nothing), else not emitted. The rows are
+        `inferred`: rebuilt from increments, and no line lists the generation's workers (the leader logs
+        no assignment), so a worker that died after its JoinGroup is in none of them."""
+        if self.protocol_name not in KIP415_PROTOCOLS:
+            return
+        attributes = e.attributes or {}
+        if synced_before:
+            previous = self.assignment.get(member)
+        else:
+            previous = [] if e.client_id in self.joining_clients else None
+        if previous is None:
+            return
+        revoked, added = (_connect_tasks(attributes.get(key)) for key in ("revoked", "added"))
+        now = sorted((set(previous) - revoked) | added)
+        self.assignment[member] = now
+        self._emit_assignment({member: now}, gen, e.ts, "inferred")
 
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
@@ -1625,6 +1649,20 @@ _STATE_DEFAULTS = {
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
+
+
+_CONNECT_TASK = re.compile(r"^(.+)-(\d+)$")
+
+
+def _connect_tasks(listed: str | None) -> set[TopicPartition]:
+    """The tasks of a Connect assignment attribute ("conn-0, conn-1, other-conn"), as the replay's
+    partitions (connector, task number); connector names (no task number) are left out."""
+    tasks = set()
+    for item in (listed or "").split(","):
+        match = _CONNECT_TASK.match(item.strip())
+        if match:
+            tasks.add(TopicPartition(match.group(1), int(match.group(2))))
+    return tasks
 
 
 def _existing_members_rejoin(reason: str | None) -> bool:

@@ -162,3 +162,59 @@ def test_a_close_revokes_at_its_own_instant():
     out = run(events)
     (move,) = out["partition_movements"]
     assert rel(move, "stop_cause", "revoked_at", "source") == ("revoked", 5000, "observed")
+
+
+def test_a_connect_workers_assignment_is_rebuilt_from_its_increments_since_its_first_join():
+    """KIP-415 (IncrementalCooperativeAssignor): a worker's assignment line prints what it is given and
+    what it must revoke, not all it runs. From its first JoinGroup without a member id on, what it runs
+    after each generation = before - revoked + added; rows `inferred` (no line lists the workers)."""
+
+    def worker(ts, event_type, **fields):
+        return ev(ts, event_type, client_id="w1", protocol_type="connect", **fields)
+
+    events = [
+        worker(0, "join_sent"),
+        worker(5, "join_response", generation_id=1, member_id="w1-a", protocol_name="sessioned"),
+        worker(8, "sync_response", generation_id=1, member_id="w1-a", attributes={"added": "c-0, c-1"}),
+        worker(9, "partitions_assigned", member_id="w1-a", partitions="c-0 c-1"),
+        worker(100, "join_sent", member_id="w1-a"),
+        worker(105, "join_response", generation_id=2, member_id="w1-a", protocol_name="sessioned"),
+        worker(108, "sync_response", generation_id=2, member_id="w1-a", attributes={"revoked": "c-1"}),
+        worker(109, "partitions_revoked", member_id="w1-a", partitions="c-1"),
+        worker(200, "join_sent", member_id="w1-a"),
+        worker(205, "join_response", generation_id=3, member_id="w1-a", protocol_name="sessioned"),
+        worker(208, "sync_response", generation_id=3, member_id="w1-a", attributes={"added": "c-2"}),
+        worker(209, "partitions_assigned", member_id="w1-a", partitions="c-2"),
+    ]
+    out = run(events)
+    rows = {}
+    for r in out["assignments"]:
+        rows.setdefault(r["generation_id"], []).append(f"{r['topic']}-{r['partition']}")
+    assert rows == {1: ["c-0", "c-1"], 2: ["c-0"], 3: ["c-0", "c-2"]}
+    assert {r["source"] for r in out["assignments"]} == {"inferred"}
+
+
+def test_a_connect_worker_seen_only_from_mid_life_gets_no_assignment_rows():
+    """Its log starts after its first JoinGroup: what it ran before is unknown, so is what it runs."""
+    out = run(
+        [
+            ev(100, "join_sent", member_id="w1-a", client_id="w1", protocol_type="connect"),
+            ev(
+                105,
+                "join_response",
+                generation_id=2,
+                member_id="w1-a",
+                protocol_name="sessioned",
+                client_id="w1",
+            ),
+            ev(
+                108,
+                "sync_response",
+                generation_id=2,
+                member_id="w1-a",
+                attributes={"added": "c-2"},
+                client_id="w1",
+            ),
+        ]
+    )
+    assert not out["assignments"]
