@@ -835,9 +835,7 @@ class GroupReplayer:
         it closes `inferred`); what stopped was not handed to anyone meanwhile."""
         if self.has_coordinator or gen is None or self.timeline.consuming() or not self.timeline.stopped():
             return False
-        shown = [
-            v.generation_id for v in self.views.values() if v is not view and v.generation_id is not None
-        ]
+        shown = [v.generation_id for v in self.views.values() if v.generation_id is not None]
         if self.closed_generation is not None:
             shown.append(self.closed_generation)
         if self.round is not None and self.round.generation_id is not None:
