@@ -22,8 +22,10 @@ API (stable; a change is announced here):
     tl.restart(tp, member, ts, *, new_member=None, instance=None, generation_id=None, source="inferred")
                                                # a static member's new process holds tp again at ts
     tl.rename_member(old, new)                 # the member id a stand-in stood for became known
+    tl.stops_inferred(member)                  # its open stops are at the latest instant: inferred
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
-    tl.group_empty(ts)                         # all members gone: ends stop-the-world, closes open stops
+    tl.group_empty(ts, source="observed")      # all members gone: ends stop-the-world, closes open stops
+    tl.latest_stop() -> ts | None              # when the last partition still stopped stopped
     tl.owners_unknown(); tl.owners_known()     # who owns what is unknown / known again: episodes (and
                                                # their days) with unknown owners have null partition measures
     tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
@@ -466,6 +468,12 @@ class OwnershipTimeline:
         self._by_member.setdefault(holder, set()).add(tp)
         return None
 
+    def stops_inferred(self, member: str) -> None:
+        """The open stops of `member` were placed at the latest instant they can be: `inferred`."""
+        for stop in self._stopped.values():
+            if stop.member == member:
+                stop.source = "inferred"
+
     def rename_member(self, old: str, new: str) -> None:
         """The member id `old` stood for is `new` (no movement: the same consumer)."""
         owned = self._by_member.pop(old, None)
@@ -475,14 +483,26 @@ class OwnershipTimeline:
             self._consuming[tp].member = new
         self._by_member.setdefault(new, set()).update(owned)
 
-    def group_empty(self, ts: int) -> None:
-        """The group has no members: stop-the-world ends here and open stops become open movements."""
+    def group_empty(self, ts: int, source: str = "observed") -> None:
+        """The group has no members: stop-the-world ends here and open stops become open movements.
+        Nobody owns anything now, so a partition started again in the open episode moved from no one.
+        source `inferred`: `ts` is an estimate no event shows (`latest_stop`: a member-only log learns
+        of the empty group only from a later generation); its rows and the open episode are inferred,
+        the stop-the-world that ends here a lower bound."""
         self._saw(ts)
         if self._stw_since is not None:
             self._add_stw(max(0, ts - self._stw_since), ts)
             self._stw_since = None
-        self._close_open_stops()
+        self._close_open_stops(source)
+        if self.episode is not None:
+            self.episode.owners_before.clear()
+            if source == "inferred":
+                self.episode.source = "inferred"
         self._owners_known = True  # nobody owns anything now
+
+    def latest_stop(self) -> int | None:
+        """The latest instant a partition still stopped was stopped at (None: none, or no instant shown)."""
+        return max((s.ts for s in self._stopped.values() if s.ts is not None), default=None)
 
     # ------------------------------------------------------------------------------------- output
     def drain(self) -> dict[str, list[dict]]:
@@ -491,9 +511,15 @@ class OwnershipTimeline:
         return out
 
     def finish(self, final: bool = True) -> dict[str, list[dict]]:
-        """End of input. final: also emit the open episode and open stops (assigned_at null)."""
+        """End of input. final: also emit the open episode and open stops (assigned_at null). When the
+        group is stopped as a whole at the end (a stop-the-world no start has ended: its last consumer
+        closed, left, or is mid-rebalance), that stop-the-world goes on past the input: it counts nothing
+        here, a lower bound, so the open rows and the open episode are `inferred`."""
         if final:
-            self._close_open_stops()
+            source = "inferred" if self._stw_since is not None else "observed"
+            if source == "inferred" and self.episode is not None:
+                self.episode.source = source
+            self._close_open_stops(source)
             self.end_episode()
         return self.drain()
 
@@ -584,9 +610,9 @@ class OwnershipTimeline:
             day.partitions_revoked += revoked
             day.revocations_wasted += wasted
 
-    def _close_open_stops(self) -> None:
+    def _close_open_stops(self, source: str = "observed") -> None:
         for tp in sorted(self._stopped):
-            self._movement(tp, self._stopped.pop(tp), None, None, None, None, "observed")
+            self._movement(tp, self._stopped.pop(tp), None, None, None, None, source)
 
     def _saw(self, ts: int | None) -> None:
         if ts is not None and (self._last_ts is None or ts > self._last_ts):

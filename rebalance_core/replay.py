@@ -164,6 +164,7 @@ class MemberView:
     poll_timeout_ts: int | None = None  # max.poll.interval.ms expired here; its LeaveGroup follows
     synced_generation: int | None = None  # the generation of its last sync
     rejoin_since: int | None = None  # rejoining and given its generation back (no rebalance) since then
+    revoked_unsignalled: bool = False  # eager revocation with no signal before it (`_unsignalled_rejoin`)
 
 
 @dataclass
@@ -693,6 +694,7 @@ class GroupReplayer:
             self._stop_member(old, e.ts, "member_failed", "inferred")
 
     def _signal(self, e: Event, view: MemberView) -> None:
+        self._unsignalled_rejoin(view)
         if view.signal_ts is not None:
             return
         view.signal_ts = e.ts
@@ -722,6 +724,8 @@ class GroupReplayer:
         if self._stale_join_response(view, gen):
             view.generation_id = gen
             return
+        if self._emptied_unseen(view, gen):
+            self.timeline.group_empty(self.timeline.latest_stop(), source="inferred")
         if (
             self.protocol != "cooperative"
             and view.generation_id != gen
@@ -730,6 +734,7 @@ class GroupReplayer:
             # eager member whose rebalance signal was not logged: it revoked before this rejoin
             self._stop_member(view.member_id, view.signal_ts or e.ts, "revoked")
         view.generation_id = gen
+        self._unsignalled_rejoin(view)
         if view.signal_ts is None:
             view.signal_ts = e.ts
         rnd = (
@@ -818,6 +823,25 @@ class GroupReplayer:
             )
         )
 
+    def _emptied_unseen(self, view: MemberView, gen: int | None) -> bool:
+        """Member-side logs only: `view` joined generation `gen`, more than one after the latest generation
+        any member's log showed, while no partition is consumed and some stopped: a generation formed in
+        which no member with a log took part and nothing was consumed. Every logged member had left
+        (a dynamic member's LeaveGroup: GroupCoordinator.removeMemberAndUpdateGroup / ClassicGroup: the
+        coordinator rebalances at once and, with no member left, completes the join Empty with a new
+        generation), closed without one (a static member: KIP-345, removed when its session expires) or
+        stalled past max.poll.interval.ms, so the group emptied. When is in no line of the view: taken at
+        the latest stop, the earliest it can be (the stop-the-world until then is a lower bound, the rows
+        it closes `inferred`); what stopped was not handed to anyone meanwhile."""
+        if self.has_coordinator or gen is None or self.timeline.consuming() or not self.timeline.stopped():
+            return False
+        shown = [v.generation_id for v in self.views.values() if v.generation_id is not None]
+        if self.closed_generation is not None:
+            shown.append(self.closed_generation)
+        if self.round is not None and self.round.generation_id is not None:
+            shown.append(self.round.generation_id)
+        return bool(shown) and gen > max(shown) + 1 and self.timeline.latest_stop() is not None
+
     def _static_replacement_joined(self, view: MemberView, e: Event) -> None:
         """The replacing process of a static member joined the current generation (`_replaced_while_stable`):
         no new generation, no episode; it syncs the old member's assignment like any member."""
@@ -878,6 +902,7 @@ class GroupReplayer:
 
     def _m_sync_response(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
+        synced_before = view.synced_generation is not None
         view.generation_id = gen
         view.signal_ts = None
         member = view.member_id
@@ -916,6 +941,7 @@ class GroupReplayer:
             # line names the protocol and what the member owned before the log is unknown
             self.rebalance_protocol = "cooperative"
         if assigned is None:
+            self._emit_incremental_assignment(e, member, gen, synced_before)
             return
         self._learn_topics(assigned)
         self._emit_assignment({member: assigned}, gen, e.ts, source)
@@ -933,6 +959,28 @@ class GroupReplayer:
             # "Joined group" line is all of it, applied now (DistributedHerder.onAssigned)
             view.pending = None
 
+    def _emit_incremental_assignment(self, e: Event, member: str, gen, synced_before: bool) -> None:
+        """Connect's incremental cooperative protocol (KIP-415): a worker's assignment line prints what it
+        is given and what it must revoke (IncrementalCooperativeAssignor sends the increments in the
+        ExtendedAssignment; DistributedHerder logs it), not all it runs. What it runs after this generation
+        = what it ran - revoked + added: known when its log showed every generation since its first
+        JoinGroup without a member id (a new worker runs nothing), else not emitted. The rows are
+        `inferred`: rebuilt from increments, and no line lists the generation's workers (the leader logs
+        no assignment), so a worker that died after its JoinGroup is in none of them."""
+        if self.protocol_name not in KIP415_PROTOCOLS:
+            return
+        attributes = e.attributes or {}
+        if synced_before:
+            previous = self.assignment.get(member)
+        else:
+            previous = [] if e.client_id in self.joining_clients else None
+        if previous is None:
+            return
+        revoked, added = (_connect_tasks(attributes.get(key)) for key in ("revoked", "added"))
+        now = sorted((set(previous) - revoked) | added)
+        self.assignment[member] = now
+        self._emit_assignment({member: now}, gen, e.ts, "inferred")
+
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
         pending = view.pending
@@ -941,10 +989,23 @@ class GroupReplayer:
             pending.to_stop = [tp for tp in pending.to_stop if tp not in listed]
         elif view.signal_ts is not None and self.protocol != "cooperative":
             at = view.signal_ts  # eager: revoked in onJoinPrepare; it stopped at its first signal
+        elif self.protocol != "cooperative":
+            view.revoked_unsignalled = True  # a close(), unless a rejoin follows (`_unsignalled_rejoin`)
         self._assume_owned_before_the_log(view, listed)
         for tp in listed:
             if self.timeline.owner_of(tp) == view.member_id:
                 self._stop(tp, view.member_id, at, "revoked", view.instance)
+
+    def _unsignalled_rejoin(self, view: MemberView) -> None:
+        """The member rejoins after an eager revocation no rebalance signal of its log preceded. A close()
+        revokes at that instant (onLeavePrepare); a rejoin's onJoinPrepare revoked after the member learned
+        of the rebalance, which a 2.x consumer does not log at INFO (no "Request joining group due to"
+        line; the heartbeat thread's REBALANCE_IN_PROGRESS is at DEBUG): it stopped consuming at that
+        signal, so the stops placed at the revocation are the latest they can be (`inferred`: the
+        unavailable and stop-the-world time from them are lower bounds)."""
+        if view.revoked_unsignalled:
+            view.revoked_unsignalled = False
+            self.timeline.stops_inferred(view.member_id)
 
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
@@ -1101,7 +1162,7 @@ class GroupReplayer:
         if episode.reason is None:
             episode.reason = reason
         if self.protocol != "cooperative" and timing == "member":
-            self._stop_unlogged_members(ts if ts is not None else first_seen)  # member-only logs
+            self._stop_unlogged_members(ts if ts is not None else first_seen, "inferred")  # member-only logs
 
     def _rejoin_of_unknown_cause(self, reason: str | None, change_logged: bool = False) -> bool:
         """Whether a round is an existing member's rejoin whose cause no line states, right after a
@@ -1208,7 +1269,11 @@ class GroupReplayer:
         self, assignment: dict[str, list[TopicPartition]], ts: int, gen, source: str
     ) -> None:
         """Coordinator timing for members without member-side events: stop owned - assigned and start
-        assigned - owned at the stabilization instant."""
+        assigned - owned at the stabilization instant. In member-only logs that instant is the first sync
+        of the generation a logged member shows, not the coordinator's Stable nor the member's own
+        SyncGroup response: their rows are estimates (`inferred`)."""
+        if not self.has_coordinator:
+            source = "inferred"
         for member in sorted(self._owners()):
             if self._is_member_timed(member):
                 continue
@@ -1442,11 +1507,12 @@ class GroupReplayer:
         for tp in sorted(owned):
             self._stop(tp, member, ts, cause, instance, source)
 
-    def _stop_unlogged_members(self, ts: int) -> None:
-        """Eager, coordinator timing: members without a log of their own stop when the round starts."""
+    def _stop_unlogged_members(self, ts: int, source: str = "observed") -> None:
+        """Eager, coordinator timing: members without a log of their own stop when the round starts (in
+        member-only logs, at the first logged signal: an estimate, their own signal is in no line)."""
         for member in sorted(self._owners()):
             if not self._is_member_timed(member):
-                self._stop_member(member, ts, "revoked")
+                self._stop_member(member, ts, "revoked", source)
 
     def _timing_used(self, member: str) -> None:
         ep = self.timeline.episode
@@ -1586,6 +1652,20 @@ _STATE_DEFAULTS = {
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
+
+
+_CONNECT_TASK = re.compile(r"^(.+)-(\d+)$")
+
+
+def _connect_tasks(listed: str | None) -> set[TopicPartition]:
+    """The tasks of a Connect assignment attribute ("conn-0, conn-1, other-conn"), as the replay's
+    partitions (connector, task number); connector names (no task number) are left out."""
+    tasks = set()
+    for item in (listed or "").split(","):
+        match = _CONNECT_TASK.match(item.strip())
+        if match:
+            tasks.add(TopicPartition(match.group(1), int(match.group(2))))
+    return tasks
 
 
 def _existing_members_rejoin(reason: str | None) -> bool:

@@ -169,3 +169,34 @@ def test_a_start_while_another_member_holds_it_makes_the_holders_stop_an_estimat
     (move,) = out["partition_movements"]
     assert (move["stop_cause"], move["unavailable_ms"], move["source"]) == ("lost", 0, "inferred")
     assert out["rebalance_episodes"][0]["source"] == "inferred"
+
+
+def test_a_group_empty_no_event_shows_is_inferred_and_what_starts_after_it_moved_from_no_one():
+    """A member-only log learns that the group emptied only from a later generation: the empty instant is
+    the latest stop (a lower bound of the stop-the-world), the rows it closes and the episode are inferred,
+    and a partition started again in the same episode had no owner before it (not moved)."""
+    tl = OwnershipTimeline("k", "g")
+    tl.start(P0, "c1", DAY)
+    tl.begin_episode("e1", DAY + 1000)
+    tl.stop(P0, "c1", DAY + 1000, "member_left")
+    assert tl.latest_stop() == DAY + 1000
+    tl.group_empty(tl.latest_stop(), source="inferred")
+    assert tl.latest_stop() is None
+    tl.start(P0, "c2", DAY + 9000, generation_id=3)
+    tl.round_completed(3, DAY + 9000)
+    out = tl.finish()
+    (move,) = out["partition_movements"]
+    assert (move["assigned_at"], move["unavailable_ms"], move["source"]) == (None, None, "inferred")
+    (episode,) = out["rebalance_episodes"]
+    assert (episode["stw_ms"], episode["partitions_moved"], episode["source"]) == (0, 0, "inferred")
+
+
+def test_a_stop_the_world_open_at_the_end_of_input_makes_the_open_rows_and_episode_inferred():
+    tl = eager_timeline()
+    tl.begin_episode("e2", DAY + 5000)
+    for tp in (P0, P1, P2):
+        tl.stop(tp, "c1" if tp != P2 else "c2", DAY + 5001, "revoked")
+    out = tl.finish()
+    open_rows = [m for m in out["partition_movements"] if m["assigned_at"] is None]
+    assert len(open_rows) == 3 and {m["source"] for m in open_rows} == {"inferred"}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"

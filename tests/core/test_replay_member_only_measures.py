@@ -1,0 +1,220 @@
+"""Partition measures from the consumers' logs alone (no broker line): what the members' logs show is
+exact, and what happens while no member with a log takes part in the group is flagged (inferred, a
+lower bound), never a phantom stop-the-world, unavailability or move (issue 12)."""
+
+from __future__ import annotations
+
+from tests.core.replay_helpers import ev, rel, run
+
+
+def only_member_leaves_then_a_new_process_joins():
+    """One eager consumer (client a) is the whole group (the leader's assignment lists only it). It closes
+    at 5000: onLeavePrepare revokes, a dynamic member sends LeaveGroup (AbstractCoordinator
+    .maybeLeaveGroup), and the coordinator, left with no member, completes the join Empty as generation 2
+    (GroupCoordinator.removeMemberAndUpdateGroup -> onCompleteJoin). A new process of the client joins at
+    9000 and gets generation 3: no member's log shows generation 2."""
+    return [
+        ev(0, "join_sent", client_id="a"),
+        ev(5, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(6, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(9, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+        ev(9000, "join_sent", client_id="a"),
+        ev(9005, "join_response", generation_id=3, member_id="a-2", protocol_name="range", client_id="a"),
+        ev(9006, "assignment_computed", generation_id=3, member_id="a-2", assignment={"a-2": "t-0 t-1"}),
+        ev(9008, "sync_response", generation_id=3, member_id="a-2", partitions="t-0 t-1", client_id="a"),
+        ev(9009, "partitions_assigned", member_id="a-2", partitions="t-0 t-1", client_id="a"),
+    ]
+
+
+def test_a_group_emptied_between_two_processes_has_no_phantom_stop_the_world_or_moves():
+    out = run(only_member_leaves_then_a_new_process_joins())
+    (day,) = out["group_daily_summary"]
+    # the group emptied (no consumer waited for t-0/t-1 from 5000 to 9009): no stop-the-world across the
+    # gap, no unavailable time, and the new process's partitions came from no one (not moved)
+    assert (day["stw_ms"], day["partition_unavailable_ms"], day["partitions_moved"]) == (0, 0, 0)
+    assert day["partitions_revoked"] == 2 and day["revocations_wasted"] == 0
+    moves = out["partition_movements"]
+    assert [rel(m, "stop_cause", "revoked_at", "assigned_at", "unavailable_ms") for m in moves] == [
+        ("revoked", 5000, None, None)
+    ] * 2
+    # when it emptied is in no line of the view: the rows it closed, and their episode, say so
+    assert {m["source"] for m in moves} == {"inferred"}
+    assert any(ep["source"] == "inferred" for ep in out["rebalance_episodes"])
+
+
+def test_a_static_member_closed_without_leave_group_then_back_after_the_group_emptied():
+    """A static consumer's close() revokes (onLeavePrepare) and sends no LeaveGroup (KIP-345,
+    AbstractCoordinator.maybeLeaveGroup: dynamic members only); the coordinator removes it when its session
+    expires and the group, with no member, turns Empty (generation 2). Its next process rejoins at 60000
+    with generation 3. Its own log has no line in between: no stop-the-world across the minute."""
+
+    def static(ts, event_type, **fields):  # a line of the instance's log
+        return ev(ts, event_type, client_id="s", group_instance_id="i1", **fields)
+
+    events = [
+        static(0, "join_sent"),
+        static(5, "join_response", generation_id=1, member_id="i1-A", protocol_name="range"),
+        static(6, "assignment_computed", generation_id=1, member_id="i1-A", assignment={"i1-A": "t-0"}),
+        static(8, "sync_response", generation_id=1, member_id="i1-A", partitions="t-0"),
+        static(9, "partitions_assigned", member_id="i1-A", partitions="t-0"),
+        static(5000, "partitions_revoked", member_id="i1-A", partitions="t-0"),
+        static(60000, "join_sent"),
+        static(60005, "join_response", generation_id=3, member_id="i1-B", protocol_name="range"),
+        static(60006, "assignment_computed", generation_id=3, member_id="i1-B", assignment={"i1-B": "t-0"}),
+        static(60008, "sync_response", generation_id=3, member_id="i1-B", partitions="t-0"),
+        static(60009, "partitions_assigned", member_id="i1-B", partitions="t-0"),
+    ]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partition_unavailable_ms"], day["partitions_moved"]) == (0, 0, 0)
+    assert day["revocations_wasted"] == 0  # given back after the group emptied: not the eager tax
+    (move,) = out["partition_movements"]
+    assert (move["assigned_at"], move["source"]) == (None, "inferred")
+
+
+def test_a_rejoin_into_the_next_generation_is_no_emptied_group():
+    """The same process's next generation (one after the last one shown) is an ordinary rebalance: its
+    eager revocation waits for the reassignment (unavailable and stop-the-world as logged, observed)."""
+    events = only_member_leaves_then_a_new_process_joins()[:5] + [
+        ev(5000, "join_requested", member_id="a-1", reason="group is already rebalancing", client_id="a"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5001, "join_sent", member_id="a-1", client_id="a"),
+        ev(5010, "join_response", generation_id=2, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(5011, "assignment_computed", generation_id=2, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(5012, "sync_response", generation_id=2, member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5013, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+    ]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partition_unavailable_ms"], day["revocations_wasted"]) == (13, 26, 2)
+    assert {m["source"] for m in out["partition_movements"]} == {"observed"}
+
+
+def test_a_stop_the_world_still_running_at_the_end_of_the_input_is_a_lower_bound():
+    """The group's last consumer closes at 5000 and its log ends: the stop-the-world that began there goes
+    on past the input (until its LeaveGroup empties the group, or a static member's session expires,
+    KIP-345), so the 0 counted is a lower bound and the rows say so."""
+    events = only_member_leaves_then_a_new_process_joins()[:7]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partitions_revoked"]) == (0, 2)
+    assert {m["source"] for m in out["partition_movements"]} == {"inferred"}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
+
+
+def test_partitions_still_consumed_at_the_end_of_the_input_stay_observed():
+    events = only_member_leaves_then_a_new_process_joins()[:5]
+    out = run(events)
+    assert not out["partition_movements"]
+    assert {ep["source"] for ep in out["rebalance_episodes"]} == {"observed"}
+
+
+def test_an_eager_revocation_with_no_signal_logged_before_it_is_a_latest_stop_when_a_rejoin_follows():
+    """A 2.x consumer logs no "Request joining group due to" line: its onJoinPrepare revocation (Kafka's
+    ConsumerCoordinator) is the first line of the rebalance, after the member learned of it at an unlogged
+    heartbeat. It stopped consuming at that signal, so the stops placed at the revocation are the latest
+    they can be: inferred (EXPECTED.md 09 written as a 2.x log)."""
+    from tests.core import replay_scenarios as sc
+
+    events = [e for e in sc.log_09_client_eager() if e.event_type != "join_requested"]
+    out = run(events)
+    assert {m["source"] for m in out["partition_movements"]} == {"inferred"}
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
+    with_signal = run(sc.log_09_client_eager())
+    back_to_itself = [m for m in with_signal["partition_movements"] if m["wasted_revocation"]]
+    assert back_to_itself and {m["source"] for m in back_to_itself} == {"observed"}
+
+
+def test_a_member_without_a_log_is_timed_by_the_logged_members_lines_an_estimate():
+    """Member-only logs: a member with no log of its own (known from the leader's assignment) starts its
+    partitions at the first sync of the generation a logged member shows, not at its own SyncGroup
+    response: those rows are inferred."""
+    from tests.core import replay_scenarios as sc
+
+    out = run(sc.log_09_client_eager())
+    to_other = [m for m in out["partition_movements"] if m["to_member_id"] == "consumer-legacy-5485"]
+    assert len(to_other) == 2 and {m["source"] for m in to_other} == {"inferred"}
+
+
+def test_a_close_revokes_at_its_own_instant():
+    """close(): onLeavePrepare revokes, then the LeaveGroup (AbstractCoordinator.maybeLeaveGroup); no rejoin
+    follows, so the stop is the revocation's own instant (observed) while the other member consumes on."""
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(
+            1,
+            "assignment_computed",
+            generation_id=1,
+            member_id="a-1",
+            assignment={"a-1": "t-0", "b-1": "t-1"},
+        ),
+        ev(2, "sync_response", generation_id=1, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(3, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(0, "join_response", generation_id=1, member_id="b-1", protocol_name="range", client_id="b"),
+        ev(2, "sync_response", generation_id=1, member_id="b-1", partitions="t-1", client_id="b"),
+        ev(3, "partitions_assigned", member_id="b-1", partitions="t-1", client_id="b"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+    ]
+    out = run(events)
+    (move,) = out["partition_movements"]
+    assert rel(move, "stop_cause", "revoked_at", "source") == ("revoked", 5000, "observed")
+
+
+def test_a_connect_workers_assignment_is_rebuilt_from_its_increments_since_its_first_join():
+    """KIP-415 (IncrementalCooperativeAssignor): a worker's assignment line prints what it is given and
+    what it must revoke, not all it runs. From its first JoinGroup without a member id on, what it runs
+    after each generation = before - revoked + added; rows `inferred` (no line lists the workers)."""
+
+    def worker(ts, event_type, **fields):
+        return ev(ts, event_type, client_id="w1", protocol_type="connect", **fields)
+
+    events = [
+        worker(0, "join_sent"),
+        worker(5, "join_response", generation_id=1, member_id="w1-a", protocol_name="sessioned"),
+        worker(8, "sync_response", generation_id=1, member_id="w1-a", attributes={"added": "c-0, c-1"}),
+        worker(9, "partitions_assigned", member_id="w1-a", partitions="c-0 c-1"),
+        worker(100, "join_sent", member_id="w1-a"),
+        worker(105, "join_response", generation_id=2, member_id="w1-a", protocol_name="sessioned"),
+        worker(108, "sync_response", generation_id=2, member_id="w1-a", attributes={"revoked": "c-1"}),
+        worker(109, "partitions_revoked", member_id="w1-a", partitions="c-1"),
+        worker(200, "join_sent", member_id="w1-a"),
+        worker(205, "join_response", generation_id=3, member_id="w1-a", protocol_name="sessioned"),
+        worker(208, "sync_response", generation_id=3, member_id="w1-a", attributes={"added": "c-2"}),
+        worker(209, "partitions_assigned", member_id="w1-a", partitions="c-2"),
+    ]
+    out = run(events)
+    rows = {}
+    for r in out["assignments"]:
+        rows.setdefault(r["generation_id"], []).append(f"{r['topic']}-{r['partition']}")
+    assert rows == {1: ["c-0", "c-1"], 2: ["c-0"], 3: ["c-0", "c-2"]}
+    assert {r["source"] for r in out["assignments"]} == {"inferred"}
+
+
+def test_a_connect_worker_seen_only_from_mid_life_gets_no_assignment_rows():
+    """Its log starts after its first JoinGroup: what it ran before is unknown, so is what it runs."""
+    out = run(
+        [
+            ev(100, "join_sent", member_id="w1-a", client_id="w1", protocol_type="connect"),
+            ev(
+                105,
+                "join_response",
+                generation_id=2,
+                member_id="w1-a",
+                protocol_name="sessioned",
+                client_id="w1",
+            ),
+            ev(
+                108,
+                "sync_response",
+                generation_id=2,
+                member_id="w1-a",
+                attributes={"added": "c-2"},
+                client_id="w1",
+            ),
+        ]
+    )
+    assert not out["assignments"]
