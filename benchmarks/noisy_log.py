@@ -12,7 +12,12 @@ the generations / group epochs the broker's lines complete).
 A job that fails is reported as a failure in one line (the first line of the error that says why),
 and the run goes on; so is a baseline that cannot run after it (a JVM killed by an out-of-memory).
 
-    python -m benchmarks.noisy_log [--quick] [--size 2.2G] [--driver-memory 1g]
+With --reader, the job is the kafka-log reader alone (`jobs.log_source.read_kafka_logs`, its events and
+quarantine frames written to Spark's noop sink): the part of the job that reads every line.
+Beside wall seconds it prints the CPU seconds of the whole process tree (this driver, the JVM, the
+Python workers: psutil), the figure to compare on a machine other sessions load.
+
+    python -m benchmarks.noisy_log [--quick] [--size 2.2G] [--driver-memory 1g] [--reader]
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import logging
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.bench_data import StepTimes, bench_spark, data_root
 from benchmarks.noisy_server_log import parse_size, truth_path, write_log
@@ -44,6 +50,66 @@ def noisy_log(size: int, seed: int) -> tuple[Path, dict]:
         print(f"making the input (once): {log} ({size / 2**30:.2f} GiB)", flush=True)
         write_log(log, size, seed)
     return log, json.loads(truth_path(log).read_text())
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) used so far by this process and every process under it (the JVM,
+    the Python workers), including the children they have reaped."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            t = proc.cpu_times()
+        except psutil.Error:  # a worker that ended meanwhile
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def cpu_timed(action) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds of the process tree, result) of `action()`."""
+    cpu, started = cpu_seconds(), time.monotonic()
+    result = action()
+    return time.monotonic() - started, cpu_seconds() - cpu, result
+
+
+def reader(spark, path: str, options: dict) -> dict:
+    """The kafka-log reader alone: both of its frames written to noop (as benchmarks/log_parsing.py)."""
+    from jobs.log_source import read_kafka_logs
+
+    events, quarantine, counts = read_kafka_logs(spark, [path], options)
+    for frame in (events, quarantine):
+        frame.write.format("noop").mode("overwrite").save()
+    spark.catalog.clearCache()  # read_kafka_logs persists its parsed rows
+    return counts
+
+
+def bench_reader(spark, size: int, seed: int) -> dict:
+    """Baseline, reader, baseline, reader, baseline: wall and CPU seconds, and the CPU ratio."""
+    log, truth = noisy_log(size, seed)
+    path = str(log)
+    print(f"\n{truth['bytes'] / 2**30:.2f} GiB, {truth['lines']:,} lines: {log}", flush=True)
+    baseline(spark, path)  # unmeasured: warms the page cache and the JVM
+    base, read = [], []
+    for _ in range(2):
+        wall, cpu, _ = cpu_timed(lambda: baseline(spark, path))
+        base.append(cpu)
+        print(f"  baseline  {wall:8.1f} s  {cpu:8.1f} CPU s", flush=True)
+        wall, cpu, counts = cpu_timed(lambda: reader(spark, path, truth["kafka_log_options"]))
+        read.append(cpu)
+        print(
+            f"  reader    {wall:8.1f} s  {cpu:8.1f} CPU s   {counts['read']:,} lines read, {counts['events']:,} "
+            f"events, {counts['skipped']:,} skipped, {counts['quarantined']:,} quarantined",
+            flush=True,
+        )
+    wall, cpu, _ = cpu_timed(lambda: baseline(spark, path))
+    base.append(cpu)
+    print(f"  baseline  {wall:8.1f} s  {cpu:8.1f} CPU s", flush=True)
+    ratio = (sum(read) / len(read)) / (sum(base) / len(base))
+    print(f"  reader / baseline = {ratio:.2f}x in CPU seconds (means of {len(read)} and {len(base)} runs)")
+    return {"bytes": truth["bytes"], "ratio": ratio}
 
 
 def baseline(spark, path: str) -> float:
@@ -121,10 +187,13 @@ def bench(spark, size: int, seed: int) -> dict:
         print(f"  baseline  {first:8.1f} s  {truth['lines'] / first:>12,.0f} lines/s", flush=True)
     warehouse = data_root() / f"noisy-warehouse-{size}b-seed{seed}"
     shutil.rmtree(warehouse, ignore_errors=True)
+    cpu = cpu_seconds()
     outcome = timed("job", lambda: job(spark, path, truth["kafka_log_options"], warehouse))
+    outcome = outcome and (*outcome, cpu_seconds() - cpu)
     seconds = found = None
     if outcome is not None:
-        seconds, result, steps = outcome
+        print(f"  job CPU   {outcome[3]:8.1f} CPU s (process tree)", flush=True)
+        seconds, result, steps, _ = outcome
         print(f"  job       {seconds:8.1f} s  {truth['lines'] / seconds:>12,.0f} lines/s", flush=True)
         for title, step_seconds in steps.seconds.items():
             print(f"      {step_seconds:8.1f} s  {title}")
@@ -159,6 +228,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--driver-memory", default="1g", help="spark.driver.memory (default 1g, Spark's own default)"
     )
+    parser.add_argument("--reader", action="store_true", help="the kafka-log reader alone, CPU seconds")
     args = parser.parse_args(argv)
     sizes = [parse_size(s) for s in (args.size or ("100M" if args.quick else "2.2G")).split(",")]
     logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a dead JVM: our one line, not py4j's trace
@@ -168,6 +238,11 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     spark = bench_spark(args.master, args.driver_memory)
     print(f"Spark {spark.version} {args.master}: started in {time.monotonic() - started:.0f} s")
+    if args.reader:
+        for size in sizes:
+            bench_reader(spark, size, args.seed)
+        spark.stop()
+        return
     results = [bench(spark, size, args.seed) for size in sizes]
     print(f"\n{'GiB':>8}{'ratio':>8}{'found':>14}  goal <= {GOAL}x, every rebalance found")
     for r in results:
