@@ -60,7 +60,9 @@ class Event:
 
     @property
     def type(self) -> EventType:
-        return EventType(self.event_type)
+        # a dict lookup: EventType(value) goes through Enum.__call__, several times per parsed line
+        found = _EVENT_TYPES.get(self.event_type)
+        return found if found is not None else EventType(self.event_type)  # ValueError as before
 
     @property
     def is_coordinator(self) -> bool:
@@ -127,6 +129,7 @@ REVOKE_REJOIN_REASON = "need to revoke partitions and re-join"
 REVOKE_REJOIN_PREFIX = "need to revoke partitions"
 
 _EVENT_FIELDS = tuple(f.name for f in fields(Event))
+_EVENT_TYPES = {t.value: t for t in EventType}
 _COORDINATOR = Side.COORDINATOR.value  # a plain string: an enum member's .value is a Python-level property
 # Partitions read from rows, shared: a big group's events name the same partitions over and over, and a
 # cache hit (C) is cheaper than building a NamedTuple (Python).
