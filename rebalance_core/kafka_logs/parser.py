@@ -209,6 +209,28 @@ class _Prefix:
     protocol_type: str | None = None
 
 
+def _literal_head(regex: str) -> str:
+    """The literal text every match of `regex` starts with (up to its first metacharacter)."""
+    head: list[str] = []
+    i = 0
+    while i < len(regex):
+        char = regex[i]
+        if char == "\\" and i + 1 < len(regex) and not regex[i + 1].isalnum():
+            char, step = regex[i + 1], 2
+        elif char in "\\.^$*+?{}[]()|":
+            break
+        else:
+            step = 1
+        if regex[i + step : i + step + 1] in ("*", "?", "{"):  # the char is optional or repeated
+            break
+        head.append(char)
+        i += step
+    return "".join(head)
+
+
+_PREFIX_HEADS = tuple((prefix, _literal_head(prefix.regex)) for prefix in PREFIXES)
+
+
 def _read_prefix(message: str) -> _Prefix:
     """Kafka's own message prefix (after Connect's MDC context): who logs, and for clients which group."""
     mdc = CONNECT_MDC.match(message)
@@ -216,7 +238,9 @@ def _read_prefix(message: str) -> _Prefix:
         message = message[mdc.end() :]
     if not message.startswith(("[", "stream-")):
         return _Prefix("none", message)
-    for prefix in PREFIXES:
+    for prefix, head in _PREFIX_HEADS:
+        if not message.startswith(head):  # a cheap test before the regex: most prefixes fail here
+            continue
         m = prefix.compiled.match(message)
         if not m:
             continue
@@ -251,19 +275,35 @@ def _match(rows: tuple[MessagePattern, ...], message: str):
     """(first matching row, its match, first row whose needle the message contains) in one pass."""
     first_line = message.split("\n", 1)[0]
     near = None
-    for row in rows:
-        scope = message if row.multiline else first_line
-        if row.needle in scope:
-            match = row.compiled.match(scope)
+    cached = _MATCH_TABLES.get(id(rows))
+    table = cached[1] if cached is not None and cached[0] is rows else _match_table(rows)
+    for needle, multiline, compiled, row in table:
+        scope = message if multiline else first_line
+        if needle in scope:
+            match = compiled.match(scope)
             if match:
                 return row, match, row
             near = near or row
     return None, None, near
 
 
+_MATCH_TABLES: dict[int, tuple[tuple[MessagePattern, ...], tuple]] = {}  # id(rows) -> (rows, table)
+
+
+def _match_table(
+    rows: tuple[MessagePattern, ...],
+) -> tuple[tuple[str, bool, re.Pattern, MessagePattern], ...]:
+    """The rows' (needle, multiline, compiled, row) as plain tuples: `_match` reads them for every line
+    (attribute reads of a frozen dataclass cost more than the needle test)."""
+    table = tuple((r.needle, r.multiline, r.compiled, r) for r in rows)
+    _MATCH_TABLES[id(rows)] = (rows, table)  # the rows are kept alive with it, so the id stays theirs
+    return table
+
+
 # Without a Kafka prefix only the pre-1.0 client wordings apply: they name the group in the message.
 _UNPREFIXED_ROWS = tuple(p for p in PATTERNS_BY_SIDE[Side.MEMBER] if "group_id" in p.compiled.groupindex)
 _ALL_ROWS = PATTERNS_BY_SIDE[Side.COORDINATOR] + PATTERNS_BY_SIDE[Side.MEMBER]
+_ROWS_BY_PREFIX_KIND = {"broker": PATTERNS_BY_SIDE[Side.COORDINATOR], "client": PATTERNS_BY_SIDE[Side.MEMBER]}
 
 
 @dataclass(slots=True)
@@ -335,9 +375,7 @@ class _FileParser:
         if prefix.kind == "none" and not _kafka_logger(entry.logger):
             self.counts.skip("not_group", entry.line_count)  # an application's own logging
             return
-        rows = {"broker": PATTERNS_BY_SIDE[Side.COORDINATOR], "client": PATTERNS_BY_SIDE[Side.MEMBER]}.get(
-            prefix.kind, _UNPREFIXED_ROWS
-        )
+        rows = _ROWS_BY_PREFIX_KIND.get(prefix.kind, _UNPREFIXED_ROWS)
         message = prefix.message
         if (
             entry.logger is not None and not entry.tail_logger

@@ -31,13 +31,14 @@ def partition_list(text: str, topic_names: Mapping[str, str] | None = None) -> P
         body = body[1:-1].strip()
     if not body:
         return ()
+    names = topic_names or None  # looked up once, not per item (a hot path of the parser)
     out = []
     for item in body.split(","):
         item = item.strip()
         topic, dash, number = item.rpartition("-")
         if not dash or not topic or not number.isdigit():
             raise ValueError(f"not a topic-partition: {item!r}")
-        out.append(TopicPartition(_topic_name(topic, topic_names), int(number)))
+        out.append(TopicPartition(names.get(topic, topic) if names else topic, int(number)))
     return tuple(out)
 
 
