@@ -1,6 +1,6 @@
 """Spark parsing of Kafka log files (jobs.log_source.read_kafka_logs) against a bare spark.read.text with
 one regex extract, on the same files, in the same session and the same run (not a test: it prints
-figures). Goal: parsing <= 2x the baseline.
+figures). Goal (issue 16): parsing <= 3x the baseline.
 
 Input: the Kafka logs of a fleet made by `rebalance-replay generate --format kafka-log|both` (broker
 server.log and consumer logs as Kafka 3.9 prints them; made once under $REBALANCE_BENCH_DATA, see
@@ -8,11 +8,12 @@ bench_data), read with the options of its manifest (path_pattern, topic_ids).
 
   baseline   spark.read.text (recursive) -> regexp_extract(value, <group id of a GroupCoordinator or
              ConsumerCoordinator line>) -> noop write
-  parsing    read_kafka_logs (binaryFile -> mapInPandas through rebalance_core.kafka_logs, its counts
-             action) -> events and quarantine frames written to noop
+  parsing    read_kafka_logs (text source, lines numbered and counted in the JVM, mapInArrow through
+             rebalance_core.kafka_logs, its counts action) -> events and quarantine frames written to noop
 
 Runs an unmeasured baseline (warm page cache and JVM), then baseline, parsing, baseline; the ratio is
-parsing over the mean of the two measured baselines.
+parsing over the mean of the two measured baselines, in wall seconds and in CPU seconds of the process tree
+(driver, JVM, Python workers; psutil), the figure to compare on a machine other sessions load.
 
     python -m benchmarks.log_parsing [--quick] [--events 1000000] [--master local[2]]
 """
@@ -23,8 +24,9 @@ import argparse
 import time
 
 from benchmarks.bench_data import bench_spark, dataset, manifest
+from benchmarks.noisy_log import cpu_timed
 
-GOAL = 2.0
+GOAL = 3.0  # issue 16
 # The group id of a coordinator line: "[GroupCoordinator 1]: ... group orders-0001 ..." (broker) or
 # "[Consumer clientId=..., groupId=orders-0001] ..." (client).
 GROUP_ID = r"(?:groupId=|group )([^\s,\]]+)"
@@ -68,18 +70,24 @@ def bench_size(spark, events_target: int) -> dict:
         flush=True,
     )
     baseline(spark, path)  # unmeasured: warms the OS page cache and the JVM
-    first, lines = baseline(spark, path)
-    print(f"  baseline  {first:8.1f} s  {lines / first:>10,.0f} lines/s", flush=True)
-    seconds, counts = parsing(spark, path, options)
+    first, first_cpu, (_, lines) = cpu_timed(lambda: baseline(spark, path))
+    print(f"  baseline  {first:8.1f} s  {lines / first:>10,.0f} lines/s  {first_cpu:8.1f} CPU s", flush=True)
+    seconds, cpu, (_, counts) = cpu_timed(lambda: parsing(spark, path, options))
     print(
-        f"  parsing   {seconds:8.1f} s  {counts['read'] / seconds:>10,.0f} lines/s   "
+        f"  parsing   {seconds:8.1f} s  {counts['read'] / seconds:>10,.0f} lines/s  {cpu:8.1f} CPU s   "
         f"{counts['events']:,} events, {counts['quarantined']:,} quarantined, {counts['skipped']:,} skipped",
         flush=True,
     )
-    second, _ = baseline(spark, path)
-    print(f"  baseline  {second:8.1f} s  {lines / second:>10,.0f} lines/s", flush=True)
+    second, second_cpu, _ = cpu_timed(lambda: baseline(spark, path))
+    print(
+        f"  baseline  {second:8.1f} s  {lines / second:>10,.0f} lines/s  {second_cpu:8.1f} CPU s", flush=True
+    )
     ratio = seconds / ((first + second) / 2)
-    print(f"  parsing / baseline = {ratio:.2f}x (goal <= {GOAL}x: {'met' if ratio <= GOAL else 'NOT met'})")
+    cpu_ratio = cpu / ((first_cpu + second_cpu) / 2)
+    print(
+        f"  parsing / baseline = {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU "
+        f"(goal <= {GOAL}x: {'met' if ratio <= GOAL else 'NOT met'})"
+    )
     if lines != counts["read"]:
         print(f"  note: Spark's text reader counted {lines:,} lines, the parser {counts['read']:,}")
     return {"lines": counts["read"], "seconds": seconds, "baseline_s": (first + second) / 2, "ratio": ratio}
