@@ -142,6 +142,23 @@ def bench_spark(master: str = "local[2]", driver_memory: str = "4g", conf: dict[
     return get_spark(options, app_name="rebalance-replay-benchmark")
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and everything under it: the local JVM, its Python
+    workers (live ones, and those it has reaped). On a shared machine these compare across runs where
+    wall seconds do not."""
+    import psutil
+
+    total = 0.0
+    own = psutil.Process()
+    for process in (own, *own.children(recursive=True)):
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:  # ended while listed: its time is in its parent's children_*
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
 class StepTimes:
     """A `progress` for jobs.replay.run that records how long each step took (same interface as the
     job's console progress: `with step(title):`, `note(title)`, `close()`)."""

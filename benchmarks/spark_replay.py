@@ -12,7 +12,8 @@ cluster names (bench_data.tiled_fleet: generating 10M events takes about an hour
              fresh warehouse in a temporary folder
 
 Each size runs an unmeasured baseline (warm page cache and JVM), then baseline, job, baseline; the
-ratio is the job over the mean of the two measured baselines (the machine may be shared). The job's own steps are timed too (where the time goes).
+ratio is the job over the mean of the two measured baselines (the machine may be shared), in wall
+and in CPU seconds (this process, the JVM and its Python workers: comparable across loads). The job's own steps are timed too (where the time goes).
 
     python -m benchmarks.spark_replay [--quick] [--events 1000000,10000000]
         [--master local[2]] [--driver-memory 4g]
@@ -26,13 +27,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench_data import StepTimes, bench_spark, data_root, fleet, manifest
+from benchmarks.bench_data import StepTimes, bench_spark, cpu_seconds, data_root, fleet, manifest
 
-GOAL = 1.5
+GOAL = 2.0  # issue 16 (then 1.5x)
 
 
-def baseline(spark, events_path: str) -> tuple[float, int]:
-    """(seconds, rows) of the bare pipeline."""
+def baseline(spark, events_path: str) -> tuple[float, float, int]:
+    """(seconds, CPU seconds, rows) of the bare pipeline."""
     import pandas as pd
     from pyspark.sql import functions as F
 
@@ -45,7 +46,7 @@ def baseline(spark, events_path: str) -> tuple[float, int]:
                 rows += 1
         yield pd.DataFrame({"rows": [rows]})
 
-    started = time.monotonic()
+    started, cpu = time.monotonic(), cpu_seconds()
     frame = (
         spark.read.option("recursiveFileLookup", "true")
         .schema(event_spark_schema())
@@ -55,11 +56,11 @@ def baseline(spark, events_path: str) -> tuple[float, int]:
         .mapInPandas(iterate, "rows long")
     )
     rows = frame.agg(F.sum("rows")).collect()[0][0]
-    return time.monotonic() - started, rows
+    return time.monotonic() - started, cpu_seconds() - cpu, rows
 
 
 def job(spark, events_path: str, warehouse: Path):
-    """(seconds, RunResult, step times) of one `rebalance-replay run` into `warehouse`."""
+    """(seconds, CPU seconds, RunResult, step times) of one `rebalance-replay run` into `warehouse`."""
     from jobs.config import load_config
     from jobs.replay import run
 
@@ -67,9 +68,9 @@ def job(spark, events_path: str, warehouse: Path):
         None, {"input.path": events_path, "input.format": "json", "warehouse": str(warehouse)}
     )
     steps = StepTimes()
-    started = time.monotonic()
+    started, cpu = time.monotonic(), cpu_seconds()
     result = run(spark, config, progress=steps)
-    return time.monotonic() - started, result, steps
+    return time.monotonic() - started, cpu_seconds() - cpu, result, steps
 
 
 def bench_size(spark, events_target: int) -> dict:
@@ -84,26 +85,34 @@ def bench_size(spark, events_target: int) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix="spark-replay-bench-", dir=data_root()))
     try:
         baseline(spark, events_path)  # unmeasured: warms the OS page cache and the JVM
-        first, rows = baseline(spark, events_path)
-        print(f"  baseline   {first:8.1f} s  {rows / first:>10,.0f} events/s", flush=True)
-        seconds, result, steps = job(spark, events_path, scratch / "warehouse")
+        first, first_cpu, rows = baseline(spark, events_path)
+        print(
+            f"  baseline   {first:8.1f} s  {rows / first:>10,.0f} events/s  cpu {first_cpu:7.1f} s",
+            flush=True,
+        )
+        seconds, cpu, result, steps = job(spark, events_path, scratch / "warehouse")
         read = result.total.read
-        print(f"  job        {seconds:8.1f} s  {read / seconds:>10,.0f} events/s", flush=True)
+        print(
+            f"  job        {seconds:8.1f} s  {read / seconds:>10,.0f} events/s  cpu {cpu:7.1f} s", flush=True
+        )
         for title, step_seconds in steps.seconds.items():
             print(f"      {step_seconds:8.1f} s  {title}")
         written = ", ".join(f"{table} {rows:,}" for table, rows in sorted(result.table_rows.items()))
         print(f"      rows written: {written}")
-        second, _ = baseline(spark, events_path)
-        print(f"  baseline   {second:8.1f} s  {rows / second:>10,.0f} events/s", flush=True)
+        second, second_cpu, _ = baseline(spark, events_path)
+        print(
+            f"  baseline   {second:8.1f} s  {rows / second:>10,.0f} events/s  cpu {second_cpu:7.1f} s",
+            flush=True,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    mean = (first + second) / 2
+    mean, mean_cpu = (first + second) / 2, (first_cpu + second_cpu) / 2
     ratio = seconds / mean
     verdict = "met" if ratio <= GOAL else "NOT met"
-    print(f"  job / baseline = {ratio:.2f}x (goal <= {GOAL}x: {verdict})")
+    print(f"  job / baseline = {ratio:.2f}x wall, {cpu / mean_cpu:.2f}x CPU (goal <= {GOAL}x: {verdict})")
     if rows != read:
         print(f"  note: the baseline counted {rows:,} rows, the job read {read:,}")
-    return {"events": read, "job_s": seconds, "baseline_s": mean, "ratio": ratio}
+    return {"events": read, "job_s": seconds, "baseline_s": mean, "ratio": ratio, "cpu_ratio": cpu / mean_cpu}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -126,11 +135,14 @@ def main(argv: list[str] | None = None) -> None:
         f"{time.monotonic() - started:.0f} s"
     )
     results = [bench_size(spark, n) for n in sizes]
-    print(f"\n{'events':>12}{'job s':>9}{'baseline s':>12}{'job ev/s':>11}{'ratio':>8}  goal <= {GOAL}x")
+    print(
+        f"\n{'events':>12}{'job s':>9}{'baseline s':>12}{'job ev/s':>11}{'ratio':>8}{'CPU ratio':>11}"
+        f"  goal <= {GOAL}x"
+    )
     for r in results:
         print(
             f"{r['events']:>12,}{r['job_s']:>9.1f}{r['baseline_s']:>12.1f}{r['events'] / r['job_s']:>11,.0f}"
-            f"{r['ratio']:>7.2f}x  {'met' if r['ratio'] <= GOAL else 'NOT met'}"
+            f"{r['ratio']:>7.2f}x{r['cpu_ratio']:>10.2f}x  {'met' if r['ratio'] <= GOAL else 'NOT met'}"
         )
     spark.stop()
 
