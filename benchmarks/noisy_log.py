@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_data import StepTimes, bench_spark, data_root
+from benchmarks.bench_data import StepTimes, bench_spark, cpu_seconds, data_root
 from benchmarks.noisy_server_log import parse_size, truth_path, write_log
 
 GOAL = 1.5
@@ -50,22 +50,6 @@ def noisy_log(size: int, seed: int) -> tuple[Path, dict]:
         print(f"making the input (once): {log} ({size / 2**30:.2f} GiB)", flush=True)
         write_log(log, size, seed)
     return log, json.loads(truth_path(log).read_text())
-
-
-def cpu_seconds() -> float:
-    """CPU seconds (user + system) used so far by this process and every process under it (the JVM,
-    the Python workers), including the children they have reaped."""
-    import psutil
-
-    me = psutil.Process()
-    total = 0.0
-    for proc in [me, *me.children(recursive=True)]:
-        try:
-            t = proc.cpu_times()
-        except psutil.Error:  # a worker that ended meanwhile
-            continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
 
 
 def cpu_timed(action) -> tuple[float, float, Any]:
