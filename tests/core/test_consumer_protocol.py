@@ -833,3 +833,175 @@ def test_consumer_logs_a_joiner_given_nothing_yet_is_still_reconciling():
     assert rounds(sim.truth) == [1, 2]
     for sides in [("4.x", "4.x"), (None, "4.x")]:
         assert rounds(replay(as_logged(sim, *sides))) == [1, 2]
+
+
+# =================================== Kafka 4.0 broker logs: what the INFO lines tell of convergence
+def target_4_0(log: Log, when: str, epoch: int) -> None:
+    """4.0 INFO "Computed a new target assignment for epoch E with 'uniform' assignor in Nms." (no map)."""
+    log.add(
+        when,
+        "coordinator",
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=epoch,
+        protocol_name="uniform",
+    )
+
+
+def episodes(tables) -> list[tuple[int, str]]:
+    return [
+        (r["rounds"], r["source"])
+        for r in sorted(tables["rebalance_episodes"], key=lambda r: r["started_at"])
+    ]
+
+
+def log_4_0_member_leaves_then_returns(returns_after: str) -> Log:
+    """Kafka 4.0 broker lines of one group (no target map, no assignment state: both DEBUG): c1 and c2 in the
+    group; c2 leaves; the target of that epoch is computed at c1's next heartbeat; c2 comes back (new
+    member id c2b) `returns_after` the target."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id="c1")
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00:00,001", 1)
+    log.add(f"{day}00:01,000", c, EventType.JOIN_RECEIVED, member_id="c2")
+    log.add(f"{day}00:01,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}00:01,001", 2)
+    log.add(f"{day}01:00,000", c, EventType.MEMBER_REMOVED, member_id="c2")
+    log.add(f"{day}01:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01:03,000", 3)
+    log.add(f"{day}{returns_after}", c, EventType.JOIN_RECEIVED, member_id="c2b")
+    log.add(f"{day}{returns_after}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    target_4_0(log, f"{day}{returns_after}", 4)
+    return log
+
+
+def test_a_4_0_broker_log_the_one_member_left_converges_in_the_heartbeat_that_computes_the_target():
+    """After c2's leave, the only member left is c1: the target is computed in c1's heartbeat and that very
+    heartbeat reconciles it (GroupMetadataManager.consumerGroupHeartbeat: updateTargetAssignment, then
+    maybeReconcile; CurrentAssignmentBuilder: it is assigned everything and revokes nothing), so epoch 3
+    converged at its target line, observed, and c2b's join 2 s later is a new rebalance, not a further round."""
+    out = log_4_0_member_leaves_then_returns("01:05,000").replay()
+    epoch_3 = {g["generation_id"]: g for g in out["generations"]}[3]
+    assert (epoch_3["members"], epoch_3["stabilized_at"]) == (["c1"], ms("2025-03-10 14:01:03,000"))
+    assert episodes(out)[2] == (1, "observed")
+    assert len(episodes(out)) == 4
+
+
+def test_a_4_0_broker_log_a_bump_before_the_members_heartbeats_are_due_is_a_presumed_further_round():
+    """Epoch 2 has two members; the other one (not the joiner that computed the target) learns it at its next
+    heartbeat, up to group.consumer.heartbeat.interval.ms later, and no 4.0 INFO line says when. Epoch 3 bumped
+    sooner than that merges into the same rebalance, and the episode says the merge is inferred; bumped later,
+    epoch 2 is presumed converged, inferred too: never a silent guess."""
+    log = log_4_0_member_leaves_then_returns("01:05,000")
+    soon = [e for e in log.events if e.ts < ms("2025-03-10 14:01:00,000")]
+    c = "coordinator"
+    log.events = soon
+    log.add("2025-03-10 14:00:02,000", c, EventType.MEMBER_REMOVED, member_id="c2")
+    log.add("2025-03-10 14:00:02,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add("2025-03-10 14:00:03,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=3, protocol_name="uniform")  # fmt: skip
+    merged = log.replay()
+    assert episodes(merged) == [(1, "observed"), (2, "inferred")]
+    later = log_4_0_member_leaves_then_returns("01:05,000").replay()
+    assert episodes(later)[1] == (1, "inferred")
+
+
+def test_a_4_0_target_without_its_map_makes_ownership_unknown_until_the_group_empties():
+    """Ownership per episode (OwnershipTimeline.owners_unknown / owners_known), not for the whole input: a
+    4.0 target line names no member (the map is DEBUG) and c1 has no line of its own, so from that target who
+    owns what is unknown (its episodes' and days' partition measures null). Once the group empties nobody
+    owns anything (OwnershipTimeline.group_empty): c3 then joins with its own log (AsyncKafkaConsumer's
+    callbacks), and the next day's rebalance has numbers again."""
+    log, c = Log("g"), "coordinator"
+    day1, day2 = "2025-03-10 14:", "2025-03-11 09:"
+    log.add(f"{day1}00:00,000", c, EventType.JOIN_RECEIVED, member_id="c1")
+    log.add(f"{day1}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day1}00:00,001", 1)
+    log.add(f"{day1}05:00,000", c, EventType.MEMBER_REMOVED, member_id="c1")
+    log.add(f"{day1}05:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    m = "member"
+    log.add(f"{day2}00:00,000", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=0,
+            attributes={"from_state": "UNSUBSCRIBED", "to_state": "JOINING"})  # fmt: skip
+    log.add(f"{day2}00:00,001", c, EventType.JOIN_RECEIVED, member_id="c3")
+    log.add(f"{day2}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day2}00:00,001", 3)
+    log.add(f"{day2}00:00,002", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=3,
+            attributes={"from_state": "JOINING", "to_state": "RECONCILING"})  # fmt: skip
+    log.add(f"{day2}00:00,004", m, EventType.PARTITIONS_ASSIGNED, member_id="c3", partitions=tps("t", 0, 1))
+    log.add(f"{day2}00:00,004", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=3,
+            attributes={"from_state": "RECONCILING", "to_state": "ACKNOWLEDGING"})  # fmt: skip
+    log.add(f"{day2}00:00,004", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=3,
+            attributes={"from_state": "ACKNOWLEDGING", "to_state": "STABLE"})  # fmt: skip
+    out = log.replay()
+    by_epoch = {r["first_generation_id"]: r for r in out["rebalance_episodes"]}
+    assert by_epoch[1]["partitions_moved"] is None and by_epoch[1]["stw_ms"] is None
+    assert by_epoch[3]["partitions_moved"] == 0 and by_epoch[3]["partition_unavailable_ms"] == 0
+    days = {str(d["event_date"]): d for d in out["group_daily_summary"]}
+    assert days["2025-03-10"]["partitions_moved"] is None
+    assert days["2025-03-11"]["partitions_moved"] == 0 and days["2025-03-11"]["stw_ms"] == 0
+
+
+def test_a_static_member_back_under_its_own_member_id_keeps_its_own_logs_timing():
+    """A 4.0 consumer keeps its member id across rejoins, so GroupMetadataManager's "Static member with
+    instance id c1 re-joins ... Created a new member c1 to replace the existing member c1" can name the same
+    id: its own log is still there, its partitions are timed by its callbacks and known (not null)."""
+    log, c, m, day = Log("g"), "coordinator", "member", "2025-03-10 14:"
+
+    def state(when, epoch, old, new):
+        log.add(f"{day}{when}", m, EventType.MEMBER_STATE_CHANGED, member_id="c1", group_instance_id="c1",
+                member_epoch=epoch, attributes={"from_state": old, "to_state": new})  # fmt: skip
+
+    state("00:00,000", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id="c1", group_instance_id="c1")
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00:00,001", 1)
+    state("00:00,002", 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00:00,003", m, EventType.PARTITIONS_ASSIGNED, member_id="c1", partitions=tps("t", 0, 1))
+    state("00:00,003", 1, "RECONCILING", "ACKNOWLEDGING")
+    state("00:00,003", 1, "ACKNOWLEDGING", "STABLE")
+    log.add(f"{day}01:00,000", m, EventType.PARTITIONS_REVOKED, member_id="c1", partitions=tps("t", 0, 1))
+    log.add(
+        f"{day}01:00,001",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id="c1",
+        group_instance_id="c1",
+        member_epoch=-2,
+    )
+    log.add(f"{day}01:10,000", c, EventType.STATIC_MEMBER_REPLACED, member_id="c1", group_instance_id="c1",
+            attributes={"old_member_id": "c1"})  # fmt: skip
+    target_4_0(log, f"{day}01:10,000", 1)
+    log.add(f"{day}01:10,002", m, EventType.PARTITIONS_ASSIGNED, member_id="c1", partitions=tps("t", 0, 1))
+    out = log.replay()
+    assert all(r["partition_unavailable_ms"] is not None for r in out["rebalance_episodes"])
+    (day_row,) = out["group_daily_summary"]
+    assert day_row["partition_unavailable_ms"] is not None
+
+
+def test_a_4_0_epoch_with_a_static_member_away_converges_only_with_its_replacement():
+    """c1 left temporarily (member epoch -2), then a metadata change bumps epoch 3. The group is not Stable
+    while a member is not at the target epoch (ConsumerGroup.maybeUpdateGroupState), so epoch 3 cannot have
+    converged before c1's instance came back as c1b, whose joining heartbeat recomputes the target and
+    reconciles it (GroupMetadataManager.consumerGroupHeartbeat): epoch 3's members are c1b and c2."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id="c1", group_instance_id="i1")
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00:00,001", 1)
+    log.add(f"{day}00:00,002", c, EventType.JOIN_RECEIVED, member_id="c2", group_instance_id="i2")
+    log.add(f"{day}00:00,002", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}00:00,002", 2)
+    log.add(
+        f"{day}01:00,000",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id="c1",
+        group_instance_id="i1",
+        member_epoch=-2,
+    )
+    log.add(f"{day}01:05,000", c, EventType.TOPIC_METADATA_CHANGED)
+    log.add(f"{day}01:05,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01:05,000", 3)
+    log.add(f"{day}01:23,000", c, EventType.STATIC_MEMBER_REPLACED, member_id="c1b", group_instance_id="i1",
+            attributes={"old_member_id": "c1"})  # fmt: skip
+    target_4_0(log, f"{day}01:23,000", 3)
+    out = log.replay()
+    epoch_3 = {g["generation_id"]: g for g in out["generations"]}[3]
+    assert (epoch_3["members"], epoch_3["stabilized_at"]) == (["c1b", "c2"], ms("2025-03-10 14:01:23,000"))
