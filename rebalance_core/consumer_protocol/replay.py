@@ -167,6 +167,8 @@ class ConsumerGroupReplayer:
         self.pending_reason: str | None = None
         self.member_signal: int | None = None  # member-only logs: first rebalance signal, its epoch not yet
         self.emptied = False  # the last known member was removed
+        # topic -> partition count: configured, then as the coordinator's subscription metadata states it
+        self.partition_counts: dict[str, int] = dict(settings.topics)
         # a 4.0 broker log alone (no assignment-state line, no member log): when the current epoch has
         # converged at the latest if nothing stops it (see _presume_convergence)
         self.presumed_converged: int | None = None
@@ -231,6 +233,7 @@ class ConsumerGroupReplayer:
             "pending_reason": self.pending_reason,
             "member_signal": self.member_signal,
             "emptied": self.emptied,
+            "partition_counts": dict(self.partition_counts),
             "presumed_converged": self.presumed_converged,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
@@ -402,6 +405,11 @@ class ConsumerGroupReplayer:
                 self.tracker.member_reconciled(view.member_id, e.ts, "coordinator")
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
+        """ "Computed new subscription metadata: {t=TopicMetadata(..., numPartitions=N ...)}": the partition
+        counts of the subscribed topics (attributes topic.<name>), and a cause of the next bump."""
+        for key, value in (e.attributes or {}).items():
+            if key.startswith("topic.") and value.isdigit():
+                self.partition_counts[key.removeprefix("topic.")] = int(value)
         self._cause(e.ts, REASON_METADATA)
 
     def _c_group_dead(self, e: Event) -> None:
@@ -616,7 +624,16 @@ class ConsumerGroupReplayer:
         tl = self.timeline
         if tl.stopped():
             return True
-        return len(tl.consuming()) >= len(members) and any(not tl.partitions_of(m) for m in members)
+        consuming = tl.consuming()
+        if len(consuming) >= len(members) and any(not tl.partitions_of(m) for m in members):
+            return True
+        # a topic some member consumes is subscribed, and the broker's assignors (uniform, range) give every
+        # partition of a subscribed topic to a subscriber: one of its partitions that nobody consumes (a new
+        # partition, or one assigned to a member that has not taken it yet) is still on its way
+        consumed: dict[str, int] = {}
+        for tp in consuming:
+            consumed[tp.topic] = consumed.get(tp.topic, 0) + 1
+        return any(n < self.partition_counts.get(topic, 0) for topic, n in consumed.items())
 
     def _presume_convergence(self, ts: int) -> None:
         """The target of the current epoch was computed at `ts`, its map not logged (4.0: DEBUG). A lone
@@ -870,6 +887,7 @@ class ConsumerGroupReplayer:
         self.pending_reason = state["pending_reason"]
         self.member_signal = state["member_signal"]
         self.emptied = state["emptied"]
+        self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}
         self.presumed_converged = state.get("presumed_converged")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]

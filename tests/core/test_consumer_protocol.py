@@ -1005,3 +1005,22 @@ def test_a_4_0_epoch_with_a_static_member_away_converges_only_with_its_replaceme
     out = log.replay()
     epoch_3 = {g["generation_id"]: g for g in out["generations"]}[3]
     assert (epoch_3["members"], epoch_3["stabilized_at"]) == (["c1b", "c2"], ms("2025-03-10 14:01:23,000"))
+
+
+def test_consumer_logs_with_a_4_0_broker_log_a_partition_nobody_consumes_keeps_the_epoch_open():
+    """c2 crashed (its log just stops, its last line STABLE); t grows to 8 partitions ("Computed new subscription
+    metadata: {t=TopicMetadata(..., numPartitions=8 ...)}"). The uniform assignor gives every partition of a
+    subscribed topic to a subscriber (GroupMetadataManager.updateTargetAssignment), so t-6/t-7 not consumed by
+    anyone says a member has not taken its share: the epoch has not converged, and c3's join is a further
+    round of that rebalance, which ends once c2 is fenced and its share goes to the living members."""
+    _, sim = simulate(
+        [
+            Join(0, "c1"),
+            Join(0, "c2"),
+            Crash(20_000, "c2"),
+            PartitionCount(21_000, "t", 8),
+            Join(30_000, "c3"),
+        ]
+    )
+    assert rounds(sim.truth) == [1, 1, 3]
+    assert rounds(replay(as_logged(sim, "4.x", "4.x"))) == [1, 1, 3]
