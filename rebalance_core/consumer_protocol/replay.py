@@ -443,8 +443,20 @@ class ConsumerGroupReplayer:
                 # stays until forgotten: it says the old id's own log is present (member timing).
                 previous.left_static = False
                 self._forget(previous.member_id, e.ts)
+                cur = self.tracker.current
+                if cur is not None and cur.stabilized_at is None:
+                    # the epoch's members are the replacement's from here (GroupMetadataManager.replaceMember),
+                    # which joins the epoch when its line shows it
+                    self.tracker.member_out(previous.member_id)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            view.left_static = True  # a static member leaving "temporarily": its partitions stay reserved
+            # a static member leaving "temporarily": its partitions stay reserved
+            view.left_static, view.left_static_at = True, e.ts
+        elif (
+            to_state is ClientState.RECONCILING
+            and from_state is ClientState.JOINING
+            and not self.has_coordinator
+        ):
+            self._instance_taken_over(view, e.ts)
         if to_state is ClientState.FENCED:
             self._stop_all(view, e.ts, "lost")
         elif to_state in (ClientState.LEAVING, ClientState.UNSUBSCRIBED):
@@ -497,6 +509,25 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _instance_taken_over(self, view: MemberView, ts: int) -> None:
+        """Member-side logs only: `view` joined with a group.instance.id and was accepted (given a member
+        epoch). The coordinator accepts a static member only once the instance's previous member left
+        (epoch -2) or was removed (GroupMetadataManager.throwIfInstanceIdIsUnreleased: else
+        UNRELEASED_INSTANCE_ID, fatal), so a previous member of that instance still counted (a crashed
+        process, its log silent) is out; when it stopped, no line shows (inferred: at the latest, now)."""
+        if not view.instance:
+            return
+        for other in [
+            v
+            for v in self.members.values()
+            if v.instance == view.instance and v.member_id != view.member_id and v.member_id not in self.gone
+        ]:
+            self._stop_all(other, ts, "member_failed", "inferred")
+            other.client_state = ClientState.FENCED.value
+            other.left_static = False
+            # (still one of the current epoch's members: its removal bumped a later epoch)
+            self._forget(other.member_id, ts)
 
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,

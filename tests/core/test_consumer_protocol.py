@@ -1024,3 +1024,56 @@ def test_consumer_logs_with_a_4_0_broker_log_a_partition_nobody_consumes_keeps_t
     )
     assert rounds(sim.truth) == [1, 1, 3]
     assert rounds(replay(as_logged(sim, "4.x", "4.x"))) == [1, 1, 3]
+
+
+def client_line(log: Log, when: str, member: str, instance: str, epoch: int, old: str, new: str) -> None:
+    """ConsumerMembershipManager "Member m with epoch E transitioned from OLD to NEW." (a static member's log)."""
+    log.add(when, "member", EventType.MEMBER_STATE_CHANGED, member_id=member, group_instance_id=instance,
+            member_epoch=epoch, attributes={"from_state": old, "to_state": new})  # fmt: skip
+
+
+def client_joins(log: Log, when: str, member: str, instance: str, epoch: int, *partitions: int) -> None:
+    """A member's log of its join: JOINING, the response's epoch (RECONCILING), its partitions, STABLE."""
+    stamp = f"2025-03-10 14:{when}"
+    client_line(log, f"{stamp},000", member, instance, 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, f"{stamp},002", member, instance, epoch, "JOINING", "RECONCILING")
+    log.add(f"{stamp},004", "member", EventType.PARTITIONS_ASSIGNED, member_id=member, group_instance_id=instance,
+            partitions=tps("t", *partitions))  # fmt: skip
+    client_line(log, f"{stamp},004", member, instance, epoch, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{stamp},004", member, instance, epoch, "ACKNOWLEDGING", "STABLE")
+
+
+def test_consumer_logs_alone_a_static_instance_accepted_again_means_its_previous_member_is_out():
+    """c1 (instance i1) crashed, its log silent. c1b with instance i1 is accepted (given epoch 4): the
+    coordinator accepts an instance id only once its previous member left or was removed
+    (GroupMetadataManager.throwIfInstanceIdIsUnreleased, else UNRELEASED_INSTANCE_ID), so c1 is no member of
+    epoch 4, and what it consumed stopped when no line shows (inferred)."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    client_joins(log, "00:05", "c2", "i2", 2)
+    client_joins(log, "02:00", "c1b", "i1", 4)  # assigned nothing yet: no partition of c1 moves
+    out = log.replay()
+    assert members_by_epoch(out)[4] == ["c1b", "c2"]
+    stops = {(m["from_member_id"], m["stop_cause"], m["source"]) for m in out["partition_movements"]}
+    assert stops == {("c1", "member_failed", "inferred")}
+
+
+def test_consumer_logs_alone_a_static_member_replaced_within_an_unconverged_epoch_is_not_one_of_its_members():
+    """c1 (instance i1) left temporarily (epoch -2) and epoch 3 cannot converge while it is away; c1b with
+    instance i1 replaces it at that same epoch (GroupMetadataManager.replaceMember: no bump): epoch 3's
+    members are c1b and c2, not c1."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    client_joins(log, "00:05", "c2", "i2", 2)
+    day = "2025-03-10 14:"
+    log.add(f"{day}01:00,000", "member", EventType.PARTITIONS_REVOKED, member_id="c1", group_instance_id="i1",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, f"{day}01:00,000", "c1", "i1", 2, "STABLE", "PREPARE_LEAVING")
+    client_line(log, f"{day}01:00,001", "c1", "i1", -2, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, f"{day}01:00,001", "c1", "i1", 2, "LEAVING", "UNSUBSCRIBED")
+    client_line(log, f"{day}01:03,000", "c2", "i2", 3, "STABLE", "RECONCILING")
+    client_line(log, f"{day}01:03,000", "c2", "i2", 3, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{day}01:03,000", "c2", "i2", 3, "ACKNOWLEDGING", "STABLE")
+    client_joins(log, "01:20", "c1b", "i1", 3, 0, 1)
+    out = log.replay()
+    assert members_by_epoch(out)[3] == ["c1b", "c2"]
