@@ -20,11 +20,10 @@ target reconciled to E (coordinator: epoch E in STABLE; member-only members: STA
 exactly their target). Member-side logs only: all known members STABLE and no partition in flight,
 provisionally (see `epochs`): a later member rebalance at an epoch not newer than E extends it.
 Kafka 4.0 logs the target map and the members' assignment states at DEBUG: with the members' own logs,
-the member-side rule applies; with the broker's log alone, the epoch of a lone joiner, or of the one
-member left after a leave or a fence, converges at its target (computed in that member's heartbeat, which
-reconciles it), and any other is presumed converged one heartbeat interval (two, when partitions must be
-revoked first) after its target, unless the next bump or a member's failure comes first; either way the
-episode says inferred. Ownership there is unknown from such a target on (`OwnershipTimeline.owners_unknown`:
+the member-side rule applies; with the broker's log alone, a lone joiner's epoch converges at its target
+(computed in its joining heartbeat, which reconciles it), and any other is presumed converged one heartbeat
+interval (two, when partitions must be revoked first) after its target, unless the next bump or a member's
+failure comes first; either way the episode says inferred. Ownership there is unknown from such a target on (`OwnershipTimeline.owners_unknown`:
 the episodes' partition measures null) until a target map is logged or the group empties.
 
 Anomaly rules (besides the ownership timeline's stop_not_owned / double_ownership / start_before_stop):
@@ -678,14 +677,14 @@ class ConsumerGroupReplayer:
         if not views or cur.closed or any(v.server_lines for v in views):
             return
         lone = len(views) == 1 and (cur.epoch == 1 or self._others_seen(views[0].member_id))
-        if lone and not views[0].left_static and cur.reason in _FREEING_REASONS | {REASON_JOINED}:
+        if lone and cur.reason == REASON_JOINED:
             # a member from before the input may be silent (4.0 logs no line for a stable member): lone
-            # only in a new group (epoch 1) or once every member seen before is out. The target is computed
-            # in a member's heartbeat, and that same heartbeat reconciles it
-            # (GroupMetadataManager.consumerGroupHeartbeat: updateTargetAssignment, then maybeReconcile):
-            # after a join, the joiner's; after a leave or a fence, the one member left, which is assigned
-            # everything and has nothing to revoke (CurrentAssignmentBuilder: STABLE at the new epoch). With
-            # its own log, provisionally: the epoch's row then states what it consumes
+            # only in a new group (epoch 1) or once every member seen before is out. The joiner's heartbeat
+            # computes the target and reconciles it (GroupMetadataManager.consumerGroupHeartbeat:
+            # updateTargetAssignment, then maybeReconcile). Not so the one member left after a leave or a
+            # fence: it may still owe a revocation of the epoch before (CurrentAssignmentBuilder keeps it
+            # UNREVOKED_PARTITIONS until it acknowledges), which no 4.0 INFO line shows. With its own log,
+            # provisionally: the epoch's row then states what it consumes
             self.tracker.converged(ts, provisional=self.has_member_side)
             return
         if self.has_member_side:

@@ -724,7 +724,7 @@ def test_a_4_0_broker_log_alone_presumes_convergence_after_the_members_heartbeat
         "observed",  # the lone joiner: reconciled in its joining heartbeat
         "inferred",
         "inferred",
-        "observed",  # the input ends before its presumed convergence: open, as logged
+        "inferred",  # the input ends before its presumed convergence: whether it converged is presumed
     ]
 
 
@@ -874,16 +874,16 @@ def log_4_0_member_leaves_then_returns(returns_after: str) -> Log:
     return log
 
 
-def test_a_4_0_broker_log_the_one_member_left_converges_in_the_heartbeat_that_computes_the_target():
-    """After c2's leave, the only member left is c1: the target is computed in c1's heartbeat and that very
-    heartbeat reconciles it (GroupMetadataManager.consumerGroupHeartbeat: updateTargetAssignment, then
-    maybeReconcile; CurrentAssignmentBuilder: it is assigned everything and revokes nothing), so epoch 3
-    converged at its target line, observed, and c2b's join 2 s later is a new rebalance, not a further round."""
-    out = log_4_0_member_leaves_then_returns("01:05,000").replay()
-    epoch_3 = {g["generation_id"]: g for g in out["generations"]}[3]
-    assert (epoch_3["members"], epoch_3["stabilized_at"]) == (["c1"], ms("2025-03-10 14:01:03,000"))
-    assert episodes(out)[2] == (1, "observed")
-    assert len(episodes(out)) == 4
+def test_a_4_0_broker_log_the_one_member_left_may_still_owe_a_revocation_so_its_epoch_is_presumed():
+    """After c2's leave, c1 is the only member and is assigned everything, but it may still owe the revocation
+    epoch 2 asked of it (CurrentAssignmentBuilder keeps it UNREVOKED_PARTITIONS until it acknowledges), which no
+    4.0 INFO line shows: epoch 3 is not taken as converged at its target line. c2b back 2 s after that target
+    (before c1's next heartbeat is surely due) is presumed a further round, 30 s after a new rebalance; both
+    say inferred."""
+    soon = log_4_0_member_leaves_then_returns("01:05,000").replay()
+    assert episodes(soon)[2:] == [(2, "inferred")]
+    later = log_4_0_member_leaves_then_returns("01:33,000").replay()
+    assert episodes(later)[2:] == [(1, "inferred"), (1, "inferred")]
 
 
 def test_a_4_0_broker_log_a_bump_before_the_members_heartbeats_are_due_is_a_presumed_further_round():
