@@ -514,18 +514,18 @@ class ConsumerGroupReplayer:
         epoch). The coordinator accepts a static member only once the instance's previous member left
         (epoch -2) or was removed (GroupMetadataManager.throwIfInstanceIdIsUnreleased: else
         UNRELEASED_INSTANCE_ID, fatal), so a previous member of that instance still counted (a crashed
-        process, its log silent) is out; when it stopped, no line shows (inferred: at the latest, now)."""
+        process, its log silent) is out, of the epoch this join opens too. What it consumed stops (inferred)
+        once another member is assigned it (`_owner_removed_unseen`): when it stopped, no line shows."""
         if not view.instance:
             return
-        for other in [
+        taken = [
             v
             for v in self.members.values()
             if v.instance == view.instance and v.member_id != view.member_id and v.member_id not in self.gone
-        ]:
-            self._stop_all(other, ts, "member_failed", "inferred")
+        ]
+        for other in taken:
             other.client_state = ClientState.FENCED.value
             other.left_static = False
-            # (still one of the current epoch's members: its removal bumped a later epoch)
             self._forget(other.member_id, ts)
 
     def _m_sync_response(self, e: Event) -> None:

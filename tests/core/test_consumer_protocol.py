@@ -1047,15 +1047,13 @@ def test_consumer_logs_alone_a_static_instance_accepted_again_means_its_previous
     """c1 (instance i1) crashed, its log silent. c1b with instance i1 is accepted (given epoch 4): the
     coordinator accepts an instance id only once its previous member left or was removed
     (GroupMetadataManager.throwIfInstanceIdIsUnreleased, else UNRELEASED_INSTANCE_ID), so c1 is no member of
-    epoch 4, and what it consumed stopped when no line shows (inferred)."""
+    epoch 4 (what c1 consumed stops, inferred, once another member is assigned it)."""
     log = Log("g")
     client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
     client_joins(log, "00:05", "c2", "i2", 2)
     client_joins(log, "02:00", "c1b", "i1", 4)  # assigned nothing yet: no partition of c1 moves
     out = log.replay()
     assert members_by_epoch(out)[4] == ["c1b", "c2"]
-    stops = {(m["from_member_id"], m["stop_cause"], m["source"]) for m in out["partition_movements"]}
-    assert stops == {("c1", "member_failed", "inferred")}
 
 
 def test_consumer_logs_alone_a_static_member_replaced_within_an_unconverged_epoch_is_not_one_of_its_members():
