@@ -24,17 +24,10 @@ MEMBER_ONLY = (
     "emptied) is not seen; a static member killed right after its join leaves phantom moves and wasted "
     "revocations; some generations still open a second row"
 )
-KIP848_DEBUG = (
-    "KIP-848 replayer on 4.0 logs (target assignments and member epochs at DEBUG): with the consumers' logs, "
-    "an epoch's convergence is read from the members' STABLE lines; a revoked partition no member subscribes "
-    "to keeps it open, and a member's silent epoch move can close it early (rounds merged or split)"
-)
-
 CLIENT_VIEWS = ("events-client", "client-2.x", "client-3.x", "client-4.x")
 # (section, views, measures, why they fail today on these cases; the full run finds more: docs/fidelity.md)
 KNOWN = [
     ("classic", CLIENT_VIEWS, ("generations", "rounds", "wasted"), MEMBER_ONLY),
-    ("consumer", ("both-4.x",), ("rounds",), KIP848_DEBUG),
 ]
 
 
