@@ -20,10 +20,11 @@ target reconciled to E (coordinator: epoch E in STABLE; member-only members: STA
 exactly their target). Member-side logs only: all known members STABLE and no partition in flight,
 provisionally (see `epochs`): a later member rebalance at an epoch not newer than E extends it.
 Kafka 4.0 logs the target map and the members' assignment states at DEBUG: with the members' own logs,
-the member-side rule applies; with the broker's log alone, a lone joiner's epoch converges at its
-target, and any other is presumed converged one heartbeat interval (two, when partitions must be
-revoked first) after its target unless the next bump or a member's failure comes first (inferred), and
-the partition measures are null (no line states an assignment).
+the member-side rule applies; with the broker's log alone, a lone joiner's epoch converges at its target
+(computed in its joining heartbeat, which reconciles it), and any other is presumed converged one heartbeat
+interval (two, when partitions must be revoked first) after its target, unless the next bump or a member's
+failure comes first; either way the episode says inferred. Ownership there is unknown from such a target on (`OwnershipTimeline.owners_unknown`:
+the episodes' partition measures null) until a target map is logged or the group empties.
 
 Anomaly rules (besides the ownership timeline's stop_not_owned / double_ownership / start_before_stop):
   wrong_group, unknown_event_type, out_of_order   as in the classic replayer
@@ -57,7 +58,7 @@ from rebalance_core.consumer_protocol.states import (
     parse_member_state,
 )
 from rebalance_core.events import Event, TopicPartition, parse_partitions
-from rebalance_core.measures import PARTITION_MEASURE_COLUMNS, STOP_NOT_OWNED, OwnershipTimeline
+from rebalance_core.measures import STOP_NOT_OWNED, OwnershipTimeline
 from rebalance_core.replay_common import admit, anomaly_row
 from schemas.events import EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
@@ -130,6 +131,7 @@ class MemberView:
     server_state: str | None = None
     server_assigned: list[TopicPartition] | None = None
     left_static: bool = False  # member epoch -2: gone for now, partitions reserved
+    left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
 
@@ -164,15 +166,16 @@ class ConsumerGroupReplayer:
         self.pending_reason: str | None = None
         self.member_signal: int | None = None  # member-only logs: first rebalance signal, its epoch not yet
         self.emptied = False  # the last known member was removed
-        # some line stated an assignment (a target map, a member's assignment state, a member's own log):
-        # without one, partition measures are unknown, not 0 (Kafka 4.0 logs both maps at DEBUG only)
-        self.assignment_seen = False
+        # topic -> partition count: configured, then as the coordinator's subscription metadata states it
+        self.partition_counts: dict[str, int] = dict(settings.topics)
         # a 4.0 broker log alone (no assignment-state line, no member log): when the current epoch has
         # converged at the latest if nothing stops it (see _presume_convergence)
         self.presumed_converged: int | None = None
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
+        if state is not None and state.get("assignment_seen") is False:
+            self.timeline.owners_unknown()  # a state saved when the flag stood for this (no line stated one)
         self.tracker = EpochTracker(
             self.timeline,
             self._group_members,
@@ -210,9 +213,6 @@ class ConsumerGroupReplayer:
         for name, rows in closing.items():
             out[name].extend(rows)
         out["group_daily_summary"] = self.timeline.daily_rows()
-        if not self.assignment_seen:
-            for row in out["group_daily_summary"] + out["rebalance_episodes"]:
-                row.update(dict.fromkeys(PARTITION_MEASURE_COLUMNS))
         return out
 
     def snapshot(self) -> dict:
@@ -232,7 +232,7 @@ class ConsumerGroupReplayer:
             "pending_reason": self.pending_reason,
             "member_signal": self.member_signal,
             "emptied": self.emptied,
-            "assignment_seen": self.assignment_seen,
+            "partition_counts": dict(self.partition_counts),
             "presumed_converged": self.presumed_converged,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
@@ -253,7 +253,7 @@ class ConsumerGroupReplayer:
                     del self.gone[e.member_id]
             if handler is not None and e.member_id:
                 self._view(e.member_id, e.group_instance_id).member_timed = True
-                self.has_member_side = self.assignment_seen = True
+                self.has_member_side = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(e)
             if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
@@ -287,7 +287,7 @@ class ConsumerGroupReplayer:
         if e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # "temporarily left": stays a member with epoch -2, its partitions reserved (no new epoch)
             if view is not None:
-                view.left_static = True
+                view.left_static, view.left_static_at = True, e.ts
                 view.server_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
                 self._stop_all(view, e.ts, "member_left")
             return
@@ -305,7 +305,13 @@ class ConsumerGroupReplayer:
                 timeout, source = DEFAULT_CONSUMER_SESSION_TIMEOUT_MS, "inferred"
             stop_at = e.ts - timeout
             if self.presumed_converged is not None and stop_at < self.presumed_converged:
-                self.presumed_converged = None  # gone before it could reconcile: the epoch never converged
+                # gone before its next heartbeat was surely due: no convergence is presumed. Known only when
+                # its last heartbeat came before the target was computed (it never had this epoch, and the
+                # group is not Stable until every member has: ConsumerGroup.maybeUpdateGroupState)
+                target_at = self.tracker.current.target_at
+                if source == "inferred" or target_at is None or stop_at >= target_at:
+                    self._presumed_episode()
+                self.presumed_converged = None
             cur = self.tracker.current
             if (
                 cur is not None
@@ -339,17 +345,23 @@ class ConsumerGroupReplayer:
         if current is not None and epoch < current:
             self._anomaly(STALE_EPOCH, e, f"target for epoch {epoch} while at {current}")
             return
-        if epoch == current and self.presumed_converged is not None:
-            # recomputed without a bump (a static member replaced): the epoch converged before, if due
+        recomputed = epoch == current and self.presumed_converged is not None
+        if recomputed and self.presumed_converged < e.ts:
+            # recomputed without a bump (a static member replaced): the epoch converged before, if due,
+            # with the members it had then
             self._settle_presumed(e.ts)
         self._open_epoch(epoch, e.ts, None, "observed")
         if e.assignment is None:
             # 4.0+ logs the target map at DEBUG only (GroupMetadataManager.updateTargetAssignment): the
             # epoch's target was computed here, which members it covers is unknown
             self.tracker.target_computed(e.ts, None, e.protocol_name)
+            if recomputed and self.presumed_converged is not None:
+                self._settle_presumed(e.ts)  # converges now, with the replacement (see _replace_static)
+            self._untimed_members_own_unknown()
             self._presume_convergence(e.ts)
             return
-        self.assignment_seen = True
+        # the whole target is logged (3.6-3.9 INFO, 4.0 DEBUG): who is assigned what is known from here
+        self.timeline.owners_known()
         target = {m: self._names(tps) for m, tps in e.assignment.items()}
         for member in sorted(m for m, v in self.members.items() if v.joined and m not in target):
             # the target covers every member: one missing from it has left unseen
@@ -376,7 +388,6 @@ class ConsumerGroupReplayer:
             # so this line is a member's reconciliation step, not the epoch's start
             self._open_epoch(e.member_epoch, None, None, "inferred", seen_at=e.ts)
         assigned = sorted(self._names(e.partitions or ()))
-        self.assignment_seen = True
         if not view.member_timed:
             self._coordinator_timing(view, assigned, e.ts)
         view.joined = view.server_lines = True
@@ -393,6 +404,11 @@ class ConsumerGroupReplayer:
                 self.tracker.member_reconciled(view.member_id, e.ts, "coordinator")
 
     def _c_topic_metadata_changed(self, e: Event) -> None:
+        """ "Computed new subscription metadata: {t=TopicMetadata(..., numPartitions=N ...)}": the partition
+        counts of the subscribed topics (attributes topic.<name>), and a cause of the next bump."""
+        for key, value in (e.attributes or {}).items():
+            if key.startswith("topic.") and value.isdigit():
+                self.partition_counts[key.removeprefix("topic.")] = int(value)
         self._cause(e.ts, REASON_METADATA)
 
     def _c_group_dead(self, e: Event) -> None:
@@ -426,8 +442,20 @@ class ConsumerGroupReplayer:
                 # stays until forgotten: it says the old id's own log is present (member timing).
                 previous.left_static = False
                 self._forget(previous.member_id, e.ts)
+                cur = self.tracker.current
+                if cur is not None and cur.stabilized_at is None:
+                    # the epoch's members are the replacement's from here (GroupMetadataManager.replaceMember),
+                    # which joins the epoch when its line shows it
+                    self.tracker.member_out(previous.member_id)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            view.left_static = True  # a static member leaving "temporarily": its partitions stay reserved
+            # a static member leaving "temporarily": its partitions stay reserved
+            view.left_static, view.left_static_at = True, e.ts
+        elif (
+            to_state is ClientState.RECONCILING
+            and from_state is ClientState.JOINING
+            and not self.has_coordinator
+        ):
+            self._instance_taken_over(view, e.ts)
         if to_state is ClientState.FENCED:
             self._stop_all(view, e.ts, "lost")
         elif to_state in (ClientState.LEAVING, ClientState.UNSUBSCRIBED):
@@ -480,6 +508,25 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _instance_taken_over(self, view: MemberView, ts: int) -> None:
+        """Member-side logs only: `view` joined with a group.instance.id and was accepted (given a member
+        epoch). The coordinator accepts a static member only once the instance's previous member left
+        (epoch -2) or was removed (GroupMetadataManager.throwIfInstanceIdIsUnreleased: else
+        UNRELEASED_INSTANCE_ID, fatal), so a previous member of that instance still counted (a crashed
+        process, its log silent) is out, of the epoch this join opens too. What it consumed stops (inferred)
+        once another member is assigned it (`_owner_removed_unseen`): when it stopped, no line shows."""
+        if not view.instance:
+            return
+        taken = [
+            v
+            for v in self.members.values()
+            if v.instance == view.instance and v.member_id != view.member_id and v.member_id not in self.gone
+        ]
+        for other in taken:
+            other.client_state = ClientState.FENCED.value
+            other.left_static = False
+            self._forget(other.member_id, ts)
 
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,
@@ -607,7 +654,16 @@ class ConsumerGroupReplayer:
         tl = self.timeline
         if tl.stopped():
             return True
-        return len(tl.consuming()) >= len(members) and any(not tl.partitions_of(m) for m in members)
+        consuming = tl.consuming()
+        if len(consuming) >= len(members) and any(not tl.partitions_of(m) for m in members):
+            return True
+        # a topic some member consumes is subscribed, and the broker's assignors (uniform, range) give every
+        # partition of a subscribed topic to a subscriber: one of its partitions that nobody consumes (a new
+        # partition, or one assigned to a member that has not taken it yet) is still on its way
+        consumed: dict[str, int] = {}
+        for tp in consuming:
+            consumed[tp.topic] = consumed.get(tp.topic, 0) + 1
+        return any(n < self.partition_counts.get(topic, 0) for topic, n in consumed.items())
 
     def _presume_convergence(self, ts: int) -> None:
         """The target of the current epoch was computed at `ts`, its map not logged (4.0: DEBUG). A lone
@@ -623,7 +679,11 @@ class ConsumerGroupReplayer:
         lone = len(views) == 1 and (cur.epoch == 1 or self._others_seen(views[0].member_id))
         if lone and cur.reason == REASON_JOINED:
             # a member from before the input may be silent (4.0 logs no line for a stable member): lone
-            # only in a new group (epoch 1) or once every member seen before is out. With its own log,
+            # only in a new group (epoch 1) or once every member seen before is out. The joiner's heartbeat
+            # computes the target and reconciles it (GroupMetadataManager.consumerGroupHeartbeat:
+            # updateTargetAssignment, then maybeReconcile). Not so the one member left after a leave or a
+            # fence: it may still owe a revocation of the epoch before (CurrentAssignmentBuilder keeps it
+            # UNREVOKED_PARTITIONS until it acknowledges), which no 4.0 INFO line shows. With its own log,
             # provisionally: the epoch's row then states what it consumes
             self.tracker.converged(ts, provisional=self.has_member_side)
             return
@@ -632,16 +692,40 @@ class ConsumerGroupReplayer:
         intervals = 1 if cur.reason in _FREEING_REASONS else 2
         self.presumed_converged = ts + intervals * DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
 
+    def _untimed_members_own_unknown(self) -> None:
+        """A target computed with its map unlogged (4.0 INFO): a member of the epoch with neither its own log
+        nor the coordinator's assignment-state lines (4.0: DEBUG) consumes what no line shows, from here on:
+        the open episode's partition measures, and those of the next ones, are null (not 0) until the
+        ownership is known again (a logged target map, or the group emptied: `OwnershipTimeline.group_empty`).
+        """
+        cur = self.tracker.current
+        members = cur.members if cur.members is not None else self._group_members()
+        views = [self.members[m] for m in members if m in self.members]  # (a removed one owns nothing)
+        if any(not (v.member_timed or v.server_lines) for v in views):
+            self.timeline.owners_unknown()
+
     def _settle_presumed(self, ts: int) -> None:
         """At `ts` (the next epoch, or the end of the input): the presumed convergence happened if it is due."""
         at, self.presumed_converged = self.presumed_converged, None
         cur = self.tracker.current
-        if at is None or at > ts or cur is None or cur.closed:
+        if at is None or cur is None or cur.closed:
             return
-        cur.source = "inferred"
+        if at > ts:
+            # bumped again (or the input ends) before every member's next heartbeat could be due: whether
+            # they all reconciled first, no INFO line of a 4.0 broker tells; the merge is presumed
+            self._presumed_episode()
+            return
+        away = [v.left_static_at for m in (cur.members or {}) if (v := self.members.get(m)) and v.left_static]
+        if any(t is not None and t <= at for t in away):
+            return  # a static member away (epoch -2) since before: never Stable (ConsumerGroup.maybeUpdateGroupState)
+        self._presumed_episode()
+        self.tracker.converged(at)
+
+    def _presumed_episode(self) -> None:
+        """The current epoch's convergence (or not) was presumed: its generation and episode say inferred."""
+        self.tracker.current.source = "inferred"
         if self.timeline.episode is not None:
             self.timeline.episode.source = "inferred"
-        self.tracker.converged(at)
 
     def _reconciled_without_target(self, view: MemberView, epoch: int) -> bool:
         if view.left_static:
@@ -759,10 +843,21 @@ class ConsumerGroupReplayer:
         assignment; no new epoch (GroupMetadataManager: staticMemberReplaced)."""
         # stopped already when its "temporarily left" (-2) was seen; else it stops consuming now
         self._stop_all(previous, ts, "member_left")
+        away = previous.left_static_at
+        if self.presumed_converged is not None and away is not None and away <= self.presumed_converged:
+            # away (epoch -2) when the others' heartbeats were due: the group is not Stable while a member
+            # is not at the target epoch (ConsumerGroup.maybeUpdateGroupState); the replacement is
+            # reconciled in the heartbeat that recomputes the target (consumerGroupHeartbeat), so no sooner
+            self.presumed_converged = max(self.presumed_converged, ts)
         del self.members[previous.member_id]
         if previous.member_id != member_id:
             self._forget(previous.member_id, ts)
         view = self._view(member_id, previous.instance)  # may exist already: its own log came first
+        if previous.member_id == member_id:
+            # the same process back under its own member id (the client keeps it across a rejoin): its own
+            # log is still present
+            view.member_timed = view.member_timed or previous.member_timed
+            view.client_state = view.client_state or previous.client_state
         view.joined = True  # it inherits the reservation, but consumes nothing until it reconciles
 
     def _forget(self, member_id: str, ts: int) -> None:
@@ -822,7 +917,7 @@ class ConsumerGroupReplayer:
         self.pending_reason = state["pending_reason"]
         self.member_signal = state["member_signal"]
         self.emptied = state["emptied"]
-        self.assignment_seen = state.get("assignment_seen", True)  # a state saved before the flag: as before
+        self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}
         self.presumed_converged = state.get("presumed_converged")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]

@@ -724,7 +724,7 @@ def test_a_4_0_broker_log_alone_presumes_convergence_after_the_members_heartbeat
         "observed",  # the lone joiner: reconciled in its joining heartbeat
         "inferred",
         "inferred",
-        "observed",  # the input ends before its presumed convergence: open, as logged
+        "inferred",  # the input ends before its presumed convergence: whether it converged is presumed
     ]
 
 
@@ -833,3 +833,245 @@ def test_consumer_logs_a_joiner_given_nothing_yet_is_still_reconciling():
     assert rounds(sim.truth) == [1, 2]
     for sides in [("4.x", "4.x"), (None, "4.x")]:
         assert rounds(replay(as_logged(sim, *sides))) == [1, 2]
+
+
+# =================================== Kafka 4.0 broker logs: what the INFO lines tell of convergence
+def target_4_0(log: Log, when: str, epoch: int) -> None:
+    """4.0 INFO "Computed a new target assignment for epoch E with 'uniform' assignor in Nms." (no map)."""
+    log.add(
+        when,
+        "coordinator",
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=epoch,
+        protocol_name="uniform",
+    )
+
+
+def episodes(tables) -> list[tuple[int, str]]:
+    return [
+        (r["rounds"], r["source"])
+        for r in sorted(tables["rebalance_episodes"], key=lambda r: r["started_at"])
+    ]
+
+
+def log_4_0_member_leaves_then_returns(returns_after: str) -> Log:
+    """Kafka 4.0 broker lines of one group (no target map, no assignment state: both DEBUG): c1 and c2 in the
+    group; c2 leaves; the target of that epoch is computed at c1's next heartbeat; c2 comes back (new
+    member id c2b) `returns_after` the target."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id="c1")
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00:00,001", 1)
+    log.add(f"{day}00:01,000", c, EventType.JOIN_RECEIVED, member_id="c2")
+    log.add(f"{day}00:01,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}00:01,001", 2)
+    log.add(f"{day}01:00,000", c, EventType.MEMBER_REMOVED, member_id="c2")
+    log.add(f"{day}01:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01:03,000", 3)
+    log.add(f"{day}{returns_after}", c, EventType.JOIN_RECEIVED, member_id="c2b")
+    log.add(f"{day}{returns_after}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    target_4_0(log, f"{day}{returns_after}", 4)
+    return log
+
+
+def test_a_4_0_broker_log_the_one_member_left_may_still_owe_a_revocation_so_its_epoch_is_presumed():
+    """After c2's leave, c1 is the only member and is assigned everything, but it may still owe the revocation
+    epoch 2 asked of it (CurrentAssignmentBuilder keeps it UNREVOKED_PARTITIONS until it acknowledges), which no
+    4.0 INFO line shows: epoch 3 is not taken as converged at its target line. c2b back 2 s after that target
+    (before c1's next heartbeat is surely due) is presumed a further round, 30 s after a new rebalance; both
+    say inferred."""
+    soon = log_4_0_member_leaves_then_returns("01:05,000").replay()
+    assert episodes(soon)[2:] == [(2, "inferred")]
+    later = log_4_0_member_leaves_then_returns("01:33,000").replay()
+    assert episodes(later)[2:] == [(1, "inferred"), (1, "inferred")]
+
+
+def test_a_4_0_broker_log_a_bump_before_the_members_heartbeats_are_due_is_a_presumed_further_round():
+    """Epoch 2 has two members; the other one (not the joiner that computed the target) learns it at its next
+    heartbeat, up to group.consumer.heartbeat.interval.ms later, and no 4.0 INFO line says when. Epoch 3 bumped
+    sooner than that merges into the same rebalance, and the episode says the merge is inferred; bumped later,
+    epoch 2 is presumed converged, inferred too: never a silent guess."""
+    log = log_4_0_member_leaves_then_returns("01:05,000")
+    soon = [e for e in log.events if e.ts < ms("2025-03-10 14:01:00,000")]
+    c = "coordinator"
+    log.events = soon
+    log.add("2025-03-10 14:00:02,000", c, EventType.MEMBER_REMOVED, member_id="c2")
+    log.add("2025-03-10 14:00:02,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add("2025-03-10 14:00:03,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=3, protocol_name="uniform")  # fmt: skip
+    merged = log.replay()
+    assert episodes(merged) == [(1, "observed"), (2, "inferred")]
+    later = log_4_0_member_leaves_then_returns("01:05,000").replay()
+    assert episodes(later)[1] == (1, "inferred")
+
+
+def test_a_4_0_target_without_its_map_makes_ownership_unknown_until_the_group_empties():
+    """Ownership per episode (OwnershipTimeline.owners_unknown / owners_known), not for the whole input: a
+    4.0 target line names no member (the map is DEBUG) and c1 has no line of its own, so from that target who
+    owns what is unknown (its episodes' and days' partition measures null). Once the group empties nobody
+    owns anything (OwnershipTimeline.group_empty): c3 then joins with its own log (AsyncKafkaConsumer's
+    callbacks), and the next day's rebalance has numbers again."""
+    log, c = Log("g"), "coordinator"
+    day1, day2 = "2025-03-10 14:", "2025-03-11 09:"
+    log.add(f"{day1}00:00,000", c, EventType.JOIN_RECEIVED, member_id="c1")
+    log.add(f"{day1}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day1}00:00,001", 1)
+    log.add(f"{day1}05:00,000", c, EventType.MEMBER_REMOVED, member_id="c1")
+    log.add(f"{day1}05:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    m = "member"
+    log.add(f"{day2}00:00,000", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=0,
+            attributes={"from_state": "UNSUBSCRIBED", "to_state": "JOINING"})  # fmt: skip
+    log.add(f"{day2}00:00,001", c, EventType.JOIN_RECEIVED, member_id="c3")
+    log.add(f"{day2}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day2}00:00,001", 3)
+    log.add(f"{day2}00:00,002", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=3,
+            attributes={"from_state": "JOINING", "to_state": "RECONCILING"})  # fmt: skip
+    log.add(f"{day2}00:00,004", m, EventType.PARTITIONS_ASSIGNED, member_id="c3", partitions=tps("t", 0, 1))
+    log.add(f"{day2}00:00,004", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=3,
+            attributes={"from_state": "RECONCILING", "to_state": "ACKNOWLEDGING"})  # fmt: skip
+    log.add(f"{day2}00:00,004", m, EventType.MEMBER_STATE_CHANGED, member_id="c3", member_epoch=3,
+            attributes={"from_state": "ACKNOWLEDGING", "to_state": "STABLE"})  # fmt: skip
+    out = log.replay()
+    by_epoch = {r["first_generation_id"]: r for r in out["rebalance_episodes"]}
+    assert by_epoch[1]["partitions_moved"] is None and by_epoch[1]["stw_ms"] is None
+    assert by_epoch[3]["partitions_moved"] == 0 and by_epoch[3]["partition_unavailable_ms"] == 0
+    days = {str(d["event_date"]): d for d in out["group_daily_summary"]}
+    assert days["2025-03-10"]["partitions_moved"] is None
+    assert days["2025-03-11"]["partitions_moved"] == 0 and days["2025-03-11"]["stw_ms"] == 0
+
+
+def test_a_static_member_back_under_its_own_member_id_keeps_its_own_logs_timing():
+    """A 4.0 consumer keeps its member id across rejoins, so GroupMetadataManager's "Static member with
+    instance id c1 re-joins ... Created a new member c1 to replace the existing member c1" can name the same
+    id: its own log is still there, its partitions are timed by its callbacks and known (not null)."""
+    log, c, m, day = Log("g"), "coordinator", "member", "2025-03-10 14:"
+
+    def state(when, epoch, old, new):
+        log.add(f"{day}{when}", m, EventType.MEMBER_STATE_CHANGED, member_id="c1", group_instance_id="c1",
+                member_epoch=epoch, attributes={"from_state": old, "to_state": new})  # fmt: skip
+
+    state("00:00,000", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id="c1", group_instance_id="c1")
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00:00,001", 1)
+    state("00:00,002", 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00:00,003", m, EventType.PARTITIONS_ASSIGNED, member_id="c1", partitions=tps("t", 0, 1))
+    state("00:00,003", 1, "RECONCILING", "ACKNOWLEDGING")
+    state("00:00,003", 1, "ACKNOWLEDGING", "STABLE")
+    log.add(f"{day}01:00,000", m, EventType.PARTITIONS_REVOKED, member_id="c1", partitions=tps("t", 0, 1))
+    log.add(
+        f"{day}01:00,001",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id="c1",
+        group_instance_id="c1",
+        member_epoch=-2,
+    )
+    log.add(f"{day}01:10,000", c, EventType.STATIC_MEMBER_REPLACED, member_id="c1", group_instance_id="c1",
+            attributes={"old_member_id": "c1"})  # fmt: skip
+    target_4_0(log, f"{day}01:10,000", 1)
+    log.add(f"{day}01:10,002", m, EventType.PARTITIONS_ASSIGNED, member_id="c1", partitions=tps("t", 0, 1))
+    out = log.replay()
+    assert all(r["partition_unavailable_ms"] is not None for r in out["rebalance_episodes"])
+    (day_row,) = out["group_daily_summary"]
+    assert day_row["partition_unavailable_ms"] is not None
+
+
+def test_a_4_0_epoch_with_a_static_member_away_converges_only_with_its_replacement():
+    """c1 left temporarily (member epoch -2), then a metadata change bumps epoch 3. The group is not Stable
+    while a member is not at the target epoch (ConsumerGroup.maybeUpdateGroupState), so epoch 3 cannot have
+    converged before c1's instance came back as c1b, whose joining heartbeat recomputes the target and
+    reconciles it (GroupMetadataManager.consumerGroupHeartbeat): epoch 3's members are c1b and c2."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id="c1", group_instance_id="i1")
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00:00,001", 1)
+    log.add(f"{day}00:00,002", c, EventType.JOIN_RECEIVED, member_id="c2", group_instance_id="i2")
+    log.add(f"{day}00:00,002", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}00:00,002", 2)
+    log.add(
+        f"{day}01:00,000",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id="c1",
+        group_instance_id="i1",
+        member_epoch=-2,
+    )
+    log.add(f"{day}01:05,000", c, EventType.TOPIC_METADATA_CHANGED)
+    log.add(f"{day}01:05,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01:05,000", 3)
+    log.add(f"{day}01:23,000", c, EventType.STATIC_MEMBER_REPLACED, member_id="c1b", group_instance_id="i1",
+            attributes={"old_member_id": "c1"})  # fmt: skip
+    target_4_0(log, f"{day}01:23,000", 3)
+    out = log.replay()
+    epoch_3 = {g["generation_id"]: g for g in out["generations"]}[3]
+    assert (epoch_3["members"], epoch_3["stabilized_at"]) == (["c1b", "c2"], ms("2025-03-10 14:01:23,000"))
+
+
+def test_consumer_logs_with_a_4_0_broker_log_a_partition_nobody_consumes_keeps_the_epoch_open():
+    """c2 crashed (its log just stops, its last line STABLE); t grows to 8 partitions ("Computed new subscription
+    metadata: {t=TopicMetadata(..., numPartitions=8 ...)}"). The uniform assignor gives every partition of a
+    subscribed topic to a subscriber (GroupMetadataManager.updateTargetAssignment), so t-6/t-7 not consumed by
+    anyone says a member has not taken its share: the epoch has not converged, and c3's join is a further
+    round of that rebalance, which ends once c2 is fenced and its share goes to the living members."""
+    _, sim = simulate(
+        [
+            Join(0, "c1"),
+            Join(0, "c2"),
+            Crash(20_000, "c2"),
+            PartitionCount(21_000, "t", 8),
+            Join(30_000, "c3"),
+        ]
+    )
+    assert rounds(sim.truth) == [1, 1, 3]
+    assert rounds(replay(as_logged(sim, "4.x", "4.x"))) == [1, 1, 3]
+
+
+def client_line(log: Log, when: str, member: str, instance: str, epoch: int, old: str, new: str) -> None:
+    """ConsumerMembershipManager "Member m with epoch E transitioned from OLD to NEW." (a static member's log)."""
+    log.add(when, "member", EventType.MEMBER_STATE_CHANGED, member_id=member, group_instance_id=instance,
+            member_epoch=epoch, attributes={"from_state": old, "to_state": new})  # fmt: skip
+
+
+def client_joins(log: Log, when: str, member: str, instance: str, epoch: int, *partitions: int) -> None:
+    """A member's log of its join: JOINING, the response's epoch (RECONCILING), its partitions, STABLE."""
+    stamp = f"2025-03-10 14:{when}"
+    client_line(log, f"{stamp},000", member, instance, 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, f"{stamp},002", member, instance, epoch, "JOINING", "RECONCILING")
+    log.add(f"{stamp},004", "member", EventType.PARTITIONS_ASSIGNED, member_id=member, group_instance_id=instance,
+            partitions=tps("t", *partitions))  # fmt: skip
+    client_line(log, f"{stamp},004", member, instance, epoch, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{stamp},004", member, instance, epoch, "ACKNOWLEDGING", "STABLE")
+
+
+def test_consumer_logs_alone_a_static_instance_accepted_again_means_its_previous_member_is_out():
+    """c1 (instance i1) crashed, its log silent. c1b with instance i1 is accepted (given epoch 4): the
+    coordinator accepts an instance id only once its previous member left or was removed
+    (GroupMetadataManager.throwIfInstanceIdIsUnreleased, else UNRELEASED_INSTANCE_ID), so c1 is no member of
+    epoch 4 (what c1 consumed stops, inferred, once another member is assigned it)."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    client_joins(log, "00:05", "c2", "i2", 2)
+    client_joins(log, "02:00", "c1b", "i1", 4)  # assigned nothing yet: no partition of c1 moves
+    out = log.replay()
+    assert members_by_epoch(out)[4] == ["c1b", "c2"]
+
+
+def test_consumer_logs_alone_a_static_member_replaced_within_an_unconverged_epoch_is_not_one_of_its_members():
+    """c1 (instance i1) left temporarily (epoch -2) and epoch 3 cannot converge while it is away; c1b with
+    instance i1 replaces it at that same epoch (GroupMetadataManager.replaceMember: no bump): epoch 3's
+    members are c1b and c2, not c1."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    client_joins(log, "00:05", "c2", "i2", 2)
+    day = "2025-03-10 14:"
+    log.add(f"{day}01:00,000", "member", EventType.PARTITIONS_REVOKED, member_id="c1", group_instance_id="i1",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, f"{day}01:00,000", "c1", "i1", 2, "STABLE", "PREPARE_LEAVING")
+    client_line(log, f"{day}01:00,001", "c1", "i1", -2, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, f"{day}01:00,001", "c1", "i1", 2, "LEAVING", "UNSUBSCRIBED")
+    client_line(log, f"{day}01:03,000", "c2", "i2", 3, "STABLE", "RECONCILING")
+    client_line(log, f"{day}01:03,000", "c2", "i2", 3, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{day}01:03,000", "c2", "i2", 3, "ACKNOWLEDGING", "STABLE")
+    client_joins(log, "01:20", "c1b", "i1", 3, 0, 1)
+    out = log.replay()
+    assert members_by_epoch(out)[3] == ["c1b", "c2"]

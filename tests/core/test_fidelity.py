@@ -23,17 +23,10 @@ MEMBER_ONLY = (
     "member-only replay: a rebalance no running member took part in (its only member crashed, the group "
     "emptied) is not seen; some generations still open a second row"
 )
-KIP848_DEBUG = (
-    "KIP-848 replayer on 4.0 logs (target assignments and member epochs at DEBUG): with the consumers' logs, "
-    "an epoch's convergence is read from the members' STABLE lines; a revoked partition no member subscribes "
-    "to keeps it open, and a member's silent epoch move can close it early (rounds merged or split)"
-)
-
 CLIENT_VIEWS = ("events-client", "client-2.x", "client-3.x", "client-4.x")
 # (section, views, measures, why they fail today on these cases; the full run finds more: docs/fidelity.md)
 KNOWN = [
     ("classic", CLIENT_VIEWS, ("generations", "rounds"), MEMBER_ONLY),
-    ("consumer", ("both-4.x",), ("rounds",), KIP848_DEBUG),
 ]
 
 

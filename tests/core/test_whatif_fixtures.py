@@ -78,6 +78,10 @@ REPRODUCED = {
     ("broker_1.1_session_timeout.log", "billing"),
     ("broker_2.4_static_members.log", "inventory"),
     ("broker_4.0_java_classic.log", "search"),
+    # the replacement of pod-b and the fence's epoch 3: no line says what the new member consumes (4.0 target
+    # without map, no assignment state), so the actual's partition measures are unknown from there (not
+    # checked); was "failed: partitions_moved 2 actual vs 4 as-actual; partition_unavailable_ms 12000 vs 146768"
+    ("broker_4.0_kip848.log", "orders"),
     # generation 1's leader, named by "Assignment received from leader L", joined the Empty group within
     # the initial rebalance delay (it was "no member named": not run, before the extraction read leaders)
     ("broker_docker_json.log", "json-group"),
