@@ -908,8 +908,10 @@ class GroupReplayer:
         delay = attributes.get("delay_ms", "")
         if delay.isdigit() and int(delay) > 0:
             self.follow_up_due = True  # KIP-415: the delayed rebalance belongs to this episode
-        if attributes.get("revoked"):
-            self.follow_up_due = True  # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415)
+        if attributes.get("revoked") and not self._next_round_open(gen):
+            # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415); a consumer's "Revoked
+            # partitions" -> it rejoins (KIP-429): the round after, unless already open
+            self.follow_up_due = True
         if assigned is None:
             return
         self._learn_topics(assigned)
@@ -919,7 +921,8 @@ class GroupReplayer:
         to_stop = sorted(owned - set(assigned))
         to_start = sorted(set(assigned) - owned)
         if to_stop:
-            self.follow_up_due = True  # KIP-429: the member revokes and rejoins at once
+            # KIP-429: the member revokes and rejoins at once (the round after, unless already open)
+            self.follow_up_due = self.follow_up_due or not self._next_round_open(gen)
             if self.rebalance_protocol is None:
                 self.rebalance_protocol = "cooperative"
         view.pending = PendingApply(e.ts, gen, to_start, to_stop, source)
@@ -927,6 +930,16 @@ class GroupReplayer:
             # a Connect worker logs no callback for an assignment that starts and stops nothing: its
             # "Joined group" line is all of it, applied now (DistributedHerder.onAssigned)
             view.pending = None
+
+    def _next_round_open(self, gen: int | None) -> bool:
+        """Whether a round after generation `gen` is open already: a member's SyncGroup response for
+        `gen` logged after another member's rejoin opened the next round. Its revoke-rejoin
+        (ConsumerCoordinator.onJoinComplete -> requestRejoin) joins that rebalance, which is the
+        follow-up; no further round is due because of it."""
+        rnd = self.round
+        return (
+            gen is not None and gen == self.closed_generation and rnd is not None and rnd.generation_id != gen
+        )
 
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
@@ -1023,8 +1036,14 @@ class GroupReplayer:
 
     def _member_round(self, gen: int | None, started_at: int | None, seen_at: int) -> Round | None:
         """Member-only logs: the round of generation `gen`, opened if needed (started_at None: its start
-        is not in the log). None for a late member of the round that already ended."""
+        is not in the log). None for a late member of the round that already ended, also when a signal
+        opened the next round meanwhile: a join phase that has not completed yet can only become a newer
+        generation (the coordinator increments the generation id at each completed join,
+        GroupMetadata.initNextGeneration / ClassicGroup.initNextGeneration), so a line of the closed one
+        (a member's SyncGroup response logged after the leader's revoke-rejoin) is not its generation."""
         rnd = self.round
+        if gen is not None and gen == self.closed_generation and (rnd is None or rnd.generation_id is None):
+            return None
         if rnd is not None and rnd.generation_id in (None, gen):
             rnd.generation_id = gen
             return rnd
