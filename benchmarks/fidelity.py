@@ -732,8 +732,9 @@ def _compare_generations(case: Case, view: View, t_gen: dict, r_gen: dict) -> Ou
     if t_ids == r_ids:
         return Outcome(EXACT)
     detail = f"truth {_short(sorted(t_ids.items()))} replay {_short(sorted(r_ids.items()))}"
-    # a client-only view sees the generations some member's JoinGroup or SyncGroup got
-    seen = _member_generations(case) if view.client_only else set(t_ids)
+    # a client-only view sees the generations some member's JoinGroup or SyncGroup got; a generation
+    # the replay inferred beyond those (an Empty one after the last member's LeaveGroup) must be the truth's
+    seen = _member_generations(case) | set(r_ids) if view.client_only else set(t_ids)
     if {g: e for g, e in t_ids.items() if g in seen} == r_ids:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
     parts = []
@@ -803,7 +804,8 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     if t_rounds == r_rounds:
         return Outcome(EXACT)
     detail = f"truth {t_rounds} replay {r_rounds}"
-    if view.client_only and _rounds(truth, _member_generations(case)) == r_rounds:
+    replayed_generations = set().union(*map(_episode_generations, replayed["rebalance_episodes"]))
+    if view.client_only and _rounds(truth, _member_generations(case) | replayed_generations) == r_rounds:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
     if _differing_episodes_inferred(t_rounds, replayed):
         return Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
