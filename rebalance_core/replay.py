@@ -248,6 +248,9 @@ class GroupReplayer:
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
         self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
         self.closed_leader: str | None = None  # leader of the last round ended with a generation
+        # members' logs only: the members of the last generation as the leader's assignment listed them,
+        # less those whose LeaveGroup was logged since (None: not known)
+        self.remaining_members: list[str] | None = None
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -1026,7 +1029,32 @@ class GroupReplayer:
         (GroupCoordinator.removeMemberAndUpdateGroup -> maybePrepareRebalance; ClassicGroup in 4.0): the
         episode starts at the leave. With the broker's log, its Preparing line gives the start."""
         if not self.has_coordinator and not view.instance:
-            self._member_round_signal(ts, reason)
+            opens_a_round = self.round is None or self.round.generation_id is not None
+            self._member_round_signal(ts, reason)  # ends the last round: remaining_members are its
+            if self.remaining_members is not None:
+                self.remaining_members = [m for m in self.remaining_members if m != view.member_id]
+                if opens_a_round and not self.remaining_members:
+                    self._emptied_by_last_leave(ts)
+
+    def _emptied_by_last_leave(self, ts: int) -> None:
+        """Members' logs only: the last member of the group (the leader's assignment listed every member
+        of the last generation; the others' LeaveGroups were logged) left. The join phase its LeaveGroup
+        starts has no member to wait for and completes at once: the generation is incremented and the
+        group turns Empty (GroupCoordinator.onCompleteJoin -> GroupMetadata.initNextGeneration, "Group G
+        with generation N is now empty"; ClassicGroup in 4.0). No member logs that generation: its row is
+        inferred, and the rebalance ends at the leave."""
+        rnd = self.round
+        rnd.generation_id = (self.closed_generation or 0) + 1
+        rnd.ended_empty = True
+        rnd.members, rnd.member_count = [], 0
+        rnd.ended_at = ts
+        rnd.source = "inferred"
+        self.timeline.group_empty(ts)
+        self.timeline.round_completed(rnd.generation_id, ts)
+        self._set_assignment({}, rnd.generation_id, "inferred")
+        self.follow_up_due = False
+        self._end_round()
+        self._end_episode(ts)
 
     # ================================================================================== rounds
     def _member_round_signal(self, ts: int, reason: str | None) -> None:
@@ -1258,6 +1286,11 @@ class GroupReplayer:
             return  # the join phase never completed: no generation (its time counts in the episode)
         self.closed_generation = rnd.generation_id
         self.closed_leader = None if rnd.ended_empty else rnd.leader_id
+        self.remaining_members = (
+            list(rnd.members)
+            if rnd.members_listed and rnd.members is not None and not rnd.stand_ins
+            else None
+        )
         ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
         rebalance_ms = (
             ended - rnd.started_at if rnd.started_at is not None and (rnd.stable or rnd.ended_empty) else None
@@ -1593,12 +1626,14 @@ _PLAIN_STATE = (
     "poll_timed_out",
     "kip415_delay_inferred",
     "closed_leader",
+    "remaining_members",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
+    "remaining_members": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
 
 
