@@ -82,6 +82,7 @@ from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consu
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, LogLine
+from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.replay import ReplaySettings, replay
 from rebalance_core.simulate import SimulationSettings, load_scenario, simulate
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
@@ -204,6 +205,21 @@ class Case:
     unobservable: list[str] = field(default_factory=list)
     unobservable_from_coordinator: list[str] = field(default_factory=list)
     session_timeout_ms: int | None = None
+    # the same history under another coordinator members map (member_order implementation -> the case),
+    # where the simulator picked a leader by that map's order: the views of that era compare with it
+    by_member_map: dict[str, Case] = field(default_factory=dict)
+
+
+# the members map of the coordinator each wording era's broker has (rebalance_core.member_order): Kafka
+# up to 2.5 built with Scala 2.12, 2.6-3.9 with 2.13, 4.0's Java group coordinator; the canonical events
+# are the default simulation's (ReplaySettings' default map)
+_ERA_MEMBER_MAP = {"0.10": SCALA_2_12, "2.x": SCALA_2_12, "3.x": SCALA_2_13, "4.x": JAVA}
+
+
+def case_for_view(case: Case, view: View) -> Case:
+    """The case whose history `view` shows (the leader a new-leader choice picked depends on the era)."""
+    era = view.broker_era or view.client_era
+    return case.by_member_map.get(_ERA_MEMBER_MAP.get(era, ""), case)
 
 
 def _classic_slack(s: SimulationSettings) -> int:
@@ -215,7 +231,11 @@ def _classic_slack(s: SimulationSettings) -> int:
     )
 
 
-def _simulated_case(case_id, kind, description, timeline: Timeline, settings) -> Case:
+def _simulated_case(
+    case_id, kind, description, timeline: Timeline, settings, other_maps: bool = True
+) -> Case:
+    """The case simulated under `settings`; where the simulator picked a leader by the coordinator's members
+    map order, also under the other maps (`by_member_map`, see `case_for_view`)."""
     if isinstance(settings, ConsumerSimSettings):
         run = simulate_consumer_group(timeline, settings)
         events, truth = run.events, run.truth
@@ -225,6 +245,21 @@ def _simulated_case(case_id, kind, description, timeline: Timeline, settings) ->
         slack += settings.assign_callback_ms
     else:
         result = simulate(timeline, settings)
+        if result.leader_by_member_order and other_maps:
+            by_member_map = {
+                impl: _simulated_case(
+                    case_id,
+                    kind,
+                    description,
+                    timeline,
+                    dataclasses.replace(settings, coordinator_member_map=impl),
+                    other_maps=False,
+                )
+                for impl in set(_ERA_MEMBER_MAP.values()) - {settings.coordinator_member_map}
+            }
+            case = _simulated_case(case_id, kind, description, timeline, settings, other_maps=False)
+            case.by_member_map = by_member_map
+            return case
         events, truth = result.events, result.truth
         unobservable, from_coordinator = result.unobservable, result.unobservable_from_coordinator
         consumer = settings.rebalance_protocol == "consumer"
@@ -943,15 +978,17 @@ class Row:
 
 def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
     """Every applicable view of one case, every measure (an error in a view: every measure wrong)."""
-    case = build_case(case_id)
+    default_case = build_case(case_id)
     rows: list[Row] = []
-    reference = case.truth
-    if reference is None:  # hand-written events: measured against what the events themselves give
-        observed = observe(case, VIEW_BY_NAME["events"])
-        reference = replay(observed.events, observed.settings)
+    default_reference = default_case.truth
+    if default_reference is None:  # hand-written events: measured against what the events themselves give
+        observed = observe(default_case, VIEW_BY_NAME["events"])
+        default_reference = replay(observed.events, observed.settings)
     for view in VIEWS:
-        if (views and view.name not in views) or not applies(view, case):
+        if (views and view.name not in views) or not applies(view, default_case):
             continue
+        case = case_for_view(default_case, view)
+        reference = default_reference if case is default_case else case.truth
         try:
             observed = observe(case, view)
             replayed = replay(observed.events, observed.settings)
@@ -1327,8 +1364,8 @@ def render_doc(rows: list[Row], command: str) -> str:
 
 # ------------------------------------------------------------------------------------------ one case
 def explain(case_id: str, view_name: str, measure: str | None, show_log: bool) -> None:
-    case = build_case(case_id)
     view = VIEW_BY_NAME[view_name]
+    case = case_for_view(build_case(case_id), view)
     print(f"{case_id}: {case.description}; {len(case.events)} events; view {view.name}")
     if case.unobservable or case.unobservable_from_coordinator:
         print(
