@@ -82,6 +82,7 @@ from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consu
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, LogLine
+from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.replay import ReplaySettings, replay
 from rebalance_core.simulate import SimulationSettings, load_scenario, simulate
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
@@ -204,6 +205,21 @@ class Case:
     unobservable: list[str] = field(default_factory=list)
     unobservable_from_coordinator: list[str] = field(default_factory=list)
     session_timeout_ms: int | None = None
+    # the same history under another coordinator members map (member_order implementation -> the case),
+    # where the simulator picked a leader by that map's order: the views of that era compare with it
+    by_member_map: dict[str, Case] = field(default_factory=dict)
+
+
+# the members map of the coordinator each wording era's broker has (rebalance_core.member_order): Kafka
+# up to 2.5 built with Scala 2.12, 2.6-3.9 with 2.13, 4.0's Java group coordinator; the canonical events
+# are the default simulation's (ReplaySettings' default map)
+_ERA_MEMBER_MAP = {"0.10": SCALA_2_12, "2.x": SCALA_2_12, "3.x": SCALA_2_13, "4.x": JAVA}
+
+
+def case_for_view(case: Case, view: View) -> Case:
+    """The case whose history `view` shows (the leader a new-leader choice picked depends on the era)."""
+    era = view.broker_era or view.client_era
+    return case.by_member_map.get(_ERA_MEMBER_MAP.get(era, ""), case)
 
 
 def _classic_slack(s: SimulationSettings) -> int:
@@ -215,7 +231,11 @@ def _classic_slack(s: SimulationSettings) -> int:
     )
 
 
-def _simulated_case(case_id, kind, description, timeline: Timeline, settings) -> Case:
+def _simulated_case(
+    case_id, kind, description, timeline: Timeline, settings, other_maps: bool = True
+) -> Case:
+    """The case simulated under `settings`; where the simulator picked a leader by the coordinator's members
+    map order, also under the other maps (`by_member_map`, see `case_for_view`)."""
     if isinstance(settings, ConsumerSimSettings):
         run = simulate_consumer_group(timeline, settings)
         events, truth = run.events, run.truth
@@ -225,6 +245,21 @@ def _simulated_case(case_id, kind, description, timeline: Timeline, settings) ->
         slack += settings.assign_callback_ms
     else:
         result = simulate(timeline, settings)
+        if result.leader_by_member_order and other_maps:
+            by_member_map = {
+                impl: _simulated_case(
+                    case_id,
+                    kind,
+                    description,
+                    timeline,
+                    dataclasses.replace(settings, coordinator_member_map=impl),
+                    other_maps=False,
+                )
+                for impl in set(_ERA_MEMBER_MAP.values()) - {settings.coordinator_member_map}
+            }
+            case = _simulated_case(case_id, kind, description, timeline, settings, other_maps=False)
+            case.by_member_map = by_member_map
+            return case
         events, truth = result.events, result.truth
         unobservable, from_coordinator = result.unobservable, result.unobservable_from_coordinator
         consumer = settings.rebalance_protocol == "consumer"
@@ -732,8 +767,9 @@ def _compare_generations(case: Case, view: View, t_gen: dict, r_gen: dict) -> Ou
     if t_ids == r_ids:
         return Outcome(EXACT)
     detail = f"truth {_short(sorted(t_ids.items()))} replay {_short(sorted(r_ids.items()))}"
-    # a client-only view sees the generations some member's JoinGroup or SyncGroup got
-    seen = _member_generations(case) if view.client_only else set(t_ids)
+    # a client-only view sees the generations some member's JoinGroup or SyncGroup got; a generation
+    # the replay inferred beyond those (an Empty one after the last member's LeaveGroup) must be the truth's
+    seen = _member_generations(case) | set(r_ids) if view.client_only else set(t_ids)
     if {g: e for g, e in t_ids.items() if g in seen} == r_ids:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
     parts = []
@@ -803,7 +839,8 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     if t_rounds == r_rounds:
         return Outcome(EXACT)
     detail = f"truth {t_rounds} replay {r_rounds}"
-    if view.client_only and _rounds(truth, _member_generations(case)) == r_rounds:
+    replayed_generations = set().union(*map(_episode_generations, replayed["rebalance_episodes"]))
+    if view.client_only and _rounds(truth, _member_generations(case) | replayed_generations) == r_rounds:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
     if _differing_episodes_inferred(t_rounds, replayed):
         return Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
@@ -941,15 +978,17 @@ class Row:
 
 def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
     """Every applicable view of one case, every measure (an error in a view: every measure wrong)."""
-    case = build_case(case_id)
+    default_case = build_case(case_id)
     rows: list[Row] = []
-    reference = case.truth
-    if reference is None:  # hand-written events: measured against what the events themselves give
-        observed = observe(case, VIEW_BY_NAME["events"])
-        reference = replay(observed.events, observed.settings)
+    default_reference = default_case.truth
+    if default_reference is None:  # hand-written events: measured against what the events themselves give
+        observed = observe(default_case, VIEW_BY_NAME["events"])
+        default_reference = replay(observed.events, observed.settings)
     for view in VIEWS:
-        if (views and view.name not in views) or not applies(view, case):
+        if (views and view.name not in views) or not applies(view, default_case):
             continue
+        case = case_for_view(default_case, view)
+        reference = default_reference if case is default_case else case.truth
         try:
             observed = observe(case, view)
             replayed = replay(observed.events, observed.settings)
@@ -1325,8 +1364,8 @@ def render_doc(rows: list[Row], command: str) -> str:
 
 # ------------------------------------------------------------------------------------------ one case
 def explain(case_id: str, view_name: str, measure: str | None, show_log: bool) -> None:
-    case = build_case(case_id)
     view = VIEW_BY_NAME[view_name]
+    case = case_for_view(build_case(case_id), view)
     print(f"{case_id}: {case.description}; {len(case.events)} events; view {view.name}")
     if case.unobservable or case.unobservable_from_coordinator:
         print(

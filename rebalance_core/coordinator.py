@@ -223,6 +223,12 @@ class ClassicGroup:
     change_logged: bool = False
     # the coordinator's members map's iteration order (which member leads after the leader leaves)
     member_order: MemberMapOrder = field(default_factory=MemberMapOrder)
+    # the instant the leader was removed while KIP-394 pending members may have been members already
+    # (their second JoinGroup is logged at DEBUG): the new leader is not known then (`remove_member`)
+    leader_removed_at: int | None = None
+    # the leader is the model's pick by the map order (no line named it): void if the membership it was
+    # picked from turns out not to be known (`_membership_lost`)
+    leader_by_order: bool = False
 
     # ------------------------------------------------------------------------------- the machine
     def transition(self, target: GroupState, event: Event | None = None) -> bool:
@@ -269,7 +275,7 @@ class ClassicGroup:
         known = self.members.get(member.member_id)
         if known is None:
             if self.leader_id is None and self.membership_known and not self.members:
-                self.leader_id = member.member_id
+                self.leader_id, self.leader_by_order = member.member_id, False
             self.members[member.member_id] = member
             self.member_order.put(member.member_id, with_previous=with_previous)
         else:  # a rejoin: keep what the new JoinGroup does not say
@@ -279,16 +285,24 @@ class ClassicGroup:
             if member.subscription is not None:
                 known.subscription = member.subscription
 
-    def remove_member(self, member_id: str) -> Member | None:
+    def remove_member(self, member_id: str, at: int | None = None) -> Member | None:
         """ClassicGroup.remove / GroupMetadata.remove: a leaving leader is replaced by the first key of
-        the members map (`member_order`); None when that order is not known (no guess)."""
+        the members map (`member_order`); None when that order is not known (no guess). Pending members
+        (KIP-394) may have rejoined with their ids unlogged (the Scala coordinator logs "Pending dynamic
+        member ... Adding to the group now" at DEBUG) and be in the map, maybe first: the leader is then
+        not known, unless the removal was the join completion's (`leader_removed_at`, see
+        `_on_join_completed`)."""
         removed = self.members.pop(member_id, None)
         self.member_order.remove(member_id)
         instance = removed.group_instance_id if removed is not None else None
         if instance and self.static_members.get(instance) == member_id:
             del self.static_members[instance]
         if self.leader_id == member_id:
-            self.leader_id = self.member_order.first() if self.membership_known else None
+            if self.pending:
+                self.leader_id, self.leader_removed_at = None, at
+            else:
+                self.leader_id = self.member_order.first() if self.membership_known else None
+                self.leader_by_order = self.leader_id is not None
         return removed
 
     def replace_static_member(self, instance_id: str, old_id: str, new_id: str | None) -> None:
@@ -337,6 +351,8 @@ class ClassicGroup:
             "pending": [asdict(m) for m in self.pending.values()],
             "change_logged": self.change_logged,
             "member_order": self.member_order.snapshot(),
+            "leader_removed_at": self.leader_removed_at,
+            "leader_by_order": self.leader_by_order,
         }
 
     @classmethod
@@ -353,6 +369,8 @@ class ClassicGroup:
         group.members = {m["member_id"]: Member(**m) for m in state["members"]}
         group.pending = {m["member_id"]: Member(**m) for m in state.get("pending", ())}
         group.change_logged = state.get("change_logged", False)
+        group.leader_removed_at = state.get("leader_removed_at")
+        group.leader_by_order = state.get("leader_by_order", False)
         if "member_order" in state:
             group.member_order = MemberMapOrder.from_snapshot(state["member_order"])
         else:
@@ -439,7 +457,10 @@ class ClassicGroup:
             return
         member_id, instance, new = named
         if e.reason.lower().startswith("leader "):
-            self.leader_id = member_id  # "Leader X re-joining group during Stable"
+            self.leader_id, self.leader_by_order = (
+                member_id,
+                False,
+            )  # "Leader X re-joining group during Stable"
         if member_id in self.members:
             return
         if member_id in self.pending:
@@ -467,8 +488,15 @@ class ClassicGroup:
             self._stated_count(e, e.member_count)
             if self.membership_known and not self.members:
                 self._membership_lost()  # a generation has members: their joins were not logged
+        if self.leader_id is None and self.leader_removed_at == e.ts and self.membership_known:
+            # the leader was removed at this join completion (GroupCoordinator.onCompleteJoin removes the
+            # members that did not rejoin, then completes): every member of the generation had joined, so
+            # the map held exactly them: its first key leads (`members.keys.headOption`)
+            self.leader_id = self.member_order.first()
+            self.leader_by_order = self.leader_id is not None
+        self.leader_removed_at = None
         if e.leader_id:
-            self.leader_id = e.leader_id
+            self.leader_id, self.leader_by_order = e.leader_id, False
         if e.protocol_name:
             self.protocol_name = e.protocol_name
         if e.protocol_type:
@@ -486,8 +514,11 @@ class ClassicGroup:
             self.membership_known = True
             return
         if self.pending and count == len(self.members) + len(self.pending):
-            for i, member in enumerate(list(self.pending.values())):
+            leader_before, batch = self.leader_id, list(self.pending.values())
+            for i, member in enumerate(batch):
                 self.add_member(member, with_previous=i > 0)  # their second JoinGroups: order not logged
+            if leader_before is None and len(batch) > 1:
+                self.leader_id = None  # the first of them into the empty map led (ClassicGroup.add): unknown
             self.membership_known = True
             return
         if len(self.members) < count < len(self.members) + len(self.pending):
@@ -502,9 +533,12 @@ class ClassicGroup:
             self._membership_lost()
 
     def _membership_lost(self) -> None:
-        """Changes were missed: the membership, and the members map's history, are not known."""
+        """Changes were missed: the membership, and the members map's history, are not known; so is a
+        leader the model picked from them by the map's order (a member that joined unlogged may precede)."""
         self.membership_known = False
         self.member_order.forget_history()
+        if self.leader_by_order:
+            self.leader_id, self.leader_by_order = None, False
 
     def _on_assignment_received(self, e: Event) -> None:
         self.transition(GroupState.STABLE, e)
@@ -512,7 +546,7 @@ class ClassicGroup:
         if e.leader_id:
             if self.leader_id is not None and e.leader_id != self.leader_id:
                 self._anomaly(LEADER_MISMATCH, e, f"model leader {self.leader_id}, logged {e.leader_id}")
-            self.leader_id = e.leader_id
+            self.leader_id, self.leader_by_order = e.leader_id, False
             if e.leader_id not in self.members:
                 self.add_member(self.pending.get(e.leader_id) or Member(e.leader_id))
         if e.assignment:
@@ -540,7 +574,7 @@ class ClassicGroup:
         timeout = int_attribute(e, "session_timeout_ms")
         if timeout is not None:
             self.members[member_id].session_timeout_ms = timeout
-        self.remove_member(member_id)
+        self.remove_member(member_id, e.ts)
 
     def _on_static_member_replaced(self, e: Event) -> None:
         instance = e.group_instance_id

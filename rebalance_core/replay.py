@@ -249,6 +249,9 @@ class GroupReplayer:
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
         self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
         self.closed_leader: str | None = None  # leader of the last round ended with a generation
+        # members' logs only: the members of the last generation as the leader's assignment listed them,
+        # less those whose LeaveGroup was logged since (None: not known)
+        self.remaining_members: list[str] | None = None
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -933,8 +936,10 @@ class GroupReplayer:
         delay = attributes.get("delay_ms", "")
         if delay.isdigit() and int(delay) > 0:
             self.follow_up_due = True  # KIP-415: the delayed rebalance belongs to this episode
-        if attributes.get("revoked"):
-            self.follow_up_due = True  # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415)
+        if attributes.get("revoked") and not self._next_round_open(gen):
+            # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415); a consumer's "Revoked
+            # partitions" -> it rejoins (KIP-429): the round after, unless already open
+            self.follow_up_due = True
         if "owned" in attributes and e.protocol_type == "consumer" and self.rebalance_protocol is None:
             # ConsumerCoordinator.onJoinComplete logs "Updating assignment with" (owned / added / revoked)
             # under the COOPERATIVE protocol only (2.4+, KIP-429): the group is cooperative even where no
@@ -950,7 +955,8 @@ class GroupReplayer:
         to_stop = sorted(owned - set(assigned))
         to_start = sorted(set(assigned) - owned)
         if to_stop:
-            self.follow_up_due = True  # KIP-429: the member revokes and rejoins at once
+            # KIP-429: the member revokes and rejoins at once (the round after, unless already open)
+            self.follow_up_due = self.follow_up_due or not self._next_round_open(gen)
             if self.rebalance_protocol is None:
                 self.rebalance_protocol = "cooperative"
         view.pending = PendingApply(e.ts, gen, to_start, to_stop, source)
@@ -980,6 +986,16 @@ class GroupReplayer:
         now = sorted((set(previous) - revoked) | added)
         self.assignment[member] = now
         self._emit_assignment({member: now}, gen, e.ts, "inferred")
+
+    def _next_round_open(self, gen: int | None) -> bool:
+        """Whether a round after generation `gen` is open already: a member's SyncGroup response for
+        `gen` logged after another member's rejoin opened the next round. Its revoke-rejoin
+        (ConsumerCoordinator.onJoinComplete -> requestRejoin) joins that rebalance, which is the
+        follow-up; no further round is due because of it."""
+        rnd = self.round
+        return (
+            gen is not None and gen == self.closed_generation and rnd is not None and rnd.generation_id != gen
+        )
 
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
@@ -1079,7 +1095,32 @@ class GroupReplayer:
         (GroupCoordinator.removeMemberAndUpdateGroup -> maybePrepareRebalance; ClassicGroup in 4.0): the
         episode starts at the leave. With the broker's log, its Preparing line gives the start."""
         if not self.has_coordinator and not view.instance:
-            self._member_round_signal(ts, reason)
+            opens_a_round = self.round is None or self.round.generation_id is not None
+            self._member_round_signal(ts, reason)  # ends the last round: remaining_members are its
+            if self.remaining_members is not None:
+                self.remaining_members = [m for m in self.remaining_members if m != view.member_id]
+                if opens_a_round and not self.remaining_members:
+                    self._emptied_by_last_leave(ts)
+
+    def _emptied_by_last_leave(self, ts: int) -> None:
+        """Members' logs only: the last member of the group (the leader's assignment listed every member
+        of the last generation; the others' LeaveGroups were logged) left. The join phase its LeaveGroup
+        starts has no member to wait for and completes at once: the generation is incremented and the
+        group turns Empty (GroupCoordinator.onCompleteJoin -> GroupMetadata.initNextGeneration, "Group G
+        with generation N is now empty"; ClassicGroup in 4.0). No member logs that generation: its row is
+        inferred, and the rebalance ends at the leave."""
+        rnd = self.round
+        rnd.generation_id = (self.closed_generation or 0) + 1
+        rnd.ended_empty = True
+        rnd.members, rnd.member_count = [], 0
+        rnd.ended_at = ts
+        rnd.source = "inferred"
+        self.timeline.group_empty(ts)
+        self.timeline.round_completed(rnd.generation_id, ts)
+        self._set_assignment({}, rnd.generation_id, "inferred")
+        self.follow_up_due = False
+        self._end_round()
+        self._end_episode(ts)
 
     # ================================================================================== rounds
     def _member_round_signal(self, ts: int, reason: str | None) -> None:
@@ -1089,8 +1130,14 @@ class GroupReplayer:
 
     def _member_round(self, gen: int | None, started_at: int | None, seen_at: int) -> Round | None:
         """Member-only logs: the round of generation `gen`, opened if needed (started_at None: its start
-        is not in the log). None for a late member of the round that already ended."""
+        is not in the log). None for a late member of the round that already ended, also when a signal
+        opened the next round meanwhile: a join phase that has not completed yet can only become a newer
+        generation (the coordinator increments the generation id at each completed join,
+        GroupMetadata.initNextGeneration / ClassicGroup.initNextGeneration), so a line of the closed one
+        (a member's SyncGroup response logged after the leader's revoke-rejoin) is not its generation."""
         rnd = self.round
+        if gen is not None and gen == self.closed_generation and (rnd is None or rnd.generation_id is None):
+            return None
         if rnd is not None and rnd.generation_id in (None, gen):
             rnd.generation_id = gen
             return rnd
@@ -1309,6 +1356,11 @@ class GroupReplayer:
             return  # the join phase never completed: no generation (its time counts in the episode)
         self.closed_generation = rnd.generation_id
         self.closed_leader = None if rnd.ended_empty else rnd.leader_id
+        self.remaining_members = (
+            list(rnd.members)
+            if rnd.members_listed and rnd.members is not None and not rnd.stand_ins
+            else None
+        )
         ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
         rebalance_ms = (
             ended - rnd.started_at if rnd.started_at is not None and (rnd.stable or rnd.ended_empty) else None
@@ -1645,12 +1697,14 @@ _PLAIN_STATE = (
     "poll_timed_out",
     "kip415_delay_inferred",
     "closed_leader",
+    "remaining_members",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
+    "remaining_members": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
 
 

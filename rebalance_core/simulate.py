@@ -8,8 +8,10 @@ started and stopped each partition.
 
 What is modelled, and where it comes from (Kafka):
 - coordinator (GroupCoordinator / ClassicGroup): states Empty, PreparingRebalance, CompletingRebalance,
-  Stable; JoinGroup / SyncGroup / Heartbeat / LeaveGroup; the first member to join leads, and the leader
-  is kept while it rejoins; the join phase completes when every member has rejoined or at the rebalance
+  Stable; JoinGroup / SyncGroup / Heartbeat / LeaveGroup; the first member to join an empty group leads,
+  and the leader is kept while it rejoins; a leader that leaves or does not rejoin is replaced by the
+  first member in the iteration order of the coordinator's members HashMap (`coordinator_member_map`,
+  rebalance_core.member_order), not the join order; the join phase completes when every member has rejoined or at the rebalance
   timeout (max.poll.interval.ms), dropping dynamic members that did not rejoin; an Empty group waits
   group.initial.rebalance.delay.ms (InitialDelayedJoin, extended while new members keep arriving, up to
   the rebalance timeout); a dynamic member's first JoinGroup only reserves its member id (KIP-394:
@@ -75,6 +77,7 @@ from rebalance_core.connect import (
     WorkerState,
 )
 from rebalance_core.events import REVOKE_REJOIN_REASON, Event, TopicPartition, format_ts
+from rebalance_core.member_order import IMPLEMENTATIONS, SCALA_2_13, MemberMapOrder
 from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
@@ -149,6 +152,10 @@ class SimulationSettings:
     network_jitter_ms: int = 0  # each message takes up to this much longer (seeded)
     seed: int = 0
     coordinator: str = "broker-0"  # `source` of coordinator events
+    # the coordinator's members map, whose iteration order picks the next leader (rebalance_core.member_order:
+    # "java" = the Java coordinator of 3.6+/4.0, "scala-2.13" = Kafka 2.6-3.9, "scala-2.12" = up to 2.5);
+    # the default is ReplaySettings.coordinator_member_map's
+    coordinator_member_map: str = SCALA_2_13
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -173,6 +180,10 @@ class SimulationSettings:
             self._check_consumer()
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
             raise SimulationError(f"seed must be an integer, got {self.seed!r}")
+        if self.coordinator_member_map not in IMPLEMENTATIONS:
+            raise SimulationError(
+                f"coordinator_member_map must be one of {', '.join(IMPLEMENTATIONS)}, got {self.coordinator_member_map!r}"
+            )
 
     def _check_connect(self) -> None:
         if self.protocol not in (None, RebalanceProtocol.COOPERATIVE.value):
@@ -284,6 +295,9 @@ class SimulationResult:
     unobservable: list[str] = field(default_factory=list)  # true facts the events cannot reveal
     # true facts the coordinator's events alone cannot reveal (a broker log without client logs)
     unobservable_from_coordinator: list[str] = field(default_factory=list)
+    # a leader was picked by the members map's iteration order among several members (the leader left or
+    # did not rejoin): another `coordinator_member_map` may have picked another one
+    leader_by_member_order: bool = False
 
 
 def simulate(timeline: Timeline, settings: SimulationSettings | None = None) -> SimulationResult:
@@ -401,6 +415,10 @@ class _Simulation:
         self.generation = 0
         self.leader: str | None = None
         self.members: dict[str, _GroupMember] = {}  # insertion order = join order
+        # the coordinator's HashMap of members: its iteration order, not the join order, picks a new leader
+        self.member_order = MemberMapOrder(settings.coordinator_member_map)
+        self.member_order.fresh()
+        self.leader_by_member_order = False
         self.static_ids: dict[str, str] = {}  # group.instance.id -> member id
         self.assignment: dict[str, tuple[TopicPartition, ...]] = {}
         self.assignment_delay_ms = 0
@@ -438,7 +456,13 @@ class _Simulation:
             fn(*args)
             self.truth.maybe_end_episode()
         truth = self.truth.finish(self.events[-1].ts if self.events else self.now)
-        return SimulationResult(self.events, truth, self.unobservable, self.unobservable_from_coordinator)
+        return SimulationResult(
+            self.events,
+            truth,
+            self.unobservable,
+            self.unobservable_from_coordinator,
+            self.leader_by_member_order,
+        )
 
     def _later(self, delay: int, fn: Callable, *args: Any, essential: bool = True) -> int:
         return self.queue.push(self.now + delay, fn, *args, essential=essential)
@@ -1106,6 +1130,7 @@ class _Simulation:
                 self.queue.cancel(self.pending_members.pop(member_id))
             member = _GroupMember(member_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
             self.members[member_id] = member
+            self.member_order.put(member_id)
             if p.instance_id is not None:
                 self.static_ids[p.instance_id] = member_id
             if self.leader is None:
@@ -1202,6 +1227,8 @@ class _Simulation:
         member.last_seen = self.now
         member.request = request
         self.members[new_id] = member
+        self.member_order.remove(old_id)  # GroupMetadata / ClassicGroup.replaceStaticMember: remove, put
+        self.member_order.put(new_id)
         self.static_ids[p.instance_id] = new_id
         if self.leader == old_id:
             self.leader = new_id
@@ -1340,7 +1367,8 @@ class _Simulation:
             self.truth.group_empty(self.now, self.generation)
             return
         if self.leader not in self.members or not self.members[self.leader].awaiting_join:
-            self.leader = joined[0].member_id  # maybeElectNewJoinedLeader
+            # maybeElectNewJoinedLeader: the first member in the members map's order that rejoined
+            self.leader = self._first_in_member_order([m.member_id for m in joined])
         self.state = COMPLETING
         self.assignment = {}
         members = list(self.members.values())
@@ -1532,6 +1560,11 @@ class _Simulation:
             back = self._latency(self.s.join_round_trip_ms, 1)
             self._deliver(member.process, back, self._on_join_error, member.request, UNKNOWN_MEMBER_ID)
         del self.members[member.member_id]
+        self.member_order.remove(member.member_id)
+        if member.member_id == self.leader:
+            # GroupMetadata.remove: `members.keys.headOption`; ClassicGroup.remove: the first key of the
+            # members HashMap (not the first to have joined)
+            self.leader = self._first_in_member_order(list(self.members)) if self.members else None
         self.held.pop(member.member_id, None)
         if member.instance_id is not None and self.static_ids.get(member.instance_id) == member.member_id:
             del self.static_ids[member.instance_id]
@@ -1544,6 +1577,14 @@ class _Simulation:
             self._prepare_rebalance(rebalance_reason)
         elif self.state == PREPARING:
             self._try_complete_join()
+
+    def _first_in_member_order(self, candidates: list[str]) -> str:
+        """The first of `candidates` in the coordinator's members map (`member_order`; the simulator knows
+        the map's whole history, so the order is known; join order only where it is not modelled)."""
+        if len(candidates) > 1:
+            self.leader_by_member_order = True
+        first = self.member_order.first(candidates)
+        return first if first is not None else candidates[0]
 
     def _member_failed(self, member: _GroupMember, how: str, reason: RemovalReason | None = None) -> None:
         """Ground truth for a member that is gone without telling: whatever it still consumed stopped at

@@ -683,3 +683,57 @@ def test_a_static_leader_no_line_shows_rejoining_leads_a_generation_only_if_a_li
     out = replay_log(lines, topics={"t": 6}, default_assignor="range")
     leaders = {g["generation_id"]: g["leader_member_id"] for g in out["generations"]}
     assert leaders == {1: S1, 2: S1, 3: None, 4: S2}
+
+
+C4 = "c4-2b1d0e6f-58a4-4c8e-9d51-7e0f3c6a1b92"
+
+
+def _leader_fails_while_pending_members_rejoin(failed_at: str) -> list[str]:
+    """c1 leads generation 1 alone; c2 joins (its "Adding new member" Preparing), c3 and c4 get member ids
+    (KIP-394) and rejoin with them, which the 3.x Scala coordinator logs at DEBUG only; c1 does not rejoin
+    and is removed at `failed_at`; the join phase completes at 10:00:40,000 with 3 members. No line names
+    generation 2's leader."""
+    adding = "with group instance id None; client reason: not provided"
+    return [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _stabilized("10:00:03,010", 1, 1),
+        _assignment("10:00:03,020", C1, 1, 1),
+        _pending_join("10:00:10,000", C2, "Stable"),
+        _prepare("10:00:10,010", 1, f"Adding new member {C2} {adding}"),
+        _pending_join("10:00:10,020", C3, "PreparingRebalance"),
+        _pending_join("10:00:10,030", C4, "PreparingRebalance"),
+        _failed(failed_at, C1),
+        _stabilized("10:00:40,000", 2, 3),
+    ]
+
+
+def test_a_leader_removed_at_the_join_completion_is_replaced_by_the_first_key_of_the_members_map():
+    """GroupCoordinator.onCompleteJoin removes the members that did not rejoin, then completes: every
+    member of generation 2 (c2, and the pending c3, c4 whose rejoins were logged at DEBUG) was in the map
+    when c1 left, so the new leader is the map's first key (GroupMetadata.remove: `members.keys.headOption`),
+    whatever the order c3 and c4 rejoined in."""
+    from rebalance_core.member_order import MemberMapOrder
+
+    out = replay_log(_leader_fails_while_pending_members_rejoin("10:00:40,000"), topics={"t": 3})
+    expected = set()
+    for rejoined in ([C3, C4], [C4, C3]):
+        order = MemberMapOrder("scala-2.13")
+        order.fresh()
+        for member in [C1, C2, *rejoined]:
+            order.put(member)
+        order.remove(C1)
+        expected.add(order.first())
+    (leader,) = expected
+    generation_2 = out["generations"][1]
+    assert (generation_2["generation_id"], generation_2["leader_member_id"]) == (2, leader)
+    assert not out["anomalies"]
+
+
+def test_a_leader_that_left_while_pending_members_may_have_rejoined_is_not_known():
+    """The same, but c1 is removed during the join phase (its session expired at 10:00:30): whether c3 and
+    c4 had rejoined by then (their JoinGroups are logged at DEBUG), so were in the map and maybe first, no
+    line says. The leader is null, not the first of the members the model happened to know (c2)."""
+    out = replay_log(_leader_fails_while_pending_members_rejoin("10:00:30,000"), topics={"t": 3})
+    generation_2 = out["generations"][1]
+    assert (generation_2["generation_id"], generation_2["leader_member_id"]) == (2, None)

@@ -117,3 +117,82 @@ def test_a_member_removed_for_not_rejoining_stopped_at_an_instant_no_line_shows(
     last = out["rebalance_episodes"][-1]
     assert last["source"] == "inferred"
     assert last["stw_ms"] <= result.truth["rebalance_episodes"][-1]["stw_ms"]
+
+
+def test_a_members_sync_logged_after_the_revoking_rejoin_of_another_stays_in_its_generation():
+    """Members' logs only, cooperative (KIP-429): c1 syncs generation 2, revokes t-1 and rejoins at once
+    (ConsumerCoordinator.onJoinComplete -> requestRejoin "need to revoke partitions ... and re-join");
+    c2's SyncGroup response for generation 2 is logged after that. It is generation 2's (the open join
+    phase can only become generation 3: the coordinator increments the id at each completed join,
+    ClassicGroup/GroupMetadata.initNextGeneration), and its own revoke-rejoin joins the follow-up round
+    already open: generations 1-3 one row each, episodes of 1 and 2 rounds, not a third round, and the
+    episode ends there (c3's later leave is a rebalance of its own)."""
+    coop = "cooperative-sticky"
+    a1 = {"c1": "t-0 t-1", "c2": "t-2 t-3"}
+    a2 = {"c1": "t-0", "c2": "t-2", "c3": ""}
+    a3 = {"c1": "t-0", "c2": "t-2", "c3": "t-1 t-3"}
+    revoke = "need to revoke partitions [{}] as indicated by the current assignment and re-join"
+
+    def sync(ts, member, gen, assigned, revoked=""):
+        attributes = {"revoked": revoked} if revoked else {}
+        return ev(
+            ts,
+            "sync_response",
+            generation_id=gen,
+            member_id=member,
+            partitions=assigned,
+            attributes=attributes,
+        )
+
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name=coop, leader_id="c1"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name=coop, leader_id="c1"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment=a1),
+        sync(2, "c1", 1, "t-0 t-1"),
+        ev(2, "partitions_assigned", member_id="c1", partitions="t-0 t-1"),
+        sync(3, "c2", 1, "t-2 t-3"),
+        ev(3, "partitions_assigned", member_id="c2", partitions="t-2 t-3"),
+        ev(1000, "join_sent", client_id="c3", source="host3"),
+        ev(1005, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(1005, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(1010, "join_response", generation_id=2, member_id="c1", protocol_name=coop, leader_id="c1"),
+        ev(1010, "join_response", generation_id=2, member_id="c2", protocol_name=coop, leader_id="c1"),
+        ev(1011, "assignment_computed", generation_id=2, member_id="c1", assignment=a2),
+        ev(1012, "join_response", generation_id=2, member_id="c3", client_id="c3", source="host3"),
+        sync(1020, "c1", 2, "t-0", revoked="t-1"),
+        ev(1020, "partitions_revoked", member_id="c1", partitions="t-1"),
+        sync(1021, "c3", 2, "", ""),
+        ev(1022, "join_requested", member_id="c1", reason=revoke.format("t-1")),
+        sync(1023, "c2", 2, "t-2", revoked="t-3"),
+        ev(1023, "partitions_revoked", member_id="c2", partitions="t-3"),
+        ev(1024, "join_requested", member_id="c2", reason=revoke.format("t-3")),
+        ev(3000, "join_requested", member_id="c3", reason="group is already rebalancing"),
+        ev(3010, "join_response", generation_id=3, member_id="c1", protocol_name=coop, leader_id="c1"),
+        ev(3010, "join_response", generation_id=3, member_id="c2", protocol_name=coop, leader_id="c1"),
+        ev(3011, "assignment_computed", generation_id=3, member_id="c1", assignment=a3),
+        ev(3012, "join_response", generation_id=3, member_id="c3", protocol_name=coop, leader_id="c1"),
+        sync(3020, "c1", 3, "t-0"),
+        sync(3021, "c2", 3, "t-2"),
+        sync(3022, "c3", 3, "t-1 t-3"),
+        ev(3022, "partitions_assigned", member_id="c3", partitions="t-1 t-3"),
+        # a later, unrelated rebalance: c3 leaves
+        ev(60000, "leave_sent", member_id="c3", reason="the consumer is being closed"),
+        ev(60005, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(60005, "join_requested", member_id="c2", reason="group is already rebalancing"),
+        ev(60010, "join_response", generation_id=4, member_id="c1", protocol_name=coop, leader_id="c1"),
+        ev(60010, "join_response", generation_id=4, member_id="c2", protocol_name=coop, leader_id="c1"),
+        ev(60011, "assignment_computed", generation_id=4, member_id="c1", assignment=a1),
+        sync(60020, "c1", 4, "t-0 t-1"),
+        ev(60020, "partitions_assigned", member_id="c1", partitions="t-1"),
+        sync(60021, "c2", 4, "t-2 t-3"),
+        ev(60021, "partitions_assigned", member_id="c2", partitions="t-3"),
+    ]
+    out = run(events)
+    assert [g["generation_id"] for g in out["generations"]] == [1, 2, 3, 4]
+    assert [g["members"] for g in out["generations"]][1] == ["c1", "c2", "c3"]
+    episodes = out["rebalance_episodes"]
+    assert [(e["rounds"], e["first_generation_id"], e["last_generation_id"]) for e in episodes] == [
+        (1, 1, 1),
+        (2, 2, 3),
+        (1, 4, 4),
+    ]

@@ -533,3 +533,67 @@ def test_member_logs_without_the_leaders_assignment_do_not_know_a_generations_me
     out = run(events)
     rows = {g["generation_id"]: (g["members"], g["member_count"]) for g in out["generations"]}
     assert rows == {1: (["c1", "c2"], 2), 2: (None, None)}
+
+
+def test_the_last_members_leave_empties_the_group_at_a_new_generation_in_member_logs():
+    """Members' logs only: the leader's assignment of generation 1 lists c1 and c2; both send a LeaveGroup
+    (c2 first: a rebalance c1 takes part in, generation 2 of c1 alone). When c1, the last member, leaves,
+    the join phase its LeaveGroup starts has no member to wait for: the coordinator completes it at once,
+    increments the generation and the group turns Empty (GroupCoordinator.onCompleteJoin ->
+    GroupMetadata.initNextGeneration; ClassicGroup in 4.0). That rebalance ends at the leave, generation
+    3 ended Empty (inferred: no member logs it); a new process joining later is a rebalance of its own."""
+    a1 = {"c1": "t-0", "c2": "t-1"}
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment=a1),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0"),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1"),
+        ev(1000, "leave_sent", member_id="c2", reason="the consumer is being closed"),
+        ev(1005, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(1010, "join_response", generation_id=2, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(1011, "assignment_computed", generation_id=2, member_id="c1", assignment={"c1": "t-0 t-1"}),
+        ev(1020, "sync_response", generation_id=2, member_id="c1", partitions="t-0 t-1"),
+        ev(5000, "leave_sent", member_id="c1", reason="the consumer is being closed"),
+        ev(9000, "join_sent", client_id="c3", source="host3"),
+        ev(
+            9010,
+            "join_response",
+            generation_id=4,
+            member_id="c3",
+            client_id="c3",
+            source="host3",
+            leader_id="c3",
+        ),
+        ev(9011, "assignment_computed", generation_id=4, member_id="c3", assignment={"c3": "t-0 t-1"}),
+        ev(9020, "sync_response", generation_id=4, member_id="c3", partitions="t-0 t-1"),
+    ]
+    out = run(events)
+    rows = [(g["generation_id"], g["ended_empty"], g["members"], g["source"]) for g in out["generations"]]
+    assert rows == [
+        (1, False, ["c1", "c2"], "observed"),
+        (2, False, ["c1"], "observed"),
+        (3, True, [], "inferred"),
+        (4, False, ["c3"], "observed"),
+    ]
+    episodes = [
+        (rel(e, "started_at")[0], e["first_generation_id"], e["rounds"]) for e in out["rebalance_episodes"]
+    ]
+    assert episodes[1:] == [(1000, 2, 1), (5000, 3, 1), (9000, 4, 1)]
+
+
+def test_a_leave_while_a_member_without_a_leave_line_may_remain_does_not_empty_the_group():
+    """The leader's assignment listed c2 too, whose log shows no LeaveGroup (it may have crashed: it stays
+    a member until its session times out): c1's leave starts a rebalance that is not known to empty the
+    group; nothing is inferred."""
+    a1 = {"c1": "t-0", "c2": "t-1"}
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range", leader_id="c1"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name="range", leader_id="c1"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment=a1),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0"),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1"),
+        ev(5000, "leave_sent", member_id="c1", reason="the consumer is being closed"),
+    ]
+    out = run(events)
+    assert [(g["generation_id"], g["ended_empty"]) for g in out["generations"]] == [(1, False)]

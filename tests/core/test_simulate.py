@@ -559,3 +559,51 @@ def test_members_removed_at_the_pending_sync_expiry_are_named_as_the_scala_set_k
     )
     reasons = [e.reason for e in events_of(result.events, EventType.REBALANCE_PREPARED)]
     assert f"Removing Set({removed.member_id}) on pending sync request expiration" in reasons
+
+
+@pytest.mark.parametrize("member_map", ["java", "scala-2.13", "scala-2.12"])
+def test_a_leaving_leader_is_replaced_by_the_first_key_of_the_members_map(member_map):
+    """ClassicGroup.remove (`members.keySet().iterator().next()`) / GroupMetadata.remove
+    (`members.keys.headOption`): when the leader leaves, the next leader is the first member id in the
+    iteration order of the coordinator's members HashMap (rebalance_core.member_order), not the member
+    that joined first."""
+    from rebalance_core.member_order import MemberMapOrder
+
+    names = [f"c{i}" for i in range(1, 7)]
+    result = sim(
+        *(Join(i * 100, name) for i, name in enumerate(names)),
+        Leave(60 * S, "c1"),
+        coordinator_member_map=member_map,
+    )
+    completions = [e for e in result.events if e.event_type == EventType.JOIN_COMPLETED.value]
+    before, after = completions[-2], completions[-1]
+    assert before.leader_id.startswith("c1-")
+    remaining = [m for m in before.members if m != before.leader_id]
+    order = MemberMapOrder(member_map)
+    order.fresh()
+    for e in result.events:  # the map's insertions: each member's JoinGroup with its id, in order
+        if e.event_type == EventType.JOIN_RECEIVED.value and e.member_id in before.members:
+            order.put(e.member_id)
+    order.remove(before.leader_id)
+    assert after.leader_id == order.first() == order.first(remaining)
+    assert result.leader_by_member_order
+
+
+def test_the_map_order_leader_is_not_the_join_order_one_for_some_member_ids():
+    """The property the test above relies on: with these members, some map's order differs from the
+    join order (the next joiner, c2), so the simulator does not pick the join order's."""
+    leaders = set()
+    for member_map in ("java", "scala-2.13", "scala-2.12"):
+        result = sim(
+            *(Join(i * 100, f"c{i + 1}") for i in range(6)),
+            Leave(60 * S, "c1"),
+            coordinator_member_map=member_map,
+        )
+        completions = [e for e in result.events if e.event_type == EventType.JOIN_COMPLETED.value]
+        leaders.add(completions[-1].leader_id.partition("-")[0])
+    assert leaders != {"c2"}
+
+
+def test_an_unknown_members_map_is_refused():
+    with pytest.raises(SimulationError, match="coordinator_member_map"):
+        SimulationSettings(coordinator_member_map="python")
