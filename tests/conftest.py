@@ -13,9 +13,18 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
-settings.register_profile("suite", derandomize=True, database=None, print_blob=True)
+# The suite asserts behaviour, never speed: Hypothesis' timing checks (the per-example deadline and the
+# "input generation is slow" health check) are off, so a loaded machine cannot turn a run red.
+settings.register_profile(
+    "suite",
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile("explore", print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
