@@ -150,7 +150,11 @@ def damaged_groups(draw) -> bytes:
     return json.dumps(doc).encode()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(stdin=damaged_groups())
 def test_any_input_is_an_assignment_or_one_line_and_exit_status_2(stdin, monkeypatch, capsys):
     """In this process (a subprocess per example would take minutes): the same cli.main."""
