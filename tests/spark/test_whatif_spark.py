@@ -18,6 +18,7 @@ from rebalance_core.events import ms_to_datetime
 from rebalance_core.explain import replayer_columns
 from rebalance_core.replay import ReplaySettings
 from rebalance_core.whatif import Scenario, WhatIfConfig, whatif
+from rebalance_core.whatif.compare import within_tolerance
 from schemas.tables import COMPARED_MEASURES
 from tests.spark.helpers import assert_same_rows, core_frame, write_jsonl
 
@@ -75,7 +76,15 @@ def test_as_actual_reproduces_the_actual_night(spark, ran):
     _, _, warehouse = ran
     rows = read_table(spark, warehouse, "whatif_comparison").where("scenario = 'as-actual'").collect()
     assert len({(r["cluster"], r["group_id"]) for r in rows}) == 6
-    assert all(r[f"{name}_delta"] == 0 for r in rows for name, _kind in COMPARED_MEASURES)
+    # counts exactly, times within the model check's tolerance (issue 12): the simulator picks a leader that
+    # left by the coordinator's HashMap order of member ids, and the as-actual timeline's member ids are not
+    # the night's, so the steps that depend on who leads may shift by a few milliseconds
+    assert {r["model_check"] for r in rows} == {"passed"}
+    assert all(
+        within_tolerance(name, r[f"{name}_actual"], r[f"{name}_scenario"])
+        for r in rows
+        for name, _kind in COMPARED_MEASURES
+    )
 
 
 def test_a_rerun_replaces_each_scenarios_rows(spark, workload, ran):
