@@ -1228,6 +1228,13 @@ class GroupReplayer:
         if episode is not None and not (caused or interrupted) and unknown_cause:
             caused = True  # taken for the follow-up round; the log cannot say: the episode is inferred
             episode.source = "inferred"
+        if episode is not None and not (caused or interrupted) and self._connect_follow_up_unknown():
+            # a Connect worker that revoked rejoins when it has stopped them, or once the KIP-415 delay
+            # expires (IncrementalCooperativeAssignor, DistributedHerder.handleRebalanceCompleted): with
+            # the revocations unknown, this round may be that follow-up, a removal joining it; both
+            # episodes are a guess
+            episode.source = "inferred"
+            guessed_new = True
         if episode is None or not (caused or interrupted):
             # a new episode: what members synced before it applied before it (callbacks not logged)
             self._flush_all_pending()
@@ -1295,6 +1302,16 @@ class GroupReplayer:
         """The last round is Stable, cooperative, and what it revoked is not known."""
         rnd = self.round
         return rnd is not None and rnd.stable and not rnd.assignment_known and self.protocol == "cooperative"
+
+    def _connect_follow_up_unknown(self) -> bool:
+        """A Connect group's last round is Stable and what it revoked is not known."""
+        rnd = self.round
+        connect = (
+            rnd is not None and rnd.protocol_type == "connect"
+        ) or self.group.protocol_type == "connect"
+        return self._cooperative_round_unknown() and (
+            connect or (self.protocol_name or self.settings.default_assignor) in ("sessioned", "compatible")
+        )
 
     def _cause_not_logged(self, reason: str | None) -> bool:
         """A round with no reason logged (0.9-2.0) after a cooperative round of unknown revocations."""
