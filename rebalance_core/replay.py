@@ -1426,10 +1426,11 @@ class GroupReplayer:
             return  # the join phase never completed: no generation (its time counts in the episode)
         self.closed_generation = rnd.generation_id
         self.closed_leader = None if rnd.ended_empty else rnd.leader_id
+        connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
+        # a Connect leader logs no assignment line: the workers' own lines are the member list
+        listed = rnd.members_listed or (connect and not self.has_coordinator)
         self.remaining_members = (
-            list(rnd.members)
-            if rnd.members_listed and rnd.members is not None and not rnd.stand_ins
-            else None
+            list(rnd.members) if listed and rnd.members is not None and not rnd.stand_ins else None
         )
         ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
         rebalance_ms = (
@@ -1440,7 +1441,6 @@ class GroupReplayer:
         members = sorted(rnd.members) if rnd.members is not None else None
         if members is not None and set(members) & set(rnd.stand_ins):
             members = None  # an old id stands for a replaced instance's new one, which no line named
-        connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
         if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
             # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
             # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
