@@ -198,6 +198,10 @@ class Round:
     owned_before: bool = True
     joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
     members_listed: bool = False  # member-side logs: the leader's assignment listed every member
+    # member-side logs: the last member's LeaveGroup at this instant left the group no member to wait
+    # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
+    emptied_at: int | None = None
+    signal_after_leave: tuple[int, str | None] | None = None  # the first rebalance signal since then
 
 
 _STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
@@ -252,6 +256,9 @@ class GroupReplayer:
         # members' logs only: the members of the last generation as the leader's assignment listed them,
         # less those whose LeaveGroup was logged since (None: not known)
         self.remaining_members: list[str] | None = None
+        # members' logs only: a JoinGroup without a member id (instant, reason), a rebalance signal only
+        # once a later line shows the member went on (`_defer_fresh_join`)
+        self.fresh_join: tuple[int, str | None] | None = None
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -275,6 +282,10 @@ class GroupReplayer:
     def finish(self) -> dict[str, list[dict]]:
         """End of input: emit what is still open (when settings.final) and the daily summary."""
         if self.settings.final:
+            # KIP-394: a JoinGroup without a member id as the input's last member line only created a
+            # pending member; the rebalance its member-id rejoin would start is not in the input
+            self.fresh_join = None
+            self._settle_emptied(None)
             self._flush_all_pending()
             self._end_round()
             self._note_protocol()
@@ -308,6 +319,8 @@ class GroupReplayer:
     def _dispatch(self, e: Event) -> None:
         if not admit(self, e):
             return
+        if self.fresh_join is not None:
+            self._signal_fresh_join()
         if e.side == _COORDINATOR:
             self.has_coordinator = True
             if self.unnamed_replacements:
@@ -627,12 +640,31 @@ class GroupReplayer:
             if e.group_instance_id:
                 self.member_timed.add(e.group_instance_id)
                 self._static_restart(e)
+        if fresh_join and not self.has_coordinator:
+            self._defer_fresh_join(e)
+            return None
         if fresh_join or (e.event_type in _SIGNALS and alias not in self.aliases):
             # a new member owns nothing yet, but its join is a rebalance signal
             if not self.has_coordinator:
                 self._member_round_signal(e.ts, e.reason)
             return None
         return self.aliases.get(alias)
+
+    def _defer_fresh_join(self, e: Event) -> None:
+        """Members' logs only: a JoinGroup without a member id. Since KIP-394 (2.2) the coordinator only
+        answers MEMBER_ID_REQUIRED and keeps a pending member, which triggers nothing
+        (GroupCoordinator.doNewMemberJoinGroup / GroupMetadataManager.classicGroupJoinNewDynamicMember);
+        the member's rejoin with its new id, at once, does. Its round still starts at this first line
+        (the earliest instant of the rebalance it leads to), once any later line is replayed; when the
+        input ends here, no rebalance followed it in the input (`finish`)."""
+        if self.fresh_join is None:
+            self.fresh_join = (e.ts, e.reason)
+
+    def _signal_fresh_join(self) -> None:
+        ts, reason = self.fresh_join
+        self.fresh_join = None
+        if not self.has_coordinator:
+            self._member_round_signal(ts, reason)
 
     def _name_replacement(self, instance: str, member: str) -> None:
         """The new member id of a replaced instance whose replacement line did not print it: the first
@@ -718,6 +750,7 @@ class GroupReplayer:
             # (INCONSISTENT_GROUP_PROTOCOL), so a member that joined has the group's
             self.group.protocol_type = e.protocol_type
         gen = e.generation_id
+        self._settle_emptied(gen)
         if gen is not None and gen == view.synced_generation:
             self._same_generation_rejoin(view, e)
             return
@@ -1100,7 +1133,25 @@ class GroupReplayer:
             if self.remaining_members is not None:
                 self.remaining_members = [m for m in self.remaining_members if m != view.member_id]
                 if opens_a_round and not self.remaining_members:
-                    self._emptied_by_last_leave(ts)
+                    self.round.emptied_at = ts
+
+    def _settle_emptied(self, gen: int | None) -> None:
+        """Members' logs only: the round the last member's LeaveGroup opened, settled by the next JoinGroup
+        response (`gen`) or the end of the input (None). A new member whose first JoinGroup reached the
+        coordinator before that LeaveGroup is a KIP-394 pending member the join phase waits for
+        (GroupCoordinator.hasAllMembersJoined: `pendingMembers.isEmpty`; ClassicGroup.hasAllMembersJoined
+        in 4.0), so the group never turned Empty and that member's generation is the next one. The
+        members' own clocks cannot order the two requests at the coordinator: the generation it joins
+        decides. One more than the last completed: it joined that join phase; more: the group emptied
+        at the leave (`_emptied_by_last_leave`), also when the input ends first (inferred)."""
+        rnd = self.round
+        if rnd is None or rnd.emptied_at is None:
+            return
+        emptied_at, rnd.emptied_at = rnd.emptied_at, None
+        if gen is None or self.closed_generation is None or gen != self.closed_generation + 1:
+            self._emptied_by_last_leave(emptied_at)
+            if rnd.signal_after_leave is not None:  # the next round started at the first signal since
+                self._begin_round(*rnd.signal_after_leave, "member")
 
     def _emptied_by_last_leave(self, ts: int) -> None:
         """Members' logs only: the last member of the group (the leader's assignment listed every member
@@ -1115,7 +1166,7 @@ class GroupReplayer:
         rnd.members, rnd.member_count = [], 0
         rnd.ended_at = ts
         rnd.source = "inferred"
-        self.timeline.group_empty(ts)
+        self.timeline.group_empty(ts, source="inferred")  # the rows it closes, and their episode, too
         self.timeline.round_completed(rnd.generation_id, ts)
         self._set_assignment({}, rnd.generation_id, "inferred")
         self.follow_up_due = False
@@ -1127,6 +1178,8 @@ class GroupReplayer:
         """Member-only logs: a rebalance signal opens a round unless one is in its join phase."""
         if self.round is None or self.round.generation_id is not None:
             self._begin_round(ts, reason, "member")
+        elif self.round.emptied_at is not None and self.round.signal_after_leave is None:
+            self.round.signal_after_leave = (ts, reason)
 
     def _member_round(self, gen: int | None, started_at: int | None, seen_at: int) -> Round | None:
         """Member-only logs: the round of generation `gen`, opened if needed (started_at None: its start
@@ -1175,6 +1228,13 @@ class GroupReplayer:
         if episode is not None and not (caused or interrupted) and unknown_cause:
             caused = True  # taken for the follow-up round; the log cannot say: the episode is inferred
             episode.source = "inferred"
+        if episode is not None and not (caused or interrupted) and self._connect_follow_up_unknown():
+            # a Connect worker that revoked rejoins when it has stopped them, or once the KIP-415 delay
+            # expires (IncrementalCooperativeAssignor, DistributedHerder.handleRebalanceCompleted): with
+            # the revocations unknown, this round may be that follow-up, a removal joining it; both
+            # episodes are a guess
+            episode.source = "inferred"
+            guessed_new = True
         if episode is None or not (caused or interrupted):
             # a new episode: what members synced before it applied before it (callbacks not logged)
             self._flush_all_pending()
@@ -1242,6 +1302,16 @@ class GroupReplayer:
         """The last round is Stable, cooperative, and what it revoked is not known."""
         rnd = self.round
         return rnd is not None and rnd.stable and not rnd.assignment_known and self.protocol == "cooperative"
+
+    def _connect_follow_up_unknown(self) -> bool:
+        """A Connect group's last round is Stable and what it revoked is not known."""
+        rnd = self.round
+        connect = (
+            rnd is not None and rnd.protocol_type == "connect"
+        ) or self.group.protocol_type == "connect"
+        return self._cooperative_round_unknown() and (
+            connect or (self.protocol_name or self.settings.default_assignor) in ("sessioned", "compatible")
+        )
 
     def _cause_not_logged(self, reason: str | None) -> bool:
         """A round with no reason logged (0.9-2.0) after a cooperative round of unknown revocations."""
@@ -1356,10 +1426,11 @@ class GroupReplayer:
             return  # the join phase never completed: no generation (its time counts in the episode)
         self.closed_generation = rnd.generation_id
         self.closed_leader = None if rnd.ended_empty else rnd.leader_id
+        connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
+        # a Connect leader logs no assignment line: the workers' own lines are the member list
+        listed = rnd.members_listed or (connect and not self.has_coordinator)
         self.remaining_members = (
-            list(rnd.members)
-            if rnd.members_listed and rnd.members is not None and not rnd.stand_ins
-            else None
+            list(rnd.members) if listed and rnd.members is not None and not rnd.stand_ins else None
         )
         ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
         rebalance_ms = (
@@ -1370,7 +1441,6 @@ class GroupReplayer:
         members = sorted(rnd.members) if rnd.members is not None else None
         if members is not None and set(members) & set(rnd.stand_ins):
             members = None  # an old id stands for a replaced instance's new one, which no line named
-        connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
         if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
             # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
             # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
@@ -1698,6 +1768,7 @@ _PLAIN_STATE = (
     "kip415_delay_inferred",
     "closed_leader",
     "remaining_members",
+    "fresh_join",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
@@ -1705,6 +1776,7 @@ _STATE_DEFAULTS = {
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
     "remaining_members": lambda: None,
+    "fresh_join": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
 
 

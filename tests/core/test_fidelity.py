@@ -19,15 +19,8 @@ from benchmarks import fidelity as f
 CASES = [c for c in f.case_ids(random_count=30, fleet_count=6) if not c.startswith("hand:")]
 SECTIONS = ("classic", "consumer")
 
-MEMBER_ONLY = (
-    "member-only replay: a rebalance no running member took part in (its only member crashed, the group "
-    "emptied) is not seen"
-)
-CLIENT_VIEWS = ("events-client", "client-2.x", "client-3.x", "client-4.x")
 # (section, views, measures, why they fail today on these cases; the full run finds more: docs/fidelity.md)
-KNOWN = [
-    ("classic", ("events-client",), ("rounds",), MEMBER_ONLY),
-]
+KNOWN: list[tuple[str, tuple[str, ...], tuple[str, ...], str]] = []
 
 
 def _known(section: str, view: str, measure: str) -> str | None:
