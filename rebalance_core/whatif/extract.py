@@ -25,6 +25,7 @@ from rebalance_core.timeline import (
     PartitionCount,
     Pause,
     Restart,
+    Stall,
     Subscribe,
     Timeline,
 )
@@ -132,6 +133,8 @@ class _Incarnation:
     client_key: str | None = None  # its member-side events' sender (see _client_key)
     poll_timeout_at: int | None = None  # its own log: max.poll.interval.ms expired here
     removal_reason: str | None = None
+    # the start of the join phase whose rebalance timeout removed it (it kept its session, never rejoined)
+    missed_join_phase_at: int | None = None
     last_member_event: str | None = None
     last_member_ts: int | None = None
     successor: str | None = None  # member id that replaced it (static replacement, KIP-345)
@@ -333,6 +336,7 @@ class TimelineExtractor:
             if reason == RemovalReason.REBALANCE_TIMEOUT.value and self.round is not None:
                 # GroupCoordinator.onCompleteJoin: not rejoined when the join phase's DelayedJoin expired
                 self.expired_rebalance_timeouts[e.ts - self.round.started_at] += 1
+                inc.missed_join_phase_at = self.round.started_at
             self._end(inc, FAILED, e.ts)
 
     def _c_static_member_replaced(self, e: Event) -> None:
@@ -1179,6 +1183,8 @@ class TimelineExtractor:
                 # a static member's close() for good: revoked, no LeaveGroup, removed a session later
                 # (KIP-345): it left at its revocation, not at its last heartbeat
                 return [Leave(at=max(inc.last_member_ts, floor), member=name)], end
+            if inc.end_kind == FAILED and inc.missed_join_phase_at is not None:
+                return [self._stalled_for_good(name, inc, floor)], end
             stop = Leave if inc.end_kind in (LEFT, POLL) else Crash
             return [stop(at=end, member=name)], end
         back = nxt.start if nxt.start is not None else nxt.first_seen
@@ -1234,6 +1240,19 @@ class TimelineExtractor:
             # a GC pause the session timeout did not outlast: frozen from its last heartbeat to its revival
             return [Pause(at=end, member=name, duration_ms=resume - end, kind="gc")], resume + 1
         return self._bounce(name, end, back, kind == LEFT, floor, inc, nxt)
+
+    def _stalled_for_good(self, name: str, inc: _Incarnation, floor: int) -> Stall:
+        """Removed for not rejoining a join phase within its rebalance timeout, and never back: its
+        heartbeats kept its session alive (else the session timeout would have removed it) while its
+        poll loop, which sends the JoinGroup, never ran again (GroupCoordinator.onCompleteJoin removes
+        such members; a crash would have been a session expiry, a rebalance more). Its poll timer had not
+        expired by the removal (AbstractCoordinator.HeartbeatThread would have left on it first, and the
+        rebalance timeout is max.poll.interval.ms), so the poll loop stalled after the join phase began."""
+        self.notes.append(
+            f"{name} did not rejoin the rebalance of {format_ts(inc.missed_join_phase_at)} within its rebalance "
+            "timeout and never came back: replayed as its poll loop stalling for good"
+        )
+        return Stall(at=max(inc.missed_join_phase_at + 1, floor), member=name)
 
     @staticmethod
     def _closed_static(inc: _Incarnation) -> bool:

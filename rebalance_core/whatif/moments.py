@@ -31,6 +31,7 @@ from rebalance_core.timeline import (
     PartitionCount,
     Pause,
     Restart,
+    Stall,
     Subscribe,
     Timeline,
 )
@@ -122,6 +123,8 @@ def _delay(action: Action, session_timeout_ms: int, max_poll_interval_ms: int) -
         return session_timeout_ms
     if isinstance(action, Pause):
         return session_timeout_ms if action.kind == "gc" else max_poll_interval_ms
+    if isinstance(action, Stall):  # removed at a rebalance timeout or its poll timer's expiry
+        return max_poll_interval_ms
     return 0
 
 
@@ -140,6 +143,8 @@ def _what(action: Action | None) -> str:
     if isinstance(action, Pause):
         what = "GC pause" if action.kind == "gc" else "slow poll"
         return f"{action.member} {what} of {_duration(action.duration_ms)}"
+    if isinstance(action, Stall):
+        return f"{action.member}'s poll loop stalls for good"
     if isinstance(action, Subscribe):
         return f"{action.member} subscribes to {', '.join(action.topics)}"
     if isinstance(action, PartitionCount):

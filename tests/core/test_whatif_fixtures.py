@@ -78,6 +78,11 @@ REPRODUCED = {
     ("broker_1.1_session_timeout.log", "billing"),
     ("broker_2.4_static_members.log", "inventory"),
     ("broker_4.0_java_classic.log", "search"),
+    # consumer-9, "removed dynamic members who haven't joined" and never back, kept its session without
+    # rejoining (its poll loop stalled, its heartbeat thread did not): the timeline action `stall`. It
+    # was replayed as a crash at the removal, whose session expiry added a rebalance (was "failed:
+    # rebalances 2 actual vs 3 as-actual; generations 2 vs 3")
+    ("broker_2.8_static_fencing.log", "telemetry"),
     # the replacement of pod-b and the fence's epoch 3: no line says what the new member consumes (4.0 target
     # without map, no assignment state), so the actual's partition measures are unknown from there (not
     # checked); was "failed: partitions_moved 2 actual vs 4 as-actual; partition_unavailable_ms 12000 vs 146768"
@@ -118,10 +123,6 @@ NOT_COMPARABLE = {
 #   gives the rejoining member ship-0, ship-1 as 2.5's sticky algorithm breaks the tie (least loaded, then
 #   member id; AbstractStickyAssignor.assignPartition) while the simulator's sticky assignor runs 2.8+'s
 #   equal-subscriptions algorithm (constrainedAssign), which gives it ship-0 only
-# - broker_2.8_static_fencing/telemetry (rebalances 2 vs 3): consumer-9, "removed dynamic members who
-#   haven't joined", heartbeated without rejoining for the whole rebalance timeout and never came back;
-#   the timeline has no action for a poll loop stalled for good (it is replayed as a crash at the
-#   removal, whose session expiry starts one rebalance more)
 # - broker_3.5_static_pending_sync/analytics (generations 3 vs 2): the fixture contradicts the 3.5 Scala
 #   GroupCoordinator twice: the leader synced generation 31 (onExpirePendingSync removes pod-3 only) but
 #   its "Assignment received from leader" line is missing; the group is "now empty" at generation 33 while
