@@ -118,11 +118,16 @@ NOT_COMPARABLE = {
 }
 
 # Still failing (every group not listed above), diagnosed (issue 12, what-if part):
-# - client_2.5_cooperative_logback/shipments (revoked 1 vs 2): the fixture's close() lacks the
-#   "Revoke previously assigned partitions" line onLeavePrepare writes before LeaveGroup, and generation 8
-#   gives the rejoining member ship-0, ship-1 as 2.5's sticky algorithm breaks the tie (least loaded, then
-#   member id; AbstractStickyAssignor.assignPartition) while the simulator's sticky assignor runs 2.8+'s
-#   equal-subscriptions algorithm (constrainedAssign), which gives it ship-0 only
+# - client_2.5_cooperative_logback/shipments (revoked 3 vs 2): generation 8 gives the rejoining member
+#   ship-0, ship-1 as 2.4-2.6's sticky algorithm breaks the tie (least loaded, then member id:
+#   AbstractStickyAssignor.assignPartition, SubscriptionComparator) while the simulator's sticky assignor
+#   is 3.8's, whose equal-subscriptions algorithm (constrainedAssign, 2.7+) gives it ship-0 only, so its
+#   close() revokes one partition, not two. Kept failing on purpose: a what-if runs every scenario with
+#   one assignor implementation, today's, so a delta is the setting's effect and not a client upgrade's;
+#   the client version is in no line (at best a wording era bounds it, and wording eras need not follow
+#   the assignor's changes), and the model
+#   check saying "failed" (unranked) is the honest answer. The fixture stays what Kafka 2.5 logs (its
+#   close() now has onLeavePrepare's "Revoke previously assigned partitions" before the LeaveGroup)
 # - broker_3.5_static_pending_sync/analytics (generations 3 vs 2): the fixture contradicts the 3.5 Scala
 #   GroupCoordinator twice: the leader synced generation 31 (onExpirePendingSync removes pod-3 only) but
 #   its "Assignment received from leader" line is missing; the group is "now empty" at generation 33 while
@@ -179,7 +184,8 @@ def test_a_group_whose_lines_name_no_member_is_not_replayed_and_says_why():
 def test_a_cooperative_group_whose_lines_never_name_the_protocol_is_replayed_cooperative():
     # 2.5 client lines name no protocol; its "Updating assignment with" block is logged under COOPERATIVE
     # only (ConsumerCoordinator.onJoinComplete), so the follow-up round revokes nothing more (it used to be
-    # replayed as eager: revoked 4, wasted 2, stop-the-world 3139 ms)
+    # replayed as eager: revoked 4, wasted 2, stop-the-world 3139 ms). Revoked: ship-2 on the sync, then
+    # ship-0, ship-1 by close() (onLeavePrepare, before its LeaveGroup)
     events = parse_fixture(FIXTURES / "excerpts" / "client_2.5_cooperative_logback.log").events
     (day,) = replay_events("test", "shipments", events, ReplaySettings())["group_daily_summary"]
-    assert (day["partitions_revoked"], day["revocations_wasted"], day["stw_ms"]) == (1, 0, 0)
+    assert (day["partitions_revoked"], day["revocations_wasted"], day["stw_ms"]) == (3, 0, 0)
