@@ -25,6 +25,10 @@ Actions (each names the member it happens to, except partition count changes):
                its heartbeat thread finds the poll timer expired after max.poll.interval.ms and leaves
                (AbstractCoordinator.HeartbeatThread: a LeaveGroup for a dynamic member only). Afterwards
                the process can only be killed (crash) or restarted.
+    rebalance  the application calls KafkaConsumer.enforceRebalance(): the member rejoins with the client
+               reason "rebalance enforced by user" (3.2+; ConsumerCoordinator.requestRejoin), an eager one
+               revoking first. The consumer protocol (KIP-848) does not support it: a no-op (AsyncKafkaConsumer
+               logs "Operation not supported in new consumer group protocol")
     subscribe  the member changes its subscription (it rejoins: KIP-429 revokes the unsubscribed partitions)
     partitions a topic's partition count grows (Kafka partitions only grow; a new topic starts at 0)
     heartbeat  the member's heartbeat thread sends a heartbeat at this instant. Kafka's heartbeat timer
@@ -48,6 +52,7 @@ Document form (YAML or JSON), durations as milliseconds or strings such as "250m
       - {at: 3m, action: subscribe, member: c1, topics: [t, u]}
       - {at: 4m, action: partitions, topic: t, count: 8}
       - {at: 5m, action: leave, member: c1}
+      - {at: 5m30s, action: rebalance, member: c2}
       - {at: 6m, action: stall, member: c2}
       - {at: 301400ms, action: heartbeat, member: c2}
 
@@ -131,6 +136,14 @@ class Stall:
 
 
 @dataclass(frozen=True)
+class EnforceRebalance:
+    """KafkaConsumer.enforceRebalance() (see the docstring)."""
+
+    at: int
+    member: str
+
+
+@dataclass(frozen=True)
 class Subscribe:
     at: int
     member: str
@@ -150,7 +163,9 @@ class Heartbeat:
     member: str
 
 
-Action = Join | Leave | Crash | Restart | Pause | Stall | Subscribe | PartitionCount | Heartbeat
+Action = (
+    Join | Leave | Crash | Restart | Pause | Stall | EnforceRebalance | Subscribe | PartitionCount | Heartbeat
+)
 
 ACTION_NAMES: dict[str, type] = {
     "join": Join,
@@ -159,6 +174,7 @@ ACTION_NAMES: dict[str, type] = {
     "restart": Restart,
     "pause": Pause,
     "stall": Stall,
+    "rebalance": EnforceRebalance,
     "subscribe": Subscribe,
     "partitions": PartitionCount,
     "heartbeat": Heartbeat,
@@ -323,6 +339,7 @@ _FIELDS: dict[str, dict[str, bool]] = {  # per action: field -> required
     "restart": {"member": True, "down": True, "graceful": False},
     "pause": {"member": True, "duration": True, "kind": False},
     "stall": {"member": True},
+    "rebalance": {"member": True},
     "subscribe": {"member": True, "topics": True},
     "partitions": {"topic": True, "count": True},
     "heartbeat": {"member": True},
@@ -371,6 +388,8 @@ def _load_action(index: int, raw: Any) -> Action:
         return Crash(at=at, member=member)
     if name == "stall":
         return Stall(at=at, member=member)
+    if name == "rebalance":
+        return EnforceRebalance(at=at, member=member)
     if name == "restart":
         graceful = raw.get("graceful", True)
         if not isinstance(graceful, bool):
