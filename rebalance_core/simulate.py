@@ -83,6 +83,7 @@ from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
     STALLED_FOR_GOOD,
     Crash,
+    EnforceRebalance,
     Heartbeat,
     Join,
     Leave,
@@ -109,6 +110,9 @@ SYNCING = "syncing"  # JoinGroup answered, SyncGroup not (COMPLETING_REBALANCE)
 STABLE_MEMBER = "stable"
 HEARTBEATING = (REJOINING, SYNCING, STABLE_MEMBER)  # the heartbeat thread runs (AbstractCoordinator)
 # ConsumerCoordinator.onJoinComplete's requestRejoin after a cooperative revocation (KIP-429; the 3.2+ reason)
+
+# KafkaConsumer.DEFAULT_REASON: enforceRebalance() without a reason (3.2+)
+ENFORCED_REBALANCE_REASON = "rebalance enforced by user"
 
 # Errors in responses (org.apache.kafka.common.protocol.Errors)
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
@@ -555,6 +559,8 @@ class _Simulation:
                 self._on_member(p, self._slow_poll, action.duration_ms)
         elif isinstance(action, Stall):
             self._on_member(p, self._slow_poll, STALLED_FOR_GOOD)
+        elif isinstance(action, EnforceRebalance):
+            self._on_member(p, self._enforce_rebalance)
         elif isinstance(action, Subscribe):
             self._on_member(p, self._change_subscription, action.topics)
 
@@ -744,6 +750,15 @@ class _Simulation:
         p.generation, p.state = -1, UNJOINED
         # the poll loop finds the generation reset (next step; after a slow poll, when it returns)
         self._member_later(0, p, self._reset_and_rejoin, "consumer poll timeout has expired")
+
+    def _enforce_rebalance(self, p: _Process) -> None:
+        """KafkaConsumer.enforceRebalance(): requestRejoin with the default reason (3.2+), the poll loop
+        rejoins (an eager member revokes first). During a rebalance the member rejoins anyway: nothing
+        more happens. Kafka's coordinator rebalances for a leader's JoinGroup in Stable, and for a
+        follower's only when its metadata changed (GroupCoordinator.doCurrentMemberJoinGroup); the model
+        rebalances for either (a follower's unchanged metadata is not modelled)."""
+        if p.state == STABLE_MEMBER:
+            self._request_rejoin(p, ENFORCED_REBALANCE_REASON, signal=True)
 
     def _change_subscription(self, p: _Process, topics: tuple[str, ...]) -> None:
         if set(topics) == set(p.subscription):
@@ -1618,7 +1633,7 @@ def _check_connect_timeline(timeline: Timeline) -> None:
     """A Connect worker group runs join, leave, crash and restart (SimulationError otherwise)."""
     for action in timeline.actions:
         what = f"{type(action).__name__.lower()} at {action.at} ms"
-        if isinstance(action, (Pause, Stall, Subscribe, PartitionCount)):
+        if isinstance(action, (Pause, Stall, EnforceRebalance, Subscribe, PartitionCount)):
             raise SimulationError(
                 f"{what}: a Connect worker group simulates join, leave, crash and restart only"
             )

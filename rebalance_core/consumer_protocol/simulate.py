@@ -29,6 +29,8 @@ Timeline actions, in KIP-848 terms:
                rejoin (AbstractMembershipManager.transitionToFenced); beyond max.poll.interval.ms the
                background thread leaves (-1/-2, STALE) and it never rejoins
     subscribe  the next heartbeat carries the new topics: the coordinator bumps the epoch
+    rebalance  enforceRebalance() is not supported by the consumer protocol: nothing happens
+               (AsyncKafkaConsumer.enforceRebalance only logs a warning)
     partitions the coordinator's metadata changes: the next heartbeat bumps the epoch
 """
 

@@ -49,6 +49,7 @@ model and the session timeout):
     a member missing from a later full assignment, no removal     leave (no log of its own) or crash (its log
       logged (member logs only, KIP-848 target assignments)       went silent) before that rebalance
     a rejoin with another subscription                            subscribe
+    a rejoin with the client reason "rebalance enforced by user"  rebalance (KafkaConsumer.enforceRebalance)
     topic_metadata_changed / partitions beyond a known count      partitions
 
 A process is a consumer across restarts: its group.instance.id when static, else its client id (the

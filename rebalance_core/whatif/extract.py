@@ -19,6 +19,7 @@ from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
     Action,
     Crash,
+    EnforceRebalance,
     Heartbeat,
     Join,
     Leave,
@@ -93,6 +94,8 @@ _ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance ?id (?:
 # AbstractCoordinator's rejoin after MEMBER_ID_REQUIRED: 2.x "... needs to have a valid member id before
 # actually entering a consumer group", 3.x "need to re-join with the given member-id"
 _MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given member-id", re.IGNORECASE)
+# KafkaConsumer.DEFAULT_REASON of enforceRebalance() (3.2+), as the client and the coordinator log it
+_ENFORCED = re.compile(r"rebalance enforced by user", re.IGNORECASE)
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -133,6 +136,9 @@ class _Incarnation:
     client_key: str | None = None  # its member-side events' sender (see _client_key)
     poll_timeout_at: int | None = None  # its own log: max.poll.interval.ms expired here
     removal_reason: str | None = None
+    # its application's KafkaConsumer.enforceRebalance() calls: (ts, exact: its own log, else the
+    # coordinator's instant of its JoinGroup)
+    enforced: list[tuple[int, bool]] = field(default_factory=list)
     # the start of the join phase whose rebalance timeout removed it (it kept its session, never rejoined)
     missed_join_phase_at: int | None = None
     last_member_event: str | None = None
@@ -376,6 +382,9 @@ class TimelineExtractor:
             self._known(named[0], e)
             if named[1] and not self.current[named[0]].instance_id:
                 self.current[named[0]].instance_id = self.current[named[0]].hint = named[1]
+        if named is not None and not named[2] and named[0] and _ENFORCED.search(e.reason or ""):
+            # "Leader X re-joining group during Stable; client reason: rebalance enforced by user" (3.2+)
+            self.current[named[0]].enforced.append((e.ts, False))
         self.prepared_at.append(e.ts)
         del self.prepared_at[:-_PREPARED_KEPT]
         self._open_round(e.ts)
@@ -605,6 +614,8 @@ class TimelineExtractor:
             # KIP-394: its JoinGroup without member id was answered MEMBER_ID_REQUIRED: a new member, whose
             # process joined here (not one in the group before the input)
             inc.start, inc.start_exact = e.ts, False
+        if inc is not None and _ENFORCED.search(e.reason or "") and not self.has_coordinator:
+            inc.enforced.append((e.ts, True))  # "Request joining group due to: rebalance enforced by user"
         if _NOTICED_REBALANCE.search(e.reason or ""):
             self._noticed(inc, e.ts)
         elif inc is not None and self.round is not None:
@@ -837,6 +848,9 @@ class TimelineExtractor:
                 (ts if exact else ts - half_join - actual.latency.revoke_callback_ms, True, topics)
                 for ts, exact, topics in inc.changes
             ]
+            # an eager member revokes before its JoinGroup leaves (onJoinPrepare)
+            prepare = actual.latency.revoke_callback_ms if actual.protocol == "eager" else 0
+            inc.enforced = [(ts if exact else ts - half_join - prepare, True) for ts, exact in inc.enforced]
         processes = self._processes()
         actions, member_logged, pre_existing = self._actions(processes, actual)
         if not any(isinstance(a, Join) for a in actions):
@@ -1129,6 +1143,12 @@ class TimelineExtractor:
                     if inc.end is not None and at >= inc.end:
                         continue
                     actions.append(Subscribe(at=at, member=name, topics=topics))
+                actions.extend(
+                    EnforceRebalance(at=ts, member=name)
+                    for ts, _exact in inc.enforced
+                    if ts > max(busy_until or ts - 1, inc.start or ts - 1)
+                    and (inc.end is None or ts < inc.end)
+                )
                 following = chain[index + 1] if index + 1 < len(chain) else None
                 step, busy_until = self._transition(name, inc, following, actual, busy_until)
                 actions.extend(step)

@@ -25,6 +25,7 @@ from rebalance_core.measures import utc_date
 from rebalance_core.timeline import (
     Action,
     Crash,
+    EnforceRebalance,
     Heartbeat,
     Join,
     Leave,
@@ -145,6 +146,8 @@ def _what(action: Action | None) -> str:
         return f"{action.member} {what} of {_duration(action.duration_ms)}"
     if isinstance(action, Stall):
         return f"{action.member}'s poll loop stalls for good"
+    if isinstance(action, EnforceRebalance):
+        return f"{action.member} enforces a rebalance"
     if isinstance(action, Subscribe):
         return f"{action.member} subscribes to {', '.join(action.topics)}"
     if isinstance(action, PartitionCount):

@@ -83,6 +83,12 @@ REPRODUCED = {
     # was replayed as a crash at the removal, whose session expiry added a rebalance (was "failed:
     # rebalances 2 actual vs 3 as-actual; generations 2 vs 3")
     ("broker_2.8_static_fencing.log", "telemetry"),
+    # the fixture contradicted the 3.5 Scala GroupCoordinator: the leader had synced generation 31 (the
+    # pending-sync expiry removed pod-3 only) without its "Assignment received" line, and the group was "now
+    # empty" at generation 33 while the leader awaited its join; now the members rejoin the rebalance the
+    # leader enforced (client reason "rebalance enforced by user": the timeline action `rebalance`) and the
+    # static members, closed without LeaveGroup (KIP-345), expire. Was "failed: generations 3 vs 2"
+    ("broker_3.5_static_pending_sync.log", "analytics"),
     # the replacement of pod-b and the fence's epoch 3: no line says what the new member consumes (4.0 target
     # without map, no assignment state), so the actual's partition measures are unknown from there (not
     # checked); was "failed: partitions_moved 2 actual vs 4 as-actual; partition_unavailable_ms 12000 vs 146768"
@@ -125,16 +131,9 @@ NOT_COMPARABLE = {
 #   close() revokes one partition, not two. Kept failing on purpose: a what-if runs every scenario with
 #   one assignor implementation, today's, so a delta is the setting's effect and not a client upgrade's;
 #   the client version is in no line (at best a wording era bounds it, and wording eras need not follow
-#   the assignor's changes), and the model
-#   check saying "failed" (unranked) is the honest answer. The fixture stays what Kafka 2.5 logs (its
-#   close() now has onLeavePrepare's "Revoke previously assigned partitions" before the LeaveGroup)
-# - broker_3.5_static_pending_sync/analytics (generations 3 vs 2): the fixture contradicts the 3.5 Scala
-#   GroupCoordinator twice: the leader synced generation 31 (onExpirePendingSync removes pod-3 only) but
-#   its "Assignment received from leader" line is missing; the group is "now empty" at generation 33 while
-#   the leader awaited its join (kept alive) and no line removes anyone. The 04:00 "rebalance enforced by
-#   user" (KafkaConsumer.enforceRebalance) has no timeline action either
-# - broker_4.0_kip848/orders: the excerpt has no assignment line for the replacing static member nor for
-#   epoch 3, so the actual leaves those movements open (null) while the as-actual completes them
+#   the assignor's changes), and the model check saying "failed" (unranked) is the honest answer. The
+#   fixture stays what Kafka 2.5 logs (its close() now has onLeavePrepare's "Revoke previously assigned
+#   partitions" before the LeaveGroup)
 # - 06_broker_3.8_kip848_target_assignment, 10_client_kip848_reconcile: KIP-848 replay / simulator
 #   (real logs); client_kip848_3.7_to_4.0 spans 395.8 days: not run (extraction.max_span_ms)
 
