@@ -81,13 +81,16 @@ from rebalance_core.member_order import IMPLEMENTATIONS, SCALA_2_13, MemberMapOr
 from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
+    STALLED_FOR_GOOD,
     Crash,
+    EnforceRebalance,
     Heartbeat,
     Join,
     Leave,
     PartitionCount,
     Pause,
     Restart,
+    Stall,
     Subscribe,
     Timeline,
     TimelineError,
@@ -107,6 +110,9 @@ SYNCING = "syncing"  # JoinGroup answered, SyncGroup not (COMPLETING_REBALANCE)
 STABLE_MEMBER = "stable"
 HEARTBEATING = (REJOINING, SYNCING, STABLE_MEMBER)  # the heartbeat thread runs (AbstractCoordinator)
 # ConsumerCoordinator.onJoinComplete's requestRejoin after a cooperative revocation (KIP-429; the 3.2+ reason)
+
+# KafkaConsumer.DEFAULT_REASON: enforceRebalance() without a reason (3.2+)
+ENFORCED_REBALANCE_REASON = "rebalance enforced by user"
 
 # Errors in responses (org.apache.kafka.common.protocol.Errors)
 UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
@@ -551,6 +557,10 @@ class _Simulation:
                 self._on_member(p, self._freeze, action.duration_ms)
             else:
                 self._on_member(p, self._slow_poll, action.duration_ms)
+        elif isinstance(action, Stall):
+            self._on_member(p, self._slow_poll, STALLED_FOR_GOOD)
+        elif isinstance(action, EnforceRebalance):
+            self._on_member(p, self._enforce_rebalance)
         elif isinstance(action, Subscribe):
             self._on_member(p, self._change_subscription, action.topics)
 
@@ -696,15 +706,21 @@ class _Simulation:
             self._member_later(0, p, fn, *args, poll_loop=poll_loop)
 
     def _slow_poll(self, p: _Process, duration_ms: int) -> None:
-        """The application spends `duration_ms` between two polls. Only a member with an assignment
-        processes records; one in the middle of a rebalance starts its slow batch once stable."""
+        """The application spends `duration_ms` between two polls (STALLED_FOR_GOOD: it never polls
+        again, timeline `stall`). Only a member with an assignment processes records; one in the middle
+        of a rebalance starts its slow batch once stable. Meanwhile the heartbeat thread runs: a
+        rebalance it learns of waits for the poll loop (the member does not rejoin, and the coordinator
+        removes it when the join phase's rebalance timeout expires: GroupCoordinator.onCompleteJoin),
+        and beyond max.poll.interval.ms the heartbeat thread leaves (AbstractCoordinator.HeartbeatThread,
+        pollTimeoutExpired)."""
         if p.state != STABLE_MEMBER or p.busy_until is not None:
             p.slow_poll_ms = duration_ms
             return
         p.busy_until = self.now + duration_ms
         if duration_ms > self.s.max_poll_interval_ms:
             self._member_later(self.s.max_poll_interval_ms, p, self._poll_timeout, poll_loop=False)
-        self._member_later(duration_ms, p, self._poll_returns, poll_loop=False)
+        if duration_ms != STALLED_FOR_GOOD:
+            self._member_later(duration_ms, p, self._poll_returns, poll_loop=False)
 
     def _poll_returns(self, p: _Process) -> None:
         p.busy_until = None
@@ -734,6 +750,15 @@ class _Simulation:
         p.generation, p.state = -1, UNJOINED
         # the poll loop finds the generation reset (next step; after a slow poll, when it returns)
         self._member_later(0, p, self._reset_and_rejoin, "consumer poll timeout has expired")
+
+    def _enforce_rebalance(self, p: _Process) -> None:
+        """KafkaConsumer.enforceRebalance(): requestRejoin with the default reason (3.2+), the poll loop
+        rejoins (an eager member revokes first). During a rebalance the member rejoins anyway: nothing
+        more happens. Kafka's coordinator rebalances for a leader's JoinGroup in Stable, and for a
+        follower's only when its metadata changed (GroupCoordinator.doCurrentMemberJoinGroup); the model
+        rebalances for either (a follower's unchanged metadata is not modelled)."""
+        if p.state == STABLE_MEMBER:
+            self._request_rejoin(p, ENFORCED_REBALANCE_REASON, signal=True)
 
     def _change_subscription(self, p: _Process, topics: tuple[str, ...]) -> None:
         if set(topics) == set(p.subscription):
@@ -1608,7 +1633,7 @@ def _check_connect_timeline(timeline: Timeline) -> None:
     """A Connect worker group runs join, leave, crash and restart (SimulationError otherwise)."""
     for action in timeline.actions:
         what = f"{type(action).__name__.lower()} at {action.at} ms"
-        if isinstance(action, (Pause, Subscribe, PartitionCount)):
+        if isinstance(action, (Pause, Stall, EnforceRebalance, Subscribe, PartitionCount)):
             raise SimulationError(
                 f"{what}: a Connect worker group simulates join, leave, crash and restart only"
             )

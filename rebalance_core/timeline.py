@@ -18,6 +18,17 @@ Actions (each names the member it happens to, except partition count changes):
     pause      the member stalls for `duration`: kind `gc` freezes the whole process, heartbeats included
                (beyond session.timeout.ms the coordinator removes it); kind `poll` is a slow poll loop while
                the heartbeat thread keeps running (beyond max.poll.interval.ms the member leaves the group)
+    stall      the poll loop stalls for good (the application thread hangs) while the heartbeat thread lives
+               on: the member keeps its session but never rejoins. A rebalance it does not rejoin removes
+               it at the rebalance timeout (GroupCoordinator.onCompleteJoin, "removed dynamic members who
+               haven't joined"; KIP-848: a revocation it never acknowledges fences it); with no rebalance,
+               its heartbeat thread finds the poll timer expired after max.poll.interval.ms and leaves
+               (AbstractCoordinator.HeartbeatThread: a LeaveGroup for a dynamic member only). Afterwards
+               the process can only be killed (crash) or restarted.
+    rebalance  the application calls KafkaConsumer.enforceRebalance(): the member rejoins with the client
+               reason "rebalance enforced by user" (3.2+; ConsumerCoordinator.requestRejoin), an eager one
+               revoking first. The consumer protocol (KIP-848) does not support it: a no-op (AsyncKafkaConsumer
+               logs "Operation not supported in new consumer group protocol")
     subscribe  the member changes its subscription (it rejoins: KIP-429 revokes the unsubscribed partitions)
     partitions a topic's partition count grows (Kafka partitions only grow; a new topic starts at 0)
     heartbeat  the member's heartbeat thread sends a heartbeat at this instant. Kafka's heartbeat timer
@@ -41,6 +52,8 @@ Document form (YAML or JSON), durations as milliseconds or strings such as "250m
       - {at: 3m, action: subscribe, member: c1, topics: [t, u]}
       - {at: 4m, action: partitions, topic: t, count: 8}
       - {at: 5m, action: leave, member: c1}
+      - {at: 5m30s, action: rebalance, member: c2}
+      - {at: 6m, action: stall, member: c2}
       - {at: 301400ms, action: heartbeat, member: c2}
 
 A scenario file adds `settings:` (SimulationSettings fields, read by `rebalance_core.simulate
@@ -56,6 +69,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +123,26 @@ class Pause:
     kind: str = "gc"
 
 
+# a poll loop stalled for good (Stall) is, to a simulator, a slow poll that never returns
+STALLED_FOR_GOOD = sys.maxsize
+
+
+@dataclass(frozen=True)
+class Stall:
+    """The member's poll loop stops for good; its heartbeat thread keeps running (see the docstring)."""
+
+    at: int
+    member: str
+
+
+@dataclass(frozen=True)
+class EnforceRebalance:
+    """KafkaConsumer.enforceRebalance() (see the docstring)."""
+
+    at: int
+    member: str
+
+
 @dataclass(frozen=True)
 class Subscribe:
     at: int
@@ -129,7 +163,9 @@ class Heartbeat:
     member: str
 
 
-Action = Join | Leave | Crash | Restart | Pause | Subscribe | PartitionCount | Heartbeat
+Action = (
+    Join | Leave | Crash | Restart | Pause | Stall | EnforceRebalance | Subscribe | PartitionCount | Heartbeat
+)
 
 ACTION_NAMES: dict[str, type] = {
     "join": Join,
@@ -137,6 +173,8 @@ ACTION_NAMES: dict[str, type] = {
     "crash": Crash,
     "restart": Restart,
     "pause": Pause,
+    "stall": Stall,
+    "rebalance": EnforceRebalance,
     "subscribe": Subscribe,
     "partitions": PartitionCount,
     "heartbeat": Heartbeat,
@@ -170,6 +208,7 @@ def validate(timeline: Timeline) -> None:
     # per member: "up", "down" (left/crashed) or the instant a restart or pause ends
     busy_until: dict[str, int] = {}
     up: dict[str, bool] = {}
+    stalled: set[str] = set()  # poll loop stalled for good: the process can only be killed or restarted
     for i, action in enumerate(timeline.actions):
         where = f"action #{i + 1} ({type(action).__name__.lower()} at {action.at} ms)"
         if action.at < 0:
@@ -202,7 +241,14 @@ def validate(timeline: Timeline) -> None:
             continue
         if not up.get(member):
             raise TimelineError(f"{where}: member {member!r} is not running (join it first)")
-        if isinstance(action, (Leave, Crash)):
+        if member in stalled and not isinstance(action, (Crash, Restart)):
+            raise TimelineError(
+                f"{where}: member {member!r}'s poll loop stalled for good: it can only crash or restart"
+            )
+        stalled.discard(member)
+        if isinstance(action, Stall):
+            stalled.add(member)
+        elif isinstance(action, (Leave, Crash)):
             up[member] = False
         elif isinstance(action, Restart):
             if action.down_ms < 0:
@@ -292,6 +338,8 @@ _FIELDS: dict[str, dict[str, bool]] = {  # per action: field -> required
     "crash": {"member": True},
     "restart": {"member": True, "down": True, "graceful": False},
     "pause": {"member": True, "duration": True, "kind": False},
+    "stall": {"member": True},
+    "rebalance": {"member": True},
     "subscribe": {"member": True, "topics": True},
     "partitions": {"topic": True, "count": True},
     "heartbeat": {"member": True},
@@ -338,6 +386,10 @@ def _load_action(index: int, raw: Any) -> Action:
         return Heartbeat(at=at, member=member)
     if name == "crash":
         return Crash(at=at, member=member)
+    if name == "stall":
+        return Stall(at=at, member=member)
+    if name == "rebalance":
+        return EnforceRebalance(at=at, member=member)
     if name == "restart":
         graceful = raw.get("graceful", True)
         if not isinstance(graceful, bool):

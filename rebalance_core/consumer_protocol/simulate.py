@@ -22,7 +22,15 @@ Timeline actions, in KIP-848 terms:
     pause      gc: the process freezes after a heartbeat (beyond the session timeout it is fenced and, on
                waking, gets FENCED: onPartitionsLost, rejoin); poll: callbacks wait for the application
                thread and beyond max.poll.interval.ms the member leaves (-1/-2), STALE, then rejoins
+    stall      the application thread hangs for good while the background thread heartbeats: callbacks
+               never run, so a revocation is never acknowledged and the coordinator fences the member at
+               the rebalance timeout (GroupMetadataManager's rebalance timeout for a member in
+               UNREVOKED_PARTITIONS); fenced, it waits for onPartitionsLost on that thread and does not
+               rejoin (AbstractMembershipManager.transitionToFenced); beyond max.poll.interval.ms the
+               background thread leaves (-1/-2, STALE) and it never rejoins
     subscribe  the next heartbeat carries the new topics: the coordinator bumps the epoch
+    rebalance  enforceRebalance() is not supported by the consumer protocol: nothing happens
+               (AsyncKafkaConsumer.enforceRebalance only logs a warning)
     partitions the coordinator's metadata changes: the next heartbeat bumps the epoch
 """
 
@@ -54,6 +62,7 @@ from rebalance_core.consumer_protocol.states import (
 from rebalance_core.events import Event, TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
 from rebalance_core.timeline import (
+    STALLED_FOR_GOOD,
     Crash,
     Heartbeat,
     Join,
@@ -61,6 +70,7 @@ from rebalance_core.timeline import (
     PartitionCount,
     Pause,
     Restart,
+    Stall,
     Subscribe,
     Timeline,
 )
@@ -155,6 +165,7 @@ class _Client:
     frozen_until: int = 0  # gc pause: nothing runs before
     app_busy_until: int = 0  # poll pause: rebalance callbacks wait for the application thread
     poll_deadline: int | None = None  # max.poll.interval.ms expiry during a poll pause
+    stalled: bool = False  # the application thread hangs for good (timeline `stall`)
     reconciling: bool = False
     in_flight: bool = False
     request: int = 0  # id of the heartbeat whose response is awaited (answers to older ones, e.g. sent
@@ -233,7 +244,14 @@ class _Simulation:
             return False
         if self.coordinator.state not in (GroupState.STABLE, GroupState.EMPTY):
             return False
-        live = {c.member_id: c for c in self.clients.values() if c.alive and c.state is not ClientState.FATAL}
+        live = {
+            c.member_id: c
+            for c in self.clients.values()
+            if c.alive
+            and c.state is not ClientState.FATAL
+            # a stalled member out of the group (fenced, or left on its poll timer) stays out for good
+            and not (c.stalled and c.member_id not in self.coordinator.members)
+        }
         if set(self.coordinator.members) != set(live):
             return False
         return all(
@@ -279,6 +297,9 @@ class _Simulation:
                 self._send_heartbeat(ts, client)
             else:
                 self._poll_pause(ts, client, action.duration_ms)
+        elif isinstance(action, Stall):
+            client.stalled = True
+            self._poll_pause(ts, client, STALLED_FOR_GOOD)
         elif isinstance(action, Subscribe):
             client.topics = tuple(action.topics)
 
@@ -371,7 +392,8 @@ class _Simulation:
         client.owned = frozenset()
         client.reconciled = frozenset()  # AbstractMembershipManager: currentAssignment = NONE
         self._send_leave(ts, client, stale=True)
-        self._client_step(resume_at, client, self._rejoin_after_stale, lost, app_thread=True)
+        if not client.stalled:
+            self._client_step(resume_at, client, self._rejoin_after_stale, lost, app_thread=True)
 
     def _rejoin_after_stale(self, ts: int, client: _Client, lost: frozenset[TopicPartition]) -> None:
         if client.state is not ClientState.STALE:
@@ -555,10 +577,17 @@ class _Simulation:
             self._schedule_heartbeat(ts, client)
 
     def _fenced(self, ts: int, client: _Client) -> None:
-        """FENCED: onPartitionsLost, then JOINING with epoch 0 (AbstractMembershipManager.transitionToFenced)."""
+        """FENCED: onPartitionsLost, then JOINING with epoch 0 (AbstractMembershipManager.transitionToFenced).
+        The rejoin waits for the callback, which runs on the application thread: a member whose
+        application thread hangs for good stays FENCED (its partitions are lost to it all the same)."""
         self._transition(ts, client, ClientState.FENCED)
         client.epoch = 0
         client.reconciling = False
+        if client.stalled:
+            for tp in sorted(client.owned):  # the callback (and its log line) never runs
+                self.truth.stop(tp, client.member_id, ts, "lost", instance=client.instance_id)
+            client.owned = client.reconciled = frozenset()
+            return
         if client.owned:
             self._member_event(ts, client, EventType.PARTITIONS_LOST, partitions=tuple(sorted(client.owned)))
             for tp in sorted(client.owned):

@@ -39,6 +39,9 @@ model and the session timeout):
     poll timeout (poll_timeout_expired; LeaveGroup or rejoin      pause kind poll from expiry -
       with client reason "poll timeout"; removal on the           max.poll.interval.ms to the rejoin
       rebalance timeout)
+    removal on the rebalance timeout ("removed dynamic members    stall (its poll loop stalls for good just
+      who haven't joined") and the process never back             after that join phase began; its heartbeat
+                                                                  thread keeps its session)
     static replacement (static_member_replaced, KIP-345)          restart of that instance: from its graceful
                                                                   close when its log shows one, from the first
                                                                   rebalance it missed, else down 0 (the crash
@@ -46,6 +49,7 @@ model and the session timeout):
     a member missing from a later full assignment, no removal     leave (no log of its own) or crash (its log
       logged (member logs only, KIP-848 target assignments)       went silent) before that rebalance
     a rejoin with another subscription                            subscribe
+    a rejoin with the client reason "rebalance enforced by user"  rebalance (KafkaConsumer.enforceRebalance)
     topic_metadata_changed / partitions beyond a known count      partitions
 
 A process is a consumer across restarts: its group.instance.id when static, else its client id (the

@@ -19,12 +19,14 @@ from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
     Action,
     Crash,
+    EnforceRebalance,
     Heartbeat,
     Join,
     Leave,
     PartitionCount,
     Pause,
     Restart,
+    Stall,
     Subscribe,
     Timeline,
 )
@@ -92,6 +94,8 @@ _ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance ?id (?:
 # AbstractCoordinator's rejoin after MEMBER_ID_REQUIRED: 2.x "... needs to have a valid member id before
 # actually entering a consumer group", 3.x "need to re-join with the given member-id"
 _MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given member-id", re.IGNORECASE)
+# KafkaConsumer.DEFAULT_REASON of enforceRebalance() (3.2+), as the client and the coordinator log it
+_ENFORCED = re.compile(r"rebalance enforced by user", re.IGNORECASE)
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -132,6 +136,11 @@ class _Incarnation:
     client_key: str | None = None  # its member-side events' sender (see _client_key)
     poll_timeout_at: int | None = None  # its own log: max.poll.interval.ms expired here
     removal_reason: str | None = None
+    # its application's KafkaConsumer.enforceRebalance() calls: (ts, exact: its own log, else the
+    # coordinator's instant of its JoinGroup)
+    enforced: list[tuple[int, bool]] = field(default_factory=list)
+    # the start of the join phase whose rebalance timeout removed it (it kept its session, never rejoined)
+    missed_join_phase_at: int | None = None
     last_member_event: str | None = None
     last_member_ts: int | None = None
     successor: str | None = None  # member id that replaced it (static replacement, KIP-345)
@@ -333,6 +342,7 @@ class TimelineExtractor:
             if reason == RemovalReason.REBALANCE_TIMEOUT.value and self.round is not None:
                 # GroupCoordinator.onCompleteJoin: not rejoined when the join phase's DelayedJoin expired
                 self.expired_rebalance_timeouts[e.ts - self.round.started_at] += 1
+                inc.missed_join_phase_at = self.round.started_at
             self._end(inc, FAILED, e.ts)
 
     def _c_static_member_replaced(self, e: Event) -> None:
@@ -372,6 +382,9 @@ class TimelineExtractor:
             self._known(named[0], e)
             if named[1] and not self.current[named[0]].instance_id:
                 self.current[named[0]].instance_id = self.current[named[0]].hint = named[1]
+        if named is not None and not named[2] and named[0] and _ENFORCED.search(e.reason or ""):
+            # "Leader X re-joining group during Stable; client reason: rebalance enforced by user" (3.2+)
+            self.current[named[0]].enforced.append((e.ts, False))
         self.prepared_at.append(e.ts)
         del self.prepared_at[:-_PREPARED_KEPT]
         self._open_round(e.ts)
@@ -601,6 +614,8 @@ class TimelineExtractor:
             # KIP-394: its JoinGroup without member id was answered MEMBER_ID_REQUIRED: a new member, whose
             # process joined here (not one in the group before the input)
             inc.start, inc.start_exact = e.ts, False
+        if inc is not None and _ENFORCED.search(e.reason or "") and not self.has_coordinator:
+            inc.enforced.append((e.ts, True))  # "Request joining group due to: rebalance enforced by user"
         if _NOTICED_REBALANCE.search(e.reason or ""):
             self._noticed(inc, e.ts)
         elif inc is not None and self.round is not None:
@@ -833,6 +848,9 @@ class TimelineExtractor:
                 (ts if exact else ts - half_join - actual.latency.revoke_callback_ms, True, topics)
                 for ts, exact, topics in inc.changes
             ]
+            # an eager member revokes before its JoinGroup leaves (onJoinPrepare)
+            prepare = actual.latency.revoke_callback_ms if actual.protocol == "eager" else 0
+            inc.enforced = [(ts if exact else ts - half_join - prepare, True) for ts, exact in inc.enforced]
         processes = self._processes()
         actions, member_logged, pre_existing = self._actions(processes, actual)
         if not any(isinstance(a, Join) for a in actions):
@@ -1125,6 +1143,12 @@ class TimelineExtractor:
                     if inc.end is not None and at >= inc.end:
                         continue
                     actions.append(Subscribe(at=at, member=name, topics=topics))
+                actions.extend(
+                    EnforceRebalance(at=ts, member=name)
+                    for ts, _exact in inc.enforced
+                    if ts > max(busy_until or ts - 1, inc.start or ts - 1)
+                    and (inc.end is None or ts < inc.end)
+                )
                 following = chain[index + 1] if index + 1 < len(chain) else None
                 step, busy_until = self._transition(name, inc, following, actual, busy_until)
                 actions.extend(step)
@@ -1179,6 +1203,8 @@ class TimelineExtractor:
                 # a static member's close() for good: revoked, no LeaveGroup, removed a session later
                 # (KIP-345): it left at its revocation, not at its last heartbeat
                 return [Leave(at=max(inc.last_member_ts, floor), member=name)], end
+            if inc.end_kind == FAILED and inc.missed_join_phase_at is not None:
+                return [self._stalled_for_good(name, inc, floor)], end
             stop = Leave if inc.end_kind in (LEFT, POLL) else Crash
             return [stop(at=end, member=name)], end
         back = nxt.start if nxt.start is not None else nxt.first_seen
@@ -1234,6 +1260,19 @@ class TimelineExtractor:
             # a GC pause the session timeout did not outlast: frozen from its last heartbeat to its revival
             return [Pause(at=end, member=name, duration_ms=resume - end, kind="gc")], resume + 1
         return self._bounce(name, end, back, kind == LEFT, floor, inc, nxt)
+
+    def _stalled_for_good(self, name: str, inc: _Incarnation, floor: int) -> Stall:
+        """Removed for not rejoining a join phase within its rebalance timeout, and never back: its
+        heartbeats kept its session alive (else the session timeout would have removed it) while its
+        poll loop, which sends the JoinGroup, never ran again (GroupCoordinator.onCompleteJoin removes
+        such members; a crash would have been a session expiry, a rebalance more). Its poll timer had not
+        expired by the removal (AbstractCoordinator.HeartbeatThread would have left on it first, and the
+        rebalance timeout is max.poll.interval.ms), so the poll loop stalled after the join phase began."""
+        self.notes.append(
+            f"{name} did not rejoin the rebalance of {format_ts(inc.missed_join_phase_at)} within its rebalance "
+            "timeout and never came back: replayed as its poll loop stalling for good"
+        )
+        return Stall(at=max(inc.missed_join_phase_at + 1, floor), member=name)
 
     @staticmethod
     def _closed_static(inc: _Incarnation) -> bool:

@@ -25,12 +25,14 @@ from rebalance_core.measures import utc_date
 from rebalance_core.timeline import (
     Action,
     Crash,
+    EnforceRebalance,
     Heartbeat,
     Join,
     Leave,
     PartitionCount,
     Pause,
     Restart,
+    Stall,
     Subscribe,
     Timeline,
 )
@@ -122,6 +124,8 @@ def _delay(action: Action, session_timeout_ms: int, max_poll_interval_ms: int) -
         return session_timeout_ms
     if isinstance(action, Pause):
         return session_timeout_ms if action.kind == "gc" else max_poll_interval_ms
+    if isinstance(action, Stall):  # removed at a rebalance timeout or its poll timer's expiry
+        return max_poll_interval_ms
     return 0
 
 
@@ -140,6 +144,10 @@ def _what(action: Action | None) -> str:
     if isinstance(action, Pause):
         what = "GC pause" if action.kind == "gc" else "slow poll"
         return f"{action.member} {what} of {_duration(action.duration_ms)}"
+    if isinstance(action, Stall):
+        return f"{action.member}'s poll loop stalls for good"
+    if isinstance(action, EnforceRebalance):
+        return f"{action.member} enforces a rebalance"
     if isinstance(action, Subscribe):
         return f"{action.member} subscribes to {', '.join(action.topics)}"
     if isinstance(action, PartitionCount):
