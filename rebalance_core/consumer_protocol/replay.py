@@ -98,6 +98,10 @@ _CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientSt
 # its first heartbeat, the member exists at the coordinator only once it is answered with a member epoch
 # (ConsumerMembershipManager.onHeartbeatSuccess: JOINING -> RECONCILING), and that epoch's bump is its own
 _CLIENT_NOT_IN = _CLIENT_OUT | {ClientState.JOINING}
+# client states that follow a heartbeat response stating the member's (new) epoch
+_CLIENT_RECONCILING = frozenset(
+    {ClientState.RECONCILING.value, ClientState.ACKNOWLEDGING.value, ClientState.STABLE.value}
+)
 _STOP_CAUSE_ON_REMOVAL = {
     RemovalReason.SESSION_TIMEOUT.value: "member_failed",
     RemovalReason.REBALANCE_TIMEOUT.value: "lost",
@@ -134,6 +138,7 @@ class MemberView:
     left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
+    client_epoch: int | None = None  # the member epoch its own last state line states
 
 
 class ConsumerGroupReplayer:
@@ -433,6 +438,7 @@ class ConsumerGroupReplayer:
         if from_state is not None and not is_valid_client_transition(from_state, to_state):
             self._anomaly(INVALID_TRANSITION, e, f"{from_state.value} -> {to_state.value}")
         view.client_state = to_state.value
+        view.client_epoch = e.member_epoch
         if to_state is ClientState.JOINING:
             view.left_static = False
             previous = self._left_static(view.instance)
@@ -630,7 +636,16 @@ class ConsumerGroupReplayer:
                 return
             if all(self._reconciled_without_target(v, cur.epoch) for v in views):
                 by_member = not all(v.server_lines for v in views)
-                if not (by_member and self._in_flight([v.member_id for v in views])):
+                # every member stated at the epoch (by the coordinator or its own line): what it consumes
+                # says nothing more; otherwise a STABLE member's epoch may have moved silently. Not so when a
+                # bump is on its way (a member left or joined: a removed member may never have reached the
+                # epoch, and its unrevoked partitions kept the others UNRELEASED_PARTITIONS)
+                told = self.pending_start is None and all(
+                    v.server_lines or self._told_epoch(v, cur.epoch) for v in views
+                )
+                if not (by_member and not told and self._in_flight([v.member_id for v in views])):
+                    if by_member and not told and self._silent_member_may_lag(views, cur.epoch, ts):
+                        self._presumed_episode()
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
@@ -640,6 +655,16 @@ class ConsumerGroupReplayer:
                 and not self._in_flight([v.member_id for v in active])
             ):
                 self.tracker.converged(ts, provisional=True)
+
+    def _silent_member_may_lag(self, views: list[MemberView], epoch: int, ts: int) -> bool:
+        """A STABLE member whose own log never stated `epoch` (4.x logs no line when the coordinator moves a
+        member's epoch without changing its assignment: ConsumerMembershipManager updates the epoch silently)
+        may not have heartbeated since the target was computed: until one heartbeat interval has passed, the
+        group may still be Reconciling (ConsumerGroup.maybeUpdateGroupState) and no line tells which."""
+        target_at = self.tracker.current.target_at
+        if target_at is not None and ts >= target_at + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            return False
+        return any(not v.server_lines and v.client_epoch != epoch for v in views)
 
     def _others_seen(self, member_id: str) -> bool:
         """Some other member was seen (in the group or gone): the input covers the group's membership, so a
@@ -733,8 +758,19 @@ class ConsumerGroupReplayer:
         if view.server_lines:
             return view.server_epoch == epoch and view.server_state == MemberState.STABLE.value
         if view.member_timed:
-            return view.client_state == ClientState.STABLE.value
+            return view.client_state == ClientState.STABLE.value or self._told_epoch(view, epoch)
         return False  # known to the coordinator, no line says where its reconciliation stands
+
+    @staticmethod
+    def _told_epoch(view: MemberView, epoch: int) -> bool:
+        """The member's own line states the group's current epoch while it reconciles: the coordinator moved it
+        to that epoch, which it does only once the member has nothing left to revoke (CurrentAssignmentBuilder
+        .computeNextAssignment: UNREVOKED_PARTITIONS keeps the member's epoch), so it is STABLE there, or
+        UNRELEASED_PARTITIONS until a later heartbeat hands it the rest, which its next RECONCILING line at the
+        same epoch shows. The client logs the epoch of the heartbeat response before it reconciles
+        (ConsumerMembershipManager.onHeartbeatSuccess: updateMemberEpoch, then transitionTo(RECONCILING)), so
+        a member whose rebalance callback is blocked is at the epoch for the coordinator, not for its log."""
+        return view.client_epoch == epoch and view.client_state in _CLIENT_RECONCILING
 
     def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
         if view.left_static:

@@ -1075,3 +1075,105 @@ def test_consumer_logs_alone_a_static_member_replaced_within_an_unconverged_epoc
     client_joins(log, "01:20", "c1b", "i1", 3, 0, 1)
     out = log.replay()
     assert members_by_epoch(out)[3] == ["c1b", "c2"]
+
+
+# ======================================================= a 4.x member's own epoch field (both logs)
+_GC = "INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] [GroupId g] {} (org.apache.kafka.coordinator.group.GroupMetadataManager)"  # fmt: skip
+_MM = "INFO [Consumer clientId={0}, groupId=g] Member {0} with epoch {1} transitioned from {2} to {3}. (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)"  # fmt: skip
+_CB = "INFO [Consumer clientId={0}, groupId=g] {1} [{2}] (org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker)"  # fmt: skip
+
+
+def _stamped(when: str, text: str) -> str:
+    return f"[2024-01-01 00:{when}] {text}"
+
+
+def _joins(when: str, member: str, epoch: int, assigned: str) -> list[str]:
+    """A member's join, both sides: the broker bumps the epoch and computes the target (4.0: map at DEBUG)."""
+    a, b = f"{when},000", f"{when},001"
+    return [
+        _stamped(a, _MM.format(member, 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped(b, _GC.format(f"Member {member} joins the consumer group using the consumer protocol.")),
+        _stamped(b, _GC.format(f"Bumped group epoch to {epoch}.")),
+        _stamped(
+            b,
+            _GC.format(f"Computed a new target assignment for epoch {epoch} with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped(f"{when},002", _MM.format(member, epoch, "JOINING", "RECONCILING")),
+        _stamped(f"{when},004", _CB.format(member, "Adding newly assigned partitions:", assigned)),
+        _stamped(f"{when},004", _MM.format(member, epoch, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped(f"{when},004", _MM.format(member, epoch, "ACKNOWLEDGING", "STABLE")),
+    ]
+
+
+def test_both_4x_logs_a_member_stating_the_new_epoch_while_its_callback_is_blocked_is_reconciled_for_the_coordinator():
+    """c2 leaves; c1's heartbeat answer carries epoch 3 with c2's partition added, nothing to revoke, so the
+    coordinator has c1 STABLE at epoch 3 (CurrentAssignmentBuilder.computeNextAssignment) and the group Stable
+    (ConsumerGroup.maybeUpdateGroupState). c1's log says "with epoch 3 ... to RECONCILING" (ConsumerMembershipManager
+    .onHeartbeatSuccess updates the epoch before reconciling) and then nothing: its onPartitionsAssigned waits for
+    a busy poll loop. Epoch 3 converged there: c4's join later is a rebalance of its own, not a round of epoch 3's."""
+    lines = [
+        *_joins("00:00", "c1", 1, "t-0, t-1"),
+        *_joins("00:02", "c2", 2, ""),
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _GC.format("Member c2 left the consumer group.")),
+        _stamped("01:00,003", _GC.format("Bumped group epoch to 3.")),
+        _stamped(
+            "01:00,050",
+            _GC.format("Computed a new target assignment for epoch 3 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped("01:02,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),  # its callback blocked from here
+        *_joins("01:30", "c4", 4, ""),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    out = replay(parsed.events, group="g")
+    assert episodes(out) == [(1, "observed"), (1, "observed"), (1, "observed"), (1, "observed")]
+
+
+def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_inferred_within_a_heartbeat():
+    """c3 (owning nothing) leaves: epoch 4 changes nothing for c1 and c2, whose epochs the coordinator moves
+    at their next heartbeats (within group.consumer.heartbeat.interval.ms) without a line: the client updates
+    its epoch silently when its assignment is unchanged (ConsumerMembershipManager). c4 joins 2 s later: whether
+    epoch 4 was Stable first (ConsumerGroup.maybeUpdateGroupState) no line tells, so its rebalance is inferred."""
+    lines = [
+        *_joins("00:00", "c1", 1, "t-0, t-1"),
+        *_joins("00:02", "c2", 2, ""),
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        *_joins("01:00", "c3", 3, ""),
+        _stamped("02:00,000", _MM.format("c3", 3, "STABLE", "PREPARE_LEAVING")),
+        _stamped("02:00,002", _MM.format("c3", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("02:00,002", _MM.format("c3", 3, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("02:00,003", _GC.format("Member c3 left the consumer group.")),
+        _stamped("02:00,003", _GC.format("Bumped group epoch to 4.")),
+        _stamped(
+            "02:00,050",
+            _GC.format("Computed a new target assignment for epoch 4 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        *_joins("02:02", "c4", 5, ""),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    out = replay(parsed.events, group="g")
+    assert episodes(out)[-2:] == [(1, "inferred"), (1, "inferred")]
