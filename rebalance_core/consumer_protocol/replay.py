@@ -85,6 +85,10 @@ DEFAULT_CONSUMER_SESSION_TIMEOUT_MS = 45_000
 # GroupCoordinatorConfig.CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS_DEFAULT (group.consumer.heartbeat.interval.ms):
 # a member learns a new target assignment at its next heartbeat, at most this long after it was computed
 DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
+# ConsumerConfig max.poll.interval.ms default: a member whose application thread (and so its rebalance
+# callbacks) is blocked longer leaves the group (AbstractMembershipManager.transitionToSendingLeaveGroup
+# on the expired poll timer); a member still in the group after it has polled, and run its callbacks
+DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 # bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
 _FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
 
@@ -134,6 +138,9 @@ class MemberView:
     server_epoch: int | None = None
     server_state: str | None = None
     server_assigned: list[TopicPartition] | None = None
+    # coordinator timing: the partitions its latest assignment-state line added, and that line's instant
+    server_started: list[TopicPartition] | None = None
+    server_started_at: int | None = None
     left_static: bool = False  # member epoch -2: gone for now, partitions reserved
     left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
     member_timed: bool = False  # its own log is present: member-side timing
@@ -329,7 +336,9 @@ class ConsumerGroupReplayer:
                 self.tracker.unconverged()
         elif reason == RemovalReason.REBALANCE_TIMEOUT.value:
             self.presumed_converged = None  # it never finished revoking: the epoch never converged
-        self._stop_all(view, stop_at, _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left"), source)
+        cause = _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left")
+        self._unacted_starts_inferred(view, e.ts, stop_at, cause)
+        self._stop_all(view, stop_at, cause, source)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
         if not self._group_members():
@@ -795,6 +804,24 @@ class ConsumerGroupReplayer:
             self._stop(tp, view, ts, "revoked")
         for tp in sorted(now - before):
             self._start(tp, view, ts)
+        if now - before:
+            view.server_started, view.server_started_at = sorted(now - before), ts
+
+    def _unacted_starts_inferred(self, view: MemberView, removed_at: int, stop_at: int, cause: str) -> None:
+        """A member timed by the coordinator alone is removed within max.poll.interval.ms of the line that gave
+        it partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for
+        the coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder; a blocked
+        callback ends in the poll timer's leave). Its consumption of them, and so their movement, is inferred."""
+        if view.member_timed or not view.server_started or view.server_started_at is None:
+            return
+        if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
+            return  # it polled since (else it would have left sooner): its callback ran
+        owned = self.timeline.partitions_of(view.member_id)
+        for tp in view.server_started:
+            if tp in owned:
+                self.timeline.stop(
+                    tp, view.member_id, stop_at, cause, instance=view.instance, source="inferred"
+                )
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
         problem = self.timeline.start(
@@ -968,13 +995,15 @@ def _rejoins(e: Event) -> bool:
 
 def _view_to_json(view: MemberView) -> dict:
     out = dataclasses.asdict(view)
-    if view.server_assigned is not None:
-        out["server_assigned"] = [[tp.topic, tp.partition] for tp in view.server_assigned]
+    for key in ("server_assigned", "server_started"):
+        if out[key] is not None:
+            out[key] = [[tp.topic, tp.partition] for tp in getattr(view, key)]
     return out
 
 
 def _view_from_json(data: Mapping[str, Any]) -> MemberView:
     data = dict(data)
-    if data["server_assigned"] is not None:
-        data["server_assigned"] = [TopicPartition(t, p) for t, p in data["server_assigned"]]
+    for key in ("server_assigned", "server_started"):
+        if data.get(key) is not None:
+            data[key] = [TopicPartition(t, p) for t, p in data[key]]
     return MemberView(**data)

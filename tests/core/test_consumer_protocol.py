@@ -27,7 +27,7 @@ from rebalance_core.consumer_protocol.states import (
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.replay import ReplaySettings, event_order_key
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
-from schemas.events import EventType
+from schemas.events import EventType, RemovalReason
 from tests.logs.kafka_log_fixtures import REAL, parse_fixture
 
 TABLES = ("generations", "assignments", "partition_movements", "rebalance_episodes", "group_daily_summary")
@@ -1177,3 +1177,20 @@ def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_in
     assert parsed.quarantine == []
     out = replay(parsed.events, group="g")
     assert episodes(out)[-2:] == [(1, "inferred"), (1, "inferred")]
+
+
+@pytest.mark.parametrize(("left_after", "source"), [("05:10,000", "inferred"), ("11:00,000", "observed")])
+def test_broker_log_alone_a_member_removed_soon_after_it_was_given_partitions_may_never_have_consumed_them(
+    left_after, source
+):
+    """m2 is STABLE with t-2, t-3 at 05:09 for the coordinator (CurrentAssignmentBuilder: nothing it is given
+    is held by another), whether or not its onPartitionsAssigned ran: a callback blocked by a busy poll loop
+    ends in the poll timer's leave (AbstractMembershipManager.transitionToSendingLeaveGroup) within
+    max.poll.interval.ms (300 s by default), which the broker logs as a plain leave. m2 leaving 1 s later:
+    its consumption of t-2, t-3, so their movements, are inferred; leaving 6 min later: it polled meanwhile."""
+    log = log_4_0_second_member_joins()
+    log.add(f"2025-03-10 14:{left_after}", "coordinator", EventType.MEMBER_REMOVED, member_id=M2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    out = log.replay()
+    away = [r for r in out["partition_movements"] if r["from_member_id"] == M2]
+    assert [(r["topic"], r["partition"], r["source"]) for r in away] == [("t", 2, source), ("t", 3, source)]
