@@ -316,6 +316,11 @@ class ConsumerGroupReplayer:
             if timeout is None:
                 timeout, source = DEFAULT_CONSUMER_SESSION_TIMEOUT_MS, "inferred"
             stop_at = e.ts - timeout
+            if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
+                # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
+                # heartbeat acknowledges) and no later one shows it did: it may have died first, so the
+                # revocations this replay placed at that line are inferred (the broker cannot tell)
+                self.timeline.stops_inferred(view.member_id)
             if self.presumed_converged is not None and stop_at < self.presumed_converged:
                 # gone before its next heartbeat was surely due: no convergence is presumed. Known only when
                 # its last heartbeat came before the target was computed (it never had this epoch, and the
@@ -337,7 +342,8 @@ class ConsumerGroupReplayer:
         elif reason == RemovalReason.REBALANCE_TIMEOUT.value:
             self.presumed_converged = None  # it never finished revoking: the epoch never converged
         cause = _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left")
-        self._unacted_starts_inferred(view, e.ts, stop_at, cause)
+        if reason == RemovalReason.LEAVE_GROUP.value:
+            self._unacted_starts_inferred(view, e.ts, cause)
         self._stop_all(view, stop_at, cause, source)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
@@ -807,11 +813,13 @@ class ConsumerGroupReplayer:
         if now - before:
             view.server_started, view.server_started_at = sorted(now - before), ts
 
-    def _unacted_starts_inferred(self, view: MemberView, removed_at: int, stop_at: int, cause: str) -> None:
-        """A member timed by the coordinator alone is removed within max.poll.interval.ms of the line that gave
-        it partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for
-        the coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder; a blocked
-        callback ends in the poll timer's leave). Its consumption of them, and so their movement, is inferred."""
+    def _unacted_starts_inferred(self, view: MemberView, removed_at: int, cause: str) -> None:
+        """A member timed by the coordinator alone leaves within max.poll.interval.ms of the line that gave it
+        partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for the
+        coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder), and a callback
+        blocked by a busy poll loop ends in exactly such a leave (the poll timer's, which the broker logs as any
+        leave). Its consumption of them, and so their movement, is inferred. (A session-timeout removal is a
+        crash, whose stop is placed at its last heartbeat already.)"""
         if view.member_timed or not view.server_started or view.server_started_at is None:
             return
         if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
@@ -820,7 +828,7 @@ class ConsumerGroupReplayer:
         for tp in view.server_started:
             if tp in owned:
                 self.timeline.stop(
-                    tp, view.member_id, stop_at, cause, instance=view.instance, source="inferred"
+                    tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
                 )
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int) -> None:

@@ -1194,3 +1194,57 @@ def test_broker_log_alone_a_member_removed_soon_after_it_was_given_partitions_ma
     out = log.replay()
     away = [r for r in out["partition_movements"] if r["from_member_id"] == M2]
     assert [(r["topic"], r["partition"], r["source"]) for r in away] == [("t", 2, source), ("t", 3, source)]
+
+
+@pytest.mark.parametrize(("acknowledged", "source"), [(False, "inferred"), (True, "observed")])
+def test_broker_log_alone_a_revocation_asked_of_a_member_fenced_before_any_later_line_is_inferred(
+    acknowledged, source
+):
+    """The coordinator asks m1 to revoke t-2, t-3 (UNREVOKED_PARTITIONS at its old epoch, CurrentAssignmentBuilder)
+    and keeps it there until a heartbeat acknowledges. m1's session then expires: with no later line moving it on,
+    whether it revoked before it died no broker line tells, so those revocations are inferred; once a line shows
+    it at the new epoch (acknowledged), they are observed."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,002",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}00:00,005", M1, 1, 0, "STABLE", 0, 1, 2, 3)
+    log.add(f"{day}05:00,000", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,003",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}05:00,004", M2, 2, 0, "UNRELEASED_PARTITIONS")
+    assignment_state(log, f"{day}05:03,000", M1, 1, 0, "UNREVOKED_PARTITIONS", 0, 1, revoked="t-2,t-3")
+    if acknowledged:
+        assignment_state(log, f"{day}05:06,000", M1, 2, 1, "STABLE", 0, 1)
+    log.add(
+        f"{day}05:50,000",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M1,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}05:50,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add(
+        f"{day}05:50,003",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=3,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}05:52,000", M2, 3, 2, "STABLE", 0, 1, 2, 3)
+    out = log.replay(ReplaySettings(session_timeout_ms=45_000))
+    revoked = [
+        r for r in out["partition_movements"] if r["from_member_id"] == M1 and r["stop_cause"] == "revoked"
+    ]
+    assert [(r["partition"], r["source"]) for r in revoked] == [(2, source), (3, source)]
