@@ -13,14 +13,18 @@ rows of `schemas.tables`), same measures (`OwnershipTimeline`, `EpochTracker`). 
 Partition timing: a member with member-side events starts and stops partitions at its rebalance
 callbacks (and stops everything when it is FENCED or LEAVING); a member seen only by the coordinator
 starts a partition when its assigned partitions first include it and stops it when they no longer do.
-Failures: a session timeout places the stop at the last heartbeat (removal - session timeout).
+Failures: a session timeout places the stop at the last heartbeat (removal - session timeout). What the
+broker cannot see is inferred: partitions given to a member that leaves within max.poll.interval.ms (its
+callback may never have run), revocations asked of a member whose session expires with no later line.
 
 Convergence of group epoch E (generation stabilized_at): with the target known, every member of the
 target reconciled to E (coordinator: epoch E in STABLE; member-only members: STABLE and consuming
 exactly their target). Member-side logs only: all known members STABLE and no partition in flight,
 provisionally (see `epochs`): a later member rebalance at an epoch not newer than E extends it.
 Kafka 4.0 logs the target map and the members' assignment states at DEBUG: with the members' own logs,
-the member-side rule applies; with the broker's log alone, a lone joiner's epoch converges at its target
+the member-side rule applies (a member whose own line states the epoch is at it for the coordinator, even
+while its callback is blocked; one whose epoch moved silently within a heartbeat interval makes the episode
+inferred); with the broker's log alone, a lone joiner's epoch converges at its target
 (computed in its joining heartbeat, which reconciles it), and any other is presumed converged one heartbeat
 interval (two, when partitions must be revoked first) after its target, unless the next bump or a member's
 failure comes first; either way the episode says inferred. Ownership there is unknown from such a target on (`OwnershipTimeline.owners_unknown`:
