@@ -150,6 +150,7 @@ class MemberView:
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
     client_epoch: int | None = None  # the member epoch its own last state line states
+    joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
 
 
 class ConsumerGroupReplayer:
@@ -460,6 +461,7 @@ class ConsumerGroupReplayer:
         view.client_epoch = e.member_epoch
         if to_state is ClientState.JOINING:
             view.left_static = False
+            view.joined_in_input = True
             previous = self._left_static(view.instance)
             if previous is not None and not self.has_coordinator:
                 # member-side logs only (so far: the broker's lines of the same instants may follow):
@@ -494,6 +496,8 @@ class ConsumerGroupReplayer:
             if self.emptied and not self.has_coordinator:
                 self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
         if not self.has_coordinator:
+            if to_state is ClientState.STABLE:
+                self._idle_members_out(view, e.ts)
             self._member_only_epoch(view, to_state, e)
         elif to_state is ClientState.RECONCILING and from_state is not ClientState.JOINING:
             # (a join's own response, JOINING -> RECONCILING, is no further step of a converged epoch)
@@ -533,6 +537,33 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _idle_members_out(self, view: MemberView, ts: int) -> None:
+        """Member-side logs only: `view` is STABLE at the current epoch and consumes every partition anyone
+        consumes, none in flight, at least one per member counted in the epoch. The broker's assignors give
+        every member of a topic at least one partition when there are as many (UniformAssignor, RangeAssignor
+        balance the partitions), so a counted member of the same subscription that joined within the input,
+        consumes nothing and whose log never showed this epoch has no target: it is out of the group, removed
+        unseen (its session expired while its log was silent, a crash). It owned nothing, so nothing stops. (A
+        member that logged this epoch is in it: its subscription may differ; member logs do not state it.)"""
+        cur = self.tracker.current
+        tl = self.timeline
+        if cur is None or cur.closed or cur.members is None or view.client_epoch != cur.epoch:
+            return
+        mine = tl.partitions_of(view.member_id)
+        if tl.stopped() or len(mine) < len(cur.members) or set(tl.consuming()) != set(mine):
+            return
+        for member in [m for m in cur.members if m != view.member_id]:
+            other = self.members.get(member)
+            if (
+                other is not None
+                and other.joined_in_input
+                and other.client_epoch != cur.epoch  # its own log never showed it at this epoch
+                and not tl.partitions_of(member)
+            ):
+                other.client_state = ClientState.FENCED.value
+                self._forget(member, ts)
+                self.tracker.member_out(member)
 
     def _instance_taken_over(self, view: MemberView, ts: int) -> None:
         """Member-side logs only: `view` joined with a group.instance.id and was accepted (given a member

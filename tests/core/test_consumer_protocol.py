@@ -1248,3 +1248,21 @@ def test_broker_log_alone_a_revocation_asked_of_a_member_fenced_before_any_later
         r for r in out["partition_movements"] if r["from_member_id"] == M1 and r["stop_cause"] == "revoked"
     ]
     assert [(r["partition"], r["source"]) for r in revoked] == [(2, source), (3, source)]
+
+
+def test_consumer_logs_alone_a_member_holding_nothing_while_another_is_given_every_partition_is_out():
+    """c1 joins and is given nothing yet (UNRELEASED_PARTITIONS: c2 holds them), then its log goes silent; c2
+    crashes, c2b joins. At epoch 5 c2b is STABLE with both partitions: the broker's assignors give every member
+    at least one partition when there are as many (UniformAssignor, RangeAssignor), so c1 has no target there:
+    its session expired unseen, and it is no member of epoch 5 (it owned nothing, so nothing stops)."""
+    log = Log("g")
+    client_joins(log, "00:00", "c2", None, 1, 0, 1)
+    client_joins(log, "00:01", "c1", None, 2)
+    client_joins(log, "00:10", "c2b", None, 3)  # c2 crashed, its partitions not released yet
+    client_line(log, "2025-03-10 14:00:20,000", "c2b", None, 5, "STABLE", "RECONCILING")
+    log.add("2025-03-10 14:00:20,002", "member", EventType.PARTITIONS_ASSIGNED, member_id="c2b",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, "2025-03-10 14:00:20,002", "c2b", None, 5, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, "2025-03-10 14:00:20,002", "c2b", None, 5, "ACKNOWLEDGING", "STABLE")
+    out = log.replay()
+    assert members_by_epoch(out)[5] == ["c2b"]
