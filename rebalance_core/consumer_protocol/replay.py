@@ -13,14 +13,18 @@ rows of `schemas.tables`), same measures (`OwnershipTimeline`, `EpochTracker`). 
 Partition timing: a member with member-side events starts and stops partitions at its rebalance
 callbacks (and stops everything when it is FENCED or LEAVING); a member seen only by the coordinator
 starts a partition when its assigned partitions first include it and stops it when they no longer do.
-Failures: a session timeout places the stop at the last heartbeat (removal - session timeout).
+Failures: a session timeout places the stop at the last heartbeat (removal - session timeout). What the
+broker cannot see is inferred: partitions given to a member that leaves within max.poll.interval.ms (its
+callback may never have run), revocations asked of a member whose session expires with no later line.
 
 Convergence of group epoch E (generation stabilized_at): with the target known, every member of the
 target reconciled to E (coordinator: epoch E in STABLE; member-only members: STABLE and consuming
 exactly their target). Member-side logs only: all known members STABLE and no partition in flight,
 provisionally (see `epochs`): a later member rebalance at an epoch not newer than E extends it.
 Kafka 4.0 logs the target map and the members' assignment states at DEBUG: with the members' own logs,
-the member-side rule applies; with the broker's log alone, a lone joiner's epoch converges at its target
+the member-side rule applies (a member whose own line states the epoch is at it for the coordinator, even
+while its callback is blocked; one whose epoch moved silently within a heartbeat interval makes the episode
+inferred); with the broker's log alone, a lone joiner's epoch converges at its target
 (computed in its joining heartbeat, which reconciles it), and any other is presumed converged one heartbeat
 interval (two, when partitions must be revoked first) after its target, unless the next bump or a member's
 failure comes first; either way the episode says inferred. Ownership there is unknown from such a target on (`OwnershipTimeline.owners_unknown`:
@@ -85,6 +89,10 @@ DEFAULT_CONSUMER_SESSION_TIMEOUT_MS = 45_000
 # GroupCoordinatorConfig.CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS_DEFAULT (group.consumer.heartbeat.interval.ms):
 # a member learns a new target assignment at its next heartbeat, at most this long after it was computed
 DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
+# ConsumerConfig max.poll.interval.ms default: a member whose application thread (and so its rebalance
+# callbacks) is blocked longer leaves the group (AbstractMembershipManager.transitionToSendingLeaveGroup
+# on the expired poll timer); a member still in the group after it has polled, and run its callbacks
+DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 # bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
 _FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
 
@@ -98,6 +106,10 @@ _CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientSt
 # its first heartbeat, the member exists at the coordinator only once it is answered with a member epoch
 # (ConsumerMembershipManager.onHeartbeatSuccess: JOINING -> RECONCILING), and that epoch's bump is its own
 _CLIENT_NOT_IN = _CLIENT_OUT | {ClientState.JOINING}
+# client states that follow a heartbeat response stating the member's (new) epoch
+_CLIENT_RECONCILING = frozenset(
+    {ClientState.RECONCILING.value, ClientState.ACKNOWLEDGING.value, ClientState.STABLE.value}
+)
 _STOP_CAUSE_ON_REMOVAL = {
     RemovalReason.SESSION_TIMEOUT.value: "member_failed",
     RemovalReason.REBALANCE_TIMEOUT.value: "lost",
@@ -130,10 +142,15 @@ class MemberView:
     server_epoch: int | None = None
     server_state: str | None = None
     server_assigned: list[TopicPartition] | None = None
+    # coordinator timing: the partitions its latest assignment-state line added, and that line's instant
+    server_started: list[TopicPartition] | None = None
+    server_started_at: int | None = None
     left_static: bool = False  # member epoch -2: gone for now, partitions reserved
     left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
+    client_epoch: int | None = None  # the member epoch its own last state line states
+    joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
 
 
 class ConsumerGroupReplayer:
@@ -304,6 +321,11 @@ class ConsumerGroupReplayer:
             if timeout is None:
                 timeout, source = DEFAULT_CONSUMER_SESSION_TIMEOUT_MS, "inferred"
             stop_at = e.ts - timeout
+            if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
+                # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
+                # heartbeat acknowledges) and no later one shows it did: it may have died first, so the
+                # revocations this replay placed at that line are inferred (the broker cannot tell)
+                self.timeline.stops_inferred(view.member_id)
             if self.presumed_converged is not None and stop_at < self.presumed_converged:
                 # gone before its next heartbeat was surely due: no convergence is presumed. Known only when
                 # its last heartbeat came before the target was computed (it never had this epoch, and the
@@ -324,7 +346,10 @@ class ConsumerGroupReplayer:
                 self.tracker.unconverged()
         elif reason == RemovalReason.REBALANCE_TIMEOUT.value:
             self.presumed_converged = None  # it never finished revoking: the epoch never converged
-        self._stop_all(view, stop_at, _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left"), source)
+        cause = _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left")
+        if reason == RemovalReason.LEAVE_GROUP.value:
+            self._unacted_starts_inferred(view, e.ts, cause)
+        self._stop_all(view, stop_at, cause, source)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
         if not self._group_members():
@@ -433,8 +458,10 @@ class ConsumerGroupReplayer:
         if from_state is not None and not is_valid_client_transition(from_state, to_state):
             self._anomaly(INVALID_TRANSITION, e, f"{from_state.value} -> {to_state.value}")
         view.client_state = to_state.value
+        view.client_epoch = e.member_epoch
         if to_state is ClientState.JOINING:
             view.left_static = False
+            view.joined_in_input = True
             previous = self._left_static(view.instance)
             if previous is not None and not self.has_coordinator:
                 # member-side logs only (so far: the broker's lines of the same instants may follow):
@@ -469,6 +496,8 @@ class ConsumerGroupReplayer:
             if self.emptied and not self.has_coordinator:
                 self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
         if not self.has_coordinator:
+            if to_state is ClientState.STABLE:
+                self._idle_members_out(view, e.ts)
             self._member_only_epoch(view, to_state, e)
         elif to_state is ClientState.RECONCILING and from_state is not ClientState.JOINING:
             # (a join's own response, JOINING -> RECONCILING, is no further step of a converged epoch)
@@ -508,6 +537,33 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _idle_members_out(self, view: MemberView, ts: int) -> None:
+        """Member-side logs only: `view` is STABLE at the current epoch and consumes every partition anyone
+        consumes, none in flight, at least one per member counted in the epoch. The broker's assignors give
+        every member of a topic at least one partition when there are as many (UniformAssignor, RangeAssignor
+        balance the partitions), so a counted member of the same subscription that joined within the input,
+        consumes nothing and whose log never showed this epoch has no target: it is out of the group, removed
+        unseen (its session expired while its log was silent, a crash). It owned nothing, so nothing stops. (A
+        member that logged this epoch is in it: its subscription may differ; member logs do not state it.)"""
+        cur = self.tracker.current
+        tl = self.timeline
+        if cur is None or cur.closed or cur.members is None or view.client_epoch != cur.epoch:
+            return
+        mine = tl.partitions_of(view.member_id)
+        if tl.stopped() or len(mine) < len(cur.members) or set(tl.consuming()) != set(mine):
+            return
+        for member in [m for m in cur.members if m != view.member_id]:
+            other = self.members.get(member)
+            if (
+                other is not None
+                and other.joined_in_input
+                and other.client_epoch != cur.epoch  # its own log never showed it at this epoch
+                and not tl.partitions_of(member)
+            ):
+                other.client_state = ClientState.FENCED.value
+                self._forget(member, ts)
+                self.tracker.member_out(member)
 
     def _instance_taken_over(self, view: MemberView, ts: int) -> None:
         """Member-side logs only: `view` joined with a group.instance.id and was accepted (given a member
@@ -630,7 +686,16 @@ class ConsumerGroupReplayer:
                 return
             if all(self._reconciled_without_target(v, cur.epoch) for v in views):
                 by_member = not all(v.server_lines for v in views)
-                if not (by_member and self._in_flight([v.member_id for v in views])):
+                # every member stated at the epoch (by the coordinator or its own line): what it consumes
+                # says nothing more; otherwise a STABLE member's epoch may have moved silently. Not so when a
+                # bump is on its way (a member left or joined: a removed member may never have reached the
+                # epoch, and its unrevoked partitions kept the others UNRELEASED_PARTITIONS)
+                told = self.pending_start is None and all(
+                    v.server_lines or self._told_epoch(v, cur.epoch) for v in views
+                )
+                if not (by_member and not told and self._in_flight([v.member_id for v in views])):
+                    if by_member and not told and self._silent_member_may_lag(views, cur.epoch, ts):
+                        self._presumed_episode()
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
@@ -640,6 +705,16 @@ class ConsumerGroupReplayer:
                 and not self._in_flight([v.member_id for v in active])
             ):
                 self.tracker.converged(ts, provisional=True)
+
+    def _silent_member_may_lag(self, views: list[MemberView], epoch: int, ts: int) -> bool:
+        """A STABLE member whose own log never stated `epoch` (4.x logs no line when the coordinator moves a
+        member's epoch without changing its assignment: ConsumerMembershipManager updates the epoch silently)
+        may not have heartbeated since the target was computed: until one heartbeat interval has passed, the
+        group may still be Reconciling (ConsumerGroup.maybeUpdateGroupState) and no line tells which."""
+        target_at = self.tracker.current.target_at
+        if target_at is not None and ts >= target_at + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            return False
+        return any(not v.server_lines and v.client_epoch != epoch for v in views)
 
     def _others_seen(self, member_id: str) -> bool:
         """Some other member was seen (in the group or gone): the input covers the group's membership, so a
@@ -733,8 +808,19 @@ class ConsumerGroupReplayer:
         if view.server_lines:
             return view.server_epoch == epoch and view.server_state == MemberState.STABLE.value
         if view.member_timed:
-            return view.client_state == ClientState.STABLE.value
+            return view.client_state == ClientState.STABLE.value or self._told_epoch(view, epoch)
         return False  # known to the coordinator, no line says where its reconciliation stands
+
+    @staticmethod
+    def _told_epoch(view: MemberView, epoch: int) -> bool:
+        """The member's own line states the group's current epoch while it reconciles: the coordinator moved it
+        to that epoch, which it does only once the member has nothing left to revoke (CurrentAssignmentBuilder
+        .computeNextAssignment: UNREVOKED_PARTITIONS keeps the member's epoch), so it is STABLE there, or
+        UNRELEASED_PARTITIONS until a later heartbeat hands it the rest, which its next RECONCILING line at the
+        same epoch shows. The client logs the epoch of the heartbeat response before it reconciles
+        (ConsumerMembershipManager.onHeartbeatSuccess: updateMemberEpoch, then transitionTo(RECONCILING)), so
+        a member whose rebalance callback is blocked is at the epoch for the coordinator, not for its log."""
+        return view.client_epoch == epoch and view.client_state in _CLIENT_RECONCILING
 
     def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
         if view.left_static:
@@ -759,6 +845,26 @@ class ConsumerGroupReplayer:
             self._stop(tp, view, ts, "revoked")
         for tp in sorted(now - before):
             self._start(tp, view, ts)
+        if now - before:
+            view.server_started, view.server_started_at = sorted(now - before), ts
+
+    def _unacted_starts_inferred(self, view: MemberView, removed_at: int, cause: str) -> None:
+        """A member timed by the coordinator alone leaves within max.poll.interval.ms of the line that gave it
+        partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for the
+        coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder), and a callback
+        blocked by a busy poll loop ends in exactly such a leave (the poll timer's, which the broker logs as any
+        leave). Its consumption of them, and so their movement, is inferred. (A session-timeout removal is a
+        crash, whose stop is placed at its last heartbeat already.)"""
+        if view.member_timed or not view.server_started or view.server_started_at is None:
+            return
+        if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
+            return  # it polled since (else it would have left sooner): its callback ran
+        owned = self.timeline.partitions_of(view.member_id)
+        for tp in view.server_started:
+            if tp in owned:
+                self.timeline.stop(
+                    tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
+                )
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
         problem = self.timeline.start(
@@ -932,13 +1038,15 @@ def _rejoins(e: Event) -> bool:
 
 def _view_to_json(view: MemberView) -> dict:
     out = dataclasses.asdict(view)
-    if view.server_assigned is not None:
-        out["server_assigned"] = [[tp.topic, tp.partition] for tp in view.server_assigned]
+    for key in ("server_assigned", "server_started"):
+        if out[key] is not None:
+            out[key] = [[tp.topic, tp.partition] for tp in getattr(view, key)]
     return out
 
 
 def _view_from_json(data: Mapping[str, Any]) -> MemberView:
     data = dict(data)
-    if data["server_assigned"] is not None:
-        data["server_assigned"] = [TopicPartition(t, p) for t, p in data["server_assigned"]]
+    for key in ("server_assigned", "server_started"):
+        if data.get(key) is not None:
+            data[key] = [TopicPartition(t, p) for t, p in data[key]]
     return MemberView(**data)

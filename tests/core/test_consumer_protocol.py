@@ -27,7 +27,7 @@ from rebalance_core.consumer_protocol.states import (
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.replay import ReplaySettings, event_order_key
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
-from schemas.events import EventType
+from schemas.events import EventType, RemovalReason
 from tests.logs.kafka_log_fixtures import REAL, parse_fixture
 
 TABLES = ("generations", "assignments", "partition_movements", "rebalance_episodes", "group_daily_summary")
@@ -1075,3 +1075,194 @@ def test_consumer_logs_alone_a_static_member_replaced_within_an_unconverged_epoc
     client_joins(log, "01:20", "c1b", "i1", 3, 0, 1)
     out = log.replay()
     assert members_by_epoch(out)[3] == ["c1b", "c2"]
+
+
+# ======================================================= a 4.x member's own epoch field (both logs)
+_GC = "INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] [GroupId g] {} (org.apache.kafka.coordinator.group.GroupMetadataManager)"  # fmt: skip
+_MM = "INFO [Consumer clientId={0}, groupId=g] Member {0} with epoch {1} transitioned from {2} to {3}. (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)"  # fmt: skip
+_CB = "INFO [Consumer clientId={0}, groupId=g] {1} [{2}] (org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker)"  # fmt: skip
+
+
+def _stamped(when: str, text: str) -> str:
+    return f"[2024-01-01 00:{when}] {text}"
+
+
+def _joins(when: str, member: str, epoch: int, assigned: str) -> list[str]:
+    """A member's join, both sides: the broker bumps the epoch and computes the target (4.0: map at DEBUG)."""
+    a, b = f"{when},000", f"{when},001"
+    return [
+        _stamped(a, _MM.format(member, 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped(b, _GC.format(f"Member {member} joins the consumer group using the consumer protocol.")),
+        _stamped(b, _GC.format(f"Bumped group epoch to {epoch}.")),
+        _stamped(
+            b,
+            _GC.format(f"Computed a new target assignment for epoch {epoch} with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped(f"{when},002", _MM.format(member, epoch, "JOINING", "RECONCILING")),
+        _stamped(f"{when},004", _CB.format(member, "Adding newly assigned partitions:", assigned)),
+        _stamped(f"{when},004", _MM.format(member, epoch, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped(f"{when},004", _MM.format(member, epoch, "ACKNOWLEDGING", "STABLE")),
+    ]
+
+
+def test_both_4x_logs_a_member_stating_the_new_epoch_while_its_callback_is_blocked_is_reconciled_for_the_coordinator():
+    """c2 leaves; c1's heartbeat answer carries epoch 3 with c2's partition added, nothing to revoke, so the
+    coordinator has c1 STABLE at epoch 3 (CurrentAssignmentBuilder.computeNextAssignment) and the group Stable
+    (ConsumerGroup.maybeUpdateGroupState). c1's log says "with epoch 3 ... to RECONCILING" (ConsumerMembershipManager
+    .onHeartbeatSuccess updates the epoch before reconciling) and then nothing: its onPartitionsAssigned waits for
+    a busy poll loop. Epoch 3 converged there: c4's join later is a rebalance of its own, not a round of epoch 3's."""
+    lines = [
+        *_joins("00:00", "c1", 1, "t-0, t-1"),
+        *_joins("00:02", "c2", 2, ""),
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _GC.format("Member c2 left the consumer group.")),
+        _stamped("01:00,003", _GC.format("Bumped group epoch to 3.")),
+        _stamped(
+            "01:00,050",
+            _GC.format("Computed a new target assignment for epoch 3 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped("01:02,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),  # its callback blocked from here
+        *_joins("01:30", "c4", 4, ""),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    out = replay(parsed.events, group="g")
+    assert episodes(out) == [(1, "observed"), (1, "observed"), (1, "observed"), (1, "observed")]
+
+
+def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_inferred_within_a_heartbeat():
+    """c3 (owning nothing) leaves: epoch 4 changes nothing for c1 and c2, whose epochs the coordinator moves
+    at their next heartbeats (within group.consumer.heartbeat.interval.ms) without a line: the client updates
+    its epoch silently when its assignment is unchanged (ConsumerMembershipManager). c4 joins 2 s later: whether
+    epoch 4 was Stable first (ConsumerGroup.maybeUpdateGroupState) no line tells, so its rebalance is inferred."""
+    lines = [
+        *_joins("00:00", "c1", 1, "t-0, t-1"),
+        *_joins("00:02", "c2", 2, ""),
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        *_joins("01:00", "c3", 3, ""),
+        _stamped("02:00,000", _MM.format("c3", 3, "STABLE", "PREPARE_LEAVING")),
+        _stamped("02:00,002", _MM.format("c3", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("02:00,002", _MM.format("c3", 3, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("02:00,003", _GC.format("Member c3 left the consumer group.")),
+        _stamped("02:00,003", _GC.format("Bumped group epoch to 4.")),
+        _stamped(
+            "02:00,050",
+            _GC.format("Computed a new target assignment for epoch 4 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        *_joins("02:02", "c4", 5, ""),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    out = replay(parsed.events, group="g")
+    assert episodes(out)[-2:] == [(1, "inferred"), (1, "inferred")]
+
+
+@pytest.mark.parametrize(("left_after", "source"), [("05:10,000", "inferred"), ("11:00,000", "observed")])
+def test_broker_log_alone_a_member_removed_soon_after_it_was_given_partitions_may_never_have_consumed_them(
+    left_after, source
+):
+    """m2 is STABLE with t-2, t-3 at 05:09 for the coordinator (CurrentAssignmentBuilder: nothing it is given
+    is held by another), whether or not its onPartitionsAssigned ran: a callback blocked by a busy poll loop
+    ends in the poll timer's leave (AbstractMembershipManager.transitionToSendingLeaveGroup) within
+    max.poll.interval.ms (300 s by default), which the broker logs as a plain leave. m2 leaving 1 s later:
+    its consumption of t-2, t-3, so their movements, are inferred; leaving 6 min later: it polled meanwhile."""
+    log = log_4_0_second_member_joins()
+    log.add(f"2025-03-10 14:{left_after}", "coordinator", EventType.MEMBER_REMOVED, member_id=M2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    out = log.replay()
+    away = [r for r in out["partition_movements"] if r["from_member_id"] == M2]
+    assert [(r["topic"], r["partition"], r["source"]) for r in away] == [("t", 2, source), ("t", 3, source)]
+
+
+@pytest.mark.parametrize(("acknowledged", "source"), [(False, "inferred"), (True, "observed")])
+def test_broker_log_alone_a_revocation_asked_of_a_member_fenced_before_any_later_line_is_inferred(
+    acknowledged, source
+):
+    """The coordinator asks m1 to revoke t-2, t-3 (UNREVOKED_PARTITIONS at its old epoch, CurrentAssignmentBuilder)
+    and keeps it there until a heartbeat acknowledges. m1's session then expires: with no later line moving it on,
+    whether it revoked before it died no broker line tells, so those revocations are inferred; once a line shows
+    it at the new epoch (acknowledged), they are observed."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,002",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}00:00,005", M1, 1, 0, "STABLE", 0, 1, 2, 3)
+    log.add(f"{day}05:00,000", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,003",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}05:00,004", M2, 2, 0, "UNRELEASED_PARTITIONS")
+    assignment_state(log, f"{day}05:03,000", M1, 1, 0, "UNREVOKED_PARTITIONS", 0, 1, revoked="t-2,t-3")
+    if acknowledged:
+        assignment_state(log, f"{day}05:06,000", M1, 2, 1, "STABLE", 0, 1)
+    log.add(
+        f"{day}05:50,000",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M1,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}05:50,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add(
+        f"{day}05:50,003",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=3,
+        protocol_name="uniform",
+    )
+    assignment_state(log, f"{day}05:52,000", M2, 3, 2, "STABLE", 0, 1, 2, 3)
+    out = log.replay(ReplaySettings(session_timeout_ms=45_000))
+    revoked = [
+        r for r in out["partition_movements"] if r["from_member_id"] == M1 and r["stop_cause"] == "revoked"
+    ]
+    assert [(r["partition"], r["source"]) for r in revoked] == [(2, source), (3, source)]
+
+
+def test_consumer_logs_alone_a_member_holding_nothing_while_another_is_given_every_partition_is_out():
+    """c1 joins and is given nothing yet (UNRELEASED_PARTITIONS: c2 holds them), then its log goes silent; c2
+    crashes, c2b joins. At epoch 5 c2b is STABLE with both partitions: the broker's assignors give every member
+    at least one partition when there are as many (UniformAssignor, RangeAssignor), so c1 has no target there:
+    its session expired unseen, and it is no member of epoch 5 (it owned nothing, so nothing stops)."""
+    log = Log("g")
+    client_joins(log, "00:00", "c2", None, 1, 0, 1)
+    client_joins(log, "00:01", "c1", None, 2)
+    client_joins(log, "00:10", "c2b", None, 3)  # c2 crashed, its partitions not released yet
+    client_line(log, "2025-03-10 14:00:20,000", "c2b", None, 5, "STABLE", "RECONCILING")
+    log.add("2025-03-10 14:00:20,002", "member", EventType.PARTITIONS_ASSIGNED, member_id="c2b",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, "2025-03-10 14:00:20,002", "c2b", None, 5, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, "2025-03-10 14:00:20,002", "c2b", None, 5, "ACKNOWLEDGING", "STABLE")
+    out = log.replay()
+    assert members_by_epoch(out)[5] == ["c2b"]
