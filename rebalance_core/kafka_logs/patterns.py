@@ -717,6 +717,18 @@ CLIENT: tuple[MessagePattern, ...] = (
       r"Member \S+ with epoch -?\d+ (?:got fenced|transitioned to fatal state).*$",
       "with epoch", "Member tKQVSQuHR9aBocp13XT9nw with epoch 3 got fenced but it is already preparing to leave "
       "the group, so it will stop sending heartbeat and won't attempt to send the leave request or rejoin."),
+    # -- the client's configuration, logged whole at its construction (AbstractConfig.logAll, INFO, by the
+    # config class's own logger, without the `[Consumer …]` prefix): one event per client; a dump without a
+    # group.id (an assign()-only consumer, Connect's internal log readers) yields none (extract: [])
+    P("client.config.0_10", MEMBER, "0.10+", E.CLIENT_CONFIG,
+      r"(?P<x_class>ConsumerConfig|DistributedConfig) values: ?\r?\n"
+      r"(?:(?:.*\n)?\tgroup\.id = (?P<group_id>[^\r\n]*)\r?\n)?",
+      "Config values: ",
+      "ConsumerConfig values: \n\tallow.auto.create.topics = true\n\tclient.id = c-1\n\tgroup.id = g1\n"
+      "\tgroup.instance.id = null\n\theartbeat.interval.ms = 3000\n\tmax.poll.interval.ms = 300000\n"
+      "\tpartition.assignment.strategy = [class org.apache.kafka.clients.consumer.RangeAssignor, "
+      "class org.apache.kafka.clients.consumer.CooperativeStickyAssignor]\n\tsession.timeout.ms = 45000\n",
+      multiline=True, extract=x.client_config),
     # -- Connect worker (KIP-415 incremental cooperative); tasks replay as TopicPartition(connector, task)
     P("connect.rebalance_started.2_3", MEMBER, "2.3+", E.JOIN_REQUESTED,
       r"Rebalance started$",
