@@ -230,8 +230,8 @@ def client_config(fields: Fields, text: str, topic_names: Mapping[str, str]) -> 
     assignor supports it). A classic consumer's rebalance timeout is its max.poll.interval.ms
     (ConsumerCoordinator passes it as the JoinGroup's rebalanceTimeoutMs); Connect's is rebalance.timeout.ms."""
     config_class = fields.pop("x_class")
-    if fields.get("group_id") in (None, "", "null"):
-        return []  # a client in no group
+    if fields.get("group_id") in (None, "", "null") or config_class == "ShareConsumerConfig":
+        return []  # a client in no group (a share group, KIP-932, is no consumer group)
     config = config_values(text)
     attributes = fields["attributes"]
     attributes["config_class"] = config_class
