@@ -53,9 +53,13 @@ def of_member(
 ) -> dict[str, str] | None:
     """A member's own settings: by its client id, its instance id, or the owner its classic member id
     names (`{client.id}-{UUID}`, `{group.instance.id}-{UUID}`); else the unnamed dump's, if any."""
-    for key in (client_id, instance, classic_member_owner(member_id or "")):
+    owner = classic_member_owner(member_id or "")
+    for key in (client_id, instance, owner):
         if key and key in configs:
             return configs[key]
+    for record in configs.values():  # a static member's id is made from its instance id, not its client id
+        if record.get("group_instance_id") in {instance, owner} - {None}:
+            return record
     return configs.get("")
 
 

@@ -92,6 +92,9 @@ def test_a_members_own_session_timeout_is_found_by_client_instance_or_member_id(
     assert client_config.session_timeout_ms(configs, "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9") == 10_000
     assert client_config.session_timeout_ms(configs, "m", instance="i-2") == 20_000
     assert client_config.session_timeout_ms(configs, "m", client_id="c3") is None
+    # a static member's id `{group.instance.id}-{UUID}`, its dump keyed by its client id
+    configs = {"c4": {"session_timeout_ms": "30000", "group_instance_id": "i-4"}}
+    assert client_config.session_timeout_ms(configs, "i-4-5485febc-752b-4881-b106-5829a1889014") == 30_000
 
 
 def test_the_what_ifs_actual_settings_come_from_the_config_dumps():
