@@ -214,11 +214,11 @@ _CONFIG_ATTRIBUTES = {
     "group.remote.assignor": "remote_assignor",
     "connect.protocol": "connect_protocol",
 }
-_CONFIG_LINE = re.compile(r"^\t(?P<key>[\w.-]+) = (?P<value>.*?)\r?$", re.MULTILINE)
+_CONFIG_LINE = re.compile(r"^[ \t]+(?P<key>[\w.-]+) = (?P<value>.*?)\r?$", re.MULTILINE)
 
 
 def config_values(text: str) -> dict[str, str]:
-    """AbstractConfig.logAll's body: one `\\t{key} = {value}` line per config, keys sorted (0.10-4.x)."""
+    """AbstractConfig.logAll's body: one `\\t{key} = {value}` line per config (0.10-4.x)."""
     return {m["key"]: m["value"] for m in _CONFIG_LINE.finditer(text)}
 
 

@@ -523,9 +523,9 @@ BROKER_KIP848: tuple[MessagePattern, ...] = (
 # ------------------------------------------------------------------------------------------------
 _NODE_TEXT = "kafka-1:9092 (id: 2147483646 rack: null)"
 # AbstractConfig.logAll (0.10-4.x): "{SimpleClassName} values: " and one "\t{key} = {value}" line per setting,
-# keys sorted; group_id from the group.id line (absent or `null`/empty: the extract makes no event)
+# keys sorted from 0.10.1 (a tab a log shipper turned into spaces is read too); group_id from the group.id line (absent or `null`/empty: the extract makes no event)
 _CONFIG_DUMP = (
-    r"(?P<x_class>{}) values: ?\r?\n(?:(?:.*\n)?\tgroup\.id = (?P<group_id>[^\r\n]*)\r?\n)?"
+    r"(?P<x_class>{}) values: ?\r?\n(?:(?:.*\n)?[ \t]+group\.id = (?P<group_id>[^\r\n]*?)\r?(?:\n|$))?"
 )
 CLIENT: tuple[MessagePattern, ...] = (
     P("client.discovered.0_10", MEMBER, "0.10-0.11", E.COORDINATOR_DISCOVERED,

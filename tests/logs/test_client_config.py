@@ -164,3 +164,15 @@ def test_the_line_prefilter_keeps_the_whole_dump():
         *config_dump("2024-06-01 10:00:00,000", "ConsumerConfig", consumer_3x()),
     ]
     assert list(kept_lines(line_kind(line) for line in lines)) == [False] + [True] * (len(lines) - 1)
+
+
+def test_an_unsorted_0_10_0_dump_behind_a_compose_prefix_with_spaces_for_tabs_parses():
+    """0.10.0 printed the settings unsorted (AbstractConfig.logAll over a HashMap; TreeMap from 0.10.1);
+    docker compose prefixes every line; a log shipper may turn the tab into spaces."""
+    lines = [
+        "connect_1  | [2017-04-14 15:23:36,987] INFO ConsumerConfig values: ",
+        "connect_1  |         session.timeout.ms = 30000",
+        "connect_1  |         group.id = connect-sink (org.apache.kafka.clients.consumer.ConsumerConfig:178)",
+    ]
+    e = only_config(lines)
+    assert (e.group_id, e.attributes["session_timeout_ms"]) == ("connect-sink", "30000")
