@@ -550,6 +550,13 @@ class _FileParser:
         ctx = self._context(group_id, prefix.client_id)
         produced = []
         for index, event in enumerate(events):
+            if event.type == EventType.CLIENT_CONFIG:  # logged with no prefix: the client is the dump's own
+                if event.client_id:  # a new process: no member id carries over to it, it owned nothing
+                    restarted = self._context(group_id, event.client_id)
+                    restarted.forget_member_id()
+                    restarted.member_id_before_reset = None
+                produced.append(event)
+                continue
             target = self._merge_target(ctx, event) if row.merge and index == 0 else None
             if target is not None:
                 _merge(target, event)

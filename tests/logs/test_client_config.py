@@ -176,3 +176,22 @@ def test_an_unsorted_0_10_0_dump_behind_a_compose_prefix_with_spaces_for_tabs_pa
     ]
     e = only_config(lines)
     assert (e.group_id, e.attributes["session_timeout_ms"]) == ("connect-sink", "30000")
+
+
+def test_a_new_dump_is_a_new_process_whose_lines_get_no_member_id_of_the_one_before():
+    """1.0-2.6 print no member id in "Successfully joined group with generation N": the parser carries the
+    client's id from its earlier lines, never across a restart, which the config dump shows."""
+    prefix = "[Consumer clientId=c-1, groupId=g1]"
+    logger = "(org.apache.kafka.clients.consumer.internals.AbstractCoordinator)"
+    old = "c-1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
+    lines = [
+        f"[2020-01-01 10:00:00,000] INFO {prefix} Successfully joined group with generation 4 {logger}",
+        f"[2020-01-01 10:00:00,010] INFO {prefix} Finished assignment for group at generation 4: "
+        f"{{{old}=Assignment(partitions=[t1-0])}} {logger}",
+        # the process dies without a LeaveGroup; a new one starts
+        *config_dump("2020-01-01 10:05:00,000", "ConsumerConfig", consumer_2x()),
+        f"[2020-01-01 10:05:01,000] INFO {prefix} (Re-)joining group {logger}",
+        f"[2020-01-01 10:05:02,000] INFO {prefix} Successfully joined group with generation 5 {logger}",
+    ]
+    joined = [e for e in parse(lines).events if e.event_type == "join_response"]
+    assert [(e.generation_id, e.member_id) for e in joined] == [(4, old), (5, None)]
