@@ -15,6 +15,8 @@ client id), and marked in the event's attributes:
   an id only after the client asked to rejoin (its JoinGroup then carries it); otherwise it may be a new
   process's first JoinGroup, and stays empty (docs/events.md: an empty join_sent starts a new member).
 * `generation_from` = join_response: a sync_response without a generation gets this round's.
+* `client_id_from` = next_client: a config dump (`client_config`) with an empty client.id belongs to the
+  next client of its group the file shows first; a dump starts a new process: no member id carries over.
 * `merged_lines`: lines that restated the event (MessagePattern.merge) and completed it.
 Every event also carries `log_pattern`, the name of the row that matched.
 """
