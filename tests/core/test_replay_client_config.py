@@ -120,3 +120,21 @@ def test_the_what_ifs_actual_settings_come_from_the_config_dumps():
     )
     assert actual.assignor == "roundrobin"
     assert {"session_timeout_ms", "max_poll_interval_ms", "heartbeat_interval_ms"} <= set(actual.observed)
+
+
+def test_a_dump_saying_group_protocol_consumer_makes_the_group_a_kip848_one():
+    """group.protocol = consumer (3.7+, KIP-848): the member speaks ConsumerGroupHeartbeat, whatever else
+    its lines show; its session timeout is the broker's group.consumer.session.timeout.ms, not its own."""
+    from rebalance_core.consumer_protocol import ConsumerGroupReplayer
+    from rebalance_core.kafka_logs import parse_lines
+    from rebalance_core.replay import new_replayer
+
+    kip848 = consumer_3x(**{"group.protocol": "consumer"})
+    events = parse_lines(
+        config_dump("2024-06-01 10:00:00,000", "ConsumerConfig", kip848), file="a", cluster="k"
+    ).events
+    assert isinstance(new_replayer("k", "g1", events=events), ConsumerGroupReplayer)
+    classic = parse_lines(
+        config_dump("2024-06-01 10:00:00,000", "ConsumerConfig", consumer_3x()), file="a", cluster="k"
+    )
+    assert isinstance(new_replayer("k", "g1", events=classic.events), GroupReplayer)
