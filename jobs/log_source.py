@@ -289,7 +289,9 @@ PARSED_COLUMNS = (
 # Literal byte searches, no regex: "roup" finds group/Group and "ebalanc" rebalance/Rebalance in two scans of
 # a line instead of four (a word that merely contains them, e.g. "troupe", only keeps a line more for the
 # parser, which decides).
-GROUP_WORDS = ("roup", "ebalanc")
+# "Config values: " keeps the head of a client's config dump (AbstractConfig.logAll: `ConsumerConfig values: `,
+# `DistributedConfig values: `), whose own line carries no group word; its `\tkey = value` lines follow it.
+GROUP_WORDS = ("roup", "ebalanc", "Config values: ")
 HEAD_TIME = r"\d\d:\d\d:\d\d"
 HEAD_LEVEL = r"\b(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b"
 OTHER_HEAD, GROUP_LINE, MAYBE_CONTINUED = 0, 1, 2

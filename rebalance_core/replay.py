@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_core import client_config
 from rebalance_core import coordinator as co
 from rebalance_core.events import REVOKE_REJOIN_PREFIX, Event, TopicPartition, format_ts
 from rebalance_core.kafka_logs.values import classic_member_owner
@@ -54,7 +55,12 @@ EVENT_TYPE_RANK: dict[str, int] = {
     name.value: rank
     for rank, names in enumerate(
         [
-            (EventType.COORDINATOR_DISCOVERED, EventType.GROUP_LOADED, EventType.TOPIC_METADATA_CHANGED),
+            (
+                EventType.CLIENT_CONFIG,  # settings at the client's start, before anything it does then
+                EventType.COORDINATOR_DISCOVERED,
+                EventType.GROUP_LOADED,
+                EventType.TOPIC_METADATA_CHANGED,
+            ),
             (EventType.MEMBER_REMOVED,),
             (EventType.HEARTBEAT_REBALANCING,),
             (EventType.JOIN_REQUESTED,),
@@ -259,6 +265,8 @@ class GroupReplayer:
         # members' logs only: a JoinGroup without a member id (instant, reason), a rebalance signal only
         # once a later line shows the member went on (`_defer_fresh_join`)
         self.fresh_join: tuple[int, str | None] | None = None
+        # clients' own settings from their config dumps (rebalance_core.client_config)
+        self.client_configs: client_config.ClientConfigs = {}
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -330,6 +338,8 @@ class GroupReplayer:
                 handler(self, e)
             else:
                 self.group.apply(e)
+        elif e.event_type == _CLIENT_CONFIG:  # settings, not a step of the protocol
+            client_config.note(self.client_configs, e)
         else:
             self._member_event(e)
         self._collect_model_anomalies()
@@ -466,7 +476,7 @@ class GroupReplayer:
         (IncrementalCooperativeAssignor.handleLostAssignments, "Delayed rebalance in progress"). No broker
         line shows the delay (the workers print it: `sync_response.attributes.delay_ms`), so those rounds
         are taken as one episode, inferred. A worker known to have run nothing loses nothing: no delay."""
-        protocol = self.protocol_name or self.offered_protocol or self.settings.default_assignor
+        protocol = self.protocol_name or self.offered_protocol or self._configured_assignor()
         ran_nothing = self.group.generation_id == 0 or (
             self.assignment_generation is not None and not self.assignment.get(member)
         )
@@ -497,6 +507,7 @@ class GroupReplayer:
         timeout = (
             co.int_attribute(e, "session_timeout_ms")
             or self.group.session_timeout_of(member)
+            or self._configured_session_timeout(member)
             or self.settings.session_timeout_ms
         )
         return e.ts - timeout if timeout else e.ts
@@ -1561,7 +1572,7 @@ class GroupReplayer:
         if members is None and self.group.membership_known:
             members = list(self.group.members)
         protocol = (
-            rnd.protocol_name or self.protocol_name or self.offered_protocol or self.settings.default_assignor
+            rnd.protocol_name or self.protocol_name or self.offered_protocol or self._configured_assignor()
         )
         if not members or not self.topics or protocol not in INFERABLE_ASSIGNORS:
             return None
@@ -1675,10 +1686,25 @@ class GroupReplayer:
     def protocol(self) -> str | None:
         """The group's rebalance protocol, the one notion every rule consults: eager | cooperative as the
         log shows it (the selected protocol, else the members' first offered one, else a member revoking
-        after its sync), else the configured `default_assignor`'s; None when neither says. Member timing
-        stops everything at the first rebalance signal only when it is eager; coordinator timing treats
-        None as eager (the classic consumer's default assignor, range, is)."""
-        return self.rebalance_protocol or rebalance_protocol_of(self.settings.default_assignor)
+        after its sync), else the members' config dumps', else the configured `default_assignor`'s; None
+        when none says. Member timing stops everything at the first rebalance signal only when it is eager;
+        coordinator timing treats None as eager (the classic consumer's default assignor, range, is)."""
+        return (
+            self.rebalance_protocol
+            or client_config.rebalance_protocol(self.client_configs)
+            or rebalance_protocol_of(self._configured_assignor())
+        )
+
+    def _configured_assignor(self) -> str | None:
+        """The assignor the members' config dumps make the coordinator select, else ReplaySettings'."""
+        return client_config.selected_protocol(self.client_configs) or self.settings.default_assignor
+
+    def _configured_session_timeout(self, member: str) -> int | None:
+        """The member's own session.timeout.ms, from its config dump (classic: each member's own)."""
+        info = self.group.members.get(member)
+        return client_config.session_timeout_ms(
+            self.client_configs, member, info.client_id if info else None, self._instance_of(member)
+        )
 
     def _set_protocol(self, name: str | None) -> None:
         if not name:
@@ -1740,6 +1766,7 @@ class GroupReplayer:
 _COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_c_")}
 _MEMBER_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_m_")}
 _COORDINATOR = Side.COORDINATOR.value
+_CLIENT_CONFIG = EventType.CLIENT_CONFIG.value
 
 _PLAIN_STATE = (
     "topics",
@@ -1769,6 +1796,7 @@ _PLAIN_STATE = (
     "closed_leader",
     "remaining_members",
     "fresh_join",
+    "client_configs",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
@@ -1777,6 +1805,7 @@ _STATE_DEFAULTS = {
     "closed_leader": lambda: None,
     "remaining_members": lambda: None,
     "fresh_join": lambda: None,
+    "client_configs": dict,
 }  # fields added after STATE_VERSION 1 states were written
 
 

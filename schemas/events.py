@@ -85,6 +85,11 @@ class EventType(str, Enum):
     LEAVE_SENT = "leave_sent"  # reason
     COORDINATOR_DISCOVERED = "coordinator_discovered"  # attributes.coordinator
     COORDINATOR_UNAVAILABLE = "coordinator_unavailable"  # attributes.coordinator
+    # the client's group settings as its config dump at startup states them ("ConsumerConfig values:",
+    # Connect "DistributedConfig values:"): client_id, group_instance_id, protocol_type, protocol_name (the
+    # preferred assignor / Connect protocol), attributes session_timeout_ms, heartbeat_interval_ms,
+    # max_poll_interval_ms, rebalance_timeout_ms, assignors, rebalance_protocol, group_protocol, ...
+    CLIENT_CONFIG = "client_config"
     MEMBER_STATE_CHANGED = (
         "member_state_changed"  # KIP-848 client: attributes.from_state/to_state, member_epoch
     )

@@ -182,3 +182,91 @@ def partition_handover(fields: Fields, text: str, topic_names: Mapping[str, str]
     partition = fields["attributes"]["offsets_partition"]
     fields["group_id"] = f"{OFFSETS_TOPIC}-{partition}"
     return [(None, fields)]
+
+
+# Kafka's own assignors by class (`partition.assignment.strategy`), as their `name()` (the protocol name a
+# JoinGroup offers). A class not listed keeps its simple name: a custom assignor, no known protocol.
+_ASSIGNOR_NAMES = {
+    "RangeAssignor": "range",
+    "RoundRobinAssignor": "roundrobin",
+    "StickyAssignor": "sticky",
+    "CooperativeStickyAssignor": "cooperative-sticky",
+    "StreamsPartitionAssignor": "stream",
+}
+# What each assignor supports (ConsumerPartitionAssignor.supportedProtocols): only CooperativeSticky and
+# Streams' assignor support COOPERATIVE.
+_COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky", "stream"})
+# Connect's `connect.protocol` -> the protocols the worker offers, preferred first (WorkerCoordinator.metadata;
+# ConnectProtocolCompatibility: EAGER's protocol is named "default").
+_CONNECT_PROTOCOLS = {
+    "eager": ("default",),
+    "compatible": ("compatible", "default"),
+    "sessioned": ("sessioned", "compatible", "default"),
+}
+# config key -> attribute name (all `*_ms` values are integers)
+_CONFIG_ATTRIBUTES = {
+    "session.timeout.ms": "session_timeout_ms",
+    "heartbeat.interval.ms": "heartbeat_interval_ms",
+    "max.poll.interval.ms": "max_poll_interval_ms",
+    "rebalance.timeout.ms": "rebalance_timeout_ms",
+    "scheduled.rebalance.max.delay.ms": "scheduled_rebalance_max_delay_ms",
+    "group.protocol": "group_protocol",
+    "group.remote.assignor": "remote_assignor",
+    "connect.protocol": "connect_protocol",
+}
+_CONFIG_LINE = re.compile(r"^[ \t]+(?P<key>[\w.-]+) = (?P<value>.*?)\r?$", re.MULTILINE)
+
+
+def config_values(text: str) -> dict[str, str]:
+    """AbstractConfig.logAll's body: one `\\t{key} = {value}` line per config (0.10-4.x)."""
+    return {m["key"]: m["value"] for m in _CONFIG_LINE.finditer(text)}
+
+
+def client_config(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
+    """ "ConsumerConfig values:" / "DistributedConfig values:" (AbstractConfig.logAll, at the client's
+    construction): the settings its group membership runs with. `protocol_name` is the protocol the member
+    prefers (first assignor; Connect's connect.protocol), attributes.assignors all it offers and
+    attributes.rebalance_protocol the one ConsumerCoordinator derives from them (cooperative only when every
+    assignor supports it). A classic consumer's rebalance timeout is its max.poll.interval.ms
+    (ConsumerCoordinator passes it as the JoinGroup's rebalanceTimeoutMs); Connect's is rebalance.timeout.ms."""
+    config_class = fields.pop("x_class")
+    if fields.get("group_id") in (None, "", "null") or config_class == "ShareConsumerConfig":
+        return []  # a client in no group (a share group, KIP-932, is no consumer group)
+    config = config_values(text)
+    attributes = fields["attributes"]
+    attributes["config_class"] = config_class
+    for key, name in _CONFIG_ATTRIBUTES.items():
+        value = config.get(key)
+        if value in (None, "", "null"):
+            continue
+        if name.endswith("_ms") and not value.lstrip("-").isdigit():
+            raise ValueError(f"{key} = {value!r} is not a number")
+        attributes[name] = value.lower() if name in ("group_protocol", "connect_protocol") else value
+    fields["client_id"] = config.get("client.id") or None
+    fields["group_instance_id"] = values.scala_option(config.get("group.instance.id") or "null")
+    if config_class == "DistributedConfig":
+        fields["protocol_type"] = "connect"
+        offered = _CONNECT_PROTOCOLS.get(attributes.get("connect_protocol", ""))
+        if offered:
+            fields["protocol_name"] = offered[0]
+            attributes["assignors"] = ",".join(offered)
+        return [(None, fields)]
+    fields["protocol_type"] = "consumer"
+    if "max_poll_interval_ms" in attributes:
+        attributes["rebalance_timeout_ms"] = attributes["max_poll_interval_ms"]
+    strategy = config.get("partition.assignment.strategy", "")
+    assignors = [_assignor_name(item) for item in values.id_collection(strategy)]
+    if assignors:
+        attributes["assignors"] = ",".join(assignors)
+        fields["protocol_name"] = assignors[0]
+        if all(a in _ASSIGNOR_NAMES.values() for a in assignors):
+            cooperative = all(a in _COOPERATIVE_ASSIGNORS for a in assignors)
+            attributes["rebalance_protocol"] = "cooperative" if cooperative else "eager"
+    return [(None, fields)]
+
+
+def _assignor_name(item: str) -> str:
+    """`class org.apache.kafka.clients.consumer.RangeAssignor` (a Class default) or the configured
+    `org.apache.kafka.clients.consumer.RangeAssignor` / `range`-less class name -> the assignor's name."""
+    simple = item.removeprefix("class ").strip().rsplit(".", 1)[-1]
+    return _ASSIGNOR_NAMES.get(simple, simple)

@@ -15,6 +15,8 @@ client id), and marked in the event's attributes:
   an id only after the client asked to rejoin (its JoinGroup then carries it); otherwise it may be a new
   process's first JoinGroup, and stays empty (docs/events.md: an empty join_sent starts a new member).
 * `generation_from` = join_response: a sync_response without a generation gets this round's.
+* `client_id_from` = next_client: a config dump (`client_config`) with an empty client.id belongs to the
+  next client of its group the file shows first; a dump starts a new process: no member id carries over.
 * `merged_lines`: lines that restated the event (MessagePattern.merge) and completed it.
 Every event also carries `log_pattern`, the name of the row that matched.
 """
@@ -342,6 +344,9 @@ class _FileParser:
         self.quarantine: list[QuarantinedLine] = []
         self.counts = ParseCounts()
         self.members: dict[tuple[str, str | None], _MemberContext] = {}
+        # config dumps without a client.id (the client generates one after logging its config), per group,
+        # waiting for the first line of a client id the file has not shown before (`_name_config_client`)
+        self.unnamed_configs: dict[str, list[Event]] = {}
         self.undated_reason = ""  # why a time-only or yearless stamp has no date, for quarantine rows
 
     # -- accounting -------------------------------------------------------------------------------
@@ -398,6 +403,9 @@ class _FileParser:
             return
         if isinstance(specs, ValueError):
             self._quarantine_entry(entry, prefix, f"{row.name}: {specs}")
+            return
+        if not specs:
+            self.counts.skip("not_group", entry.line_count)
             return
         try:
             ts = self._timestamp(entry)
@@ -457,6 +465,8 @@ class _FileParser:
             except ValueError as exc:
                 failed = failed or (row, exc)
                 continue
+            if not specs:  # the row's extract found nothing about a group (a client config without group.id)
+                return row, specs
             read_group = specs[0][1].get("group_id")
             if client_group and read_group and read_group != client_group:
                 failed = failed or (
@@ -538,9 +548,17 @@ class _FileParser:
     def _member_events(
         self, row: MessagePattern, prefix: _Prefix, group_id: str, events: list[Event]
     ) -> list[Event]:
+        self._name_config_client(group_id, prefix.client_id, events)
         ctx = self._context(group_id, prefix.client_id)
         produced = []
         for index, event in enumerate(events):
+            if event.type == EventType.CLIENT_CONFIG:  # logged with no prefix: the client is the dump's own
+                if event.client_id:  # a new process: no member id carries over to it, it owned nothing
+                    restarted = self._context(group_id, event.client_id)
+                    restarted.forget_member_id()
+                    restarted.member_id_before_reset = None
+                produced.append(event)
+                continue
             target = self._merge_target(ctx, event) if row.merge and index == 0 else None
             if target is not None:
                 _merge(target, event)
@@ -555,6 +573,20 @@ class _FileParser:
                 ctx.forget_member_id()
             produced.append(event)
         return produced
+
+    def _name_config_client(self, group_id: str, client_id: str | None, events: list[Event]) -> None:
+        """A config dump with an empty client.id (1.x-3.x consumers and Connect workers generate
+        `consumer-{group}-{n}` / `connect-{n}` after AbstractConfig.logAll ran) belongs to the next client
+        of its group this file shows for the first time; `client_id_from` = next_client says so."""
+        if events and events[0].type == EventType.CLIENT_CONFIG and events[0].client_id is None:
+            self.unnamed_configs.setdefault(group_id, []).append(events[0])
+            return
+        waiting = self.unnamed_configs.get(group_id)
+        if client_id and waiting and (group_id, client_id) not in self.members:
+            config = waiting.pop(0)
+            config.client_id = client_id
+            config.source = config.source or events[0].source
+            config.attributes["client_id_from"] = "next_client"
 
     @staticmethod
     def _merge_target(ctx: _MemberContext, event: Event) -> Event | None:
@@ -680,6 +712,8 @@ _KAFKA_CLASSES = frozenset(
         "MembershipManagerImpl",
         "WorkerCoordinator",
         "DistributedHerder",
+        "ConsumerConfig",  # AbstractConfig.logAll logs with the config class's logger
+        "DistributedConfig",
     }
 )
 

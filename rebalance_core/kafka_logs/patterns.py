@@ -522,6 +522,11 @@ BROKER_KIP848: tuple[MessagePattern, ...] = (
 # KIP-848 client (membership managers) and Connect (WorkerCoordinator / DistributedHerder)
 # ------------------------------------------------------------------------------------------------
 _NODE_TEXT = "kafka-1:9092 (id: 2147483646 rack: null)"
+# AbstractConfig.logAll (0.10-4.x): "{SimpleClassName} values: " and one "\t{key} = {value}" line per setting,
+# keys sorted from 0.10.1 (a tab a log shipper turned into spaces is read too); group_id from the group.id line (absent or `null`/empty: the extract makes no event)
+_CONFIG_DUMP = (
+    r"(?P<x_class>{}) values: ?\r?\n(?:(?:.*\n)?[ \t]+group\.id = (?P<group_id>[^\r\n]*?)\r?(?:\n|$))?"
+)
 CLIENT: tuple[MessagePattern, ...] = (
     P("client.discovered.0_10", MEMBER, "0.10-0.11", E.COORDINATOR_DISCOVERED,
       r"Discovered coordinator (?P<node>.+?) for group (?P<group_id>.+?)\.$",
@@ -717,6 +722,22 @@ CLIENT: tuple[MessagePattern, ...] = (
       r"Member \S+ with epoch -?\d+ (?:got fenced|transitioned to fatal state).*$",
       "with epoch", "Member tKQVSQuHR9aBocp13XT9nw with epoch 3 got fenced but it is already preparing to leave "
       "the group, so it will stop sending heartbeat and won't attempt to send the leave request or rejoin."),
+    # -- the client's configuration, logged whole at its construction (AbstractConfig.logAll, INFO, by the
+    # config class's own logger, without the `[Consumer …]` prefix): one event per client; a dump without a
+    # group.id (an assign()-only consumer, Connect's internal log readers) yields none (extract: [])
+    P("client.config.0_10", MEMBER, "0.10+", E.CLIENT_CONFIG,
+      _CONFIG_DUMP.format("(?:Share)?ConsumerConfig"), "ConsumerConfig values: ",
+      "ConsumerConfig values: \n\tallow.auto.create.topics = true\n\tclient.id = c-1\n\tgroup.id = g1\n"
+      "\tgroup.instance.id = null\n\theartbeat.interval.ms = 3000\n\tmax.poll.interval.ms = 300000\n"
+      "\tpartition.assignment.strategy = [class org.apache.kafka.clients.consumer.RangeAssignor, "
+      "class org.apache.kafka.clients.consumer.CooperativeStickyAssignor]\n\tsession.timeout.ms = 45000\n",
+      multiline=True, extract=x.client_config),
+    P("connect.config.0_10", MEMBER, "0.10+", E.CLIENT_CONFIG,
+      _CONFIG_DUMP.format("DistributedConfig"), "DistributedConfig values: ",
+      "DistributedConfig values: \n\tclient.id = \n\tconnect.protocol = sessioned\n\tgroup.id = g1\n"
+      "\theartbeat.interval.ms = 3000\n\trebalance.timeout.ms = 60000\n"
+      "\tscheduled.rebalance.max.delay.ms = 300000\n\tsession.timeout.ms = 10000\n",
+      multiline=True, extract=x.client_config),
     # -- Connect worker (KIP-415 incremental cooperative); tasks replay as TopicPartition(connector, task)
     P("connect.rebalance_started.2_3", MEMBER, "2.3+", E.JOIN_REQUESTED,
       r"Rebalance started$",

@@ -225,6 +225,9 @@ class TimelineExtractor:
         self.expired_rebalance_timeouts: Counter[int] = Counter()
         self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
         self.notes: list[str] = []
+        # clients' config dumps: heartbeat.interval.ms, Connect's scheduled.rebalance.max.delay.ms
+        self.heartbeat_intervals: Counter[int] = Counter()
+        self.configured_max_delays: Counter[int] = Counter()
 
     # -------------------------------------------------------------------------------- feeding
     def feed(self, events: Iterable[Event]) -> None:
@@ -498,6 +501,23 @@ class TimelineExtractor:
         )
         if (told or opened_inside) and self.rebalance_from_outside is None:
             self.rebalance_from_outside = (e.ts, e.client_id or e.source or e.member_id)
+
+    def _m_client_config(self, e: Event) -> None:
+        """A client's config dump (docs/events.md `client_config`): the settings its JoinGroup carries.
+        A KIP-848 member's session timeout is the broker's group.consumer.session.timeout.ms, not its own."""
+        attrs = e.attributes or {}
+        keys = [
+            ("rebalance_timeout_ms", self.rebalance_timeouts),
+            ("heartbeat_interval_ms", self.heartbeat_intervals),
+        ]
+        if attrs.get("group_protocol") != "consumer":
+            keys.append(("session_timeout_ms", self.session_timeouts))
+        keys.append(("scheduled_rebalance_max_delay_ms", self.configured_max_delays))
+        for key, counter in keys:
+            if attrs.get(key, "").isdigit():
+                counter[int(attrs[key])] += 1
+        if e.protocol_name:
+            self.offered_protocols[e.protocol_name] += 1
 
     def _m_any(self, e: Event) -> _Incarnation | None:
         """Every member event: the incarnation it belongs to (created when first seen)."""
@@ -1044,23 +1064,29 @@ class TimelineExtractor:
             # work went missing carries delay = scheduled.rebalance.max.delay.ms, later ones what remains
             # of it, the revoking backoff (KAFKA-12495) at most that: the largest delay seen is the setting
             # when that first assignment is in the input, a lower bound otherwise
-            max_delay = self.kip415_delay
-            if max_delay:
+            # unless the workers' config dumps state the setting itself
+            configured = _most_common(self.configured_max_delays)
+            max_delay = configured if configured is not None else self.kip415_delay
+            if max_delay or configured is not None:
                 observed.append("scheduled_rebalance_max_delay_ms")
-            self.notes.append(
-                f"scheduled.rebalance.max.delay.ms is not logged: {max_delay} ms, the largest delay an "
-                "assignment carried (the setting itself if the input holds the first assignment after lost "
-                "work, else a lower bound)"
-                if max_delay
-                else "scheduled.rebalance.max.delay.ms is not logged and no assignment carried a delay: "
-                "0 assumed (lost work reassigned at once)"
-            )
+            if configured is None:
+                self.notes.append(
+                    f"scheduled.rebalance.max.delay.ms is not logged: {max_delay} ms, the largest delay an "
+                    "assignment carried (the setting itself if the input holds the first assignment after lost "
+                    "work, else a lower bound)"
+                    if max_delay
+                    else "scheduled.rebalance.max.delay.ms is not logged and no assignment carried a delay: "
+                    "0 assumed (lost work reassigned at once)"
+                )
         elif self.kip415_delay:
             self.notes.append(
                 "KIP-415 delays seen but scheduled.rebalance.max.delay.ms is not logged: not replayed"
             )
         heartbeat = self.options.heartbeat_interval_ms
-        if group_protocol == "consumer" and heartbeat == DEFAULT_HEARTBEAT_INTERVAL_MS:
+        if self.heartbeat_intervals and group_protocol == "classic":  # the clients' own (config dumps)
+            heartbeat = _most_common(self.heartbeat_intervals)
+            observed.append("heartbeat_interval_ms")
+        elif group_protocol == "consumer" and heartbeat == DEFAULT_HEARTBEAT_INTERVAL_MS:
             heartbeat = DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
         return ActualSettings(
             group_protocol=group_protocol,

@@ -22,6 +22,7 @@ from rebalance_core.whatif.plan import (
     replay_events,
     run_plan,
 )
+from schemas.events import BROKER_WIDE_EVENT_TYPES
 from schemas.tables import REPLAY_TABLES
 
 # ------------------------------------------------------------------------------------ one group
@@ -165,7 +166,10 @@ def whatif(
     settings = replay_settings or ReplaySettings()
     by_group: dict[tuple[str, str], list[Event]] = {}
     for e in events:
-        by_group.setdefault((e.cluster, e.group_id), []).append(e)
+        # an offsets partition's hand-over names no group (group_id `__consumer_offsets-P`): no what-if
+        # row may present it as one (the run's coordinator moves read it: coordinator_moves.across_groups)
+        if e.event_type not in BROKER_WIDE_EVENT_TYPES:
+            by_group.setdefault((e.cluster, e.group_id), []).append(e)
     out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
     for cluster, group_id in sorted(by_group):
         group_events = sorted(by_group[(cluster, group_id)], key=event_order_key)
