@@ -1105,13 +1105,9 @@ def _joins(when: str, member: str, epoch: int, assigned: str) -> list[str]:
     ]
 
 
-def test_both_4x_logs_a_member_stating_the_new_epoch_while_its_callback_is_blocked_is_reconciled_for_the_coordinator():
-    """c2 leaves; c1's heartbeat answer carries epoch 3 with c2's partition added, nothing to revoke, so the
-    coordinator has c1 STABLE at epoch 3 (CurrentAssignmentBuilder.computeNextAssignment) and the group Stable
-    (ConsumerGroup.maybeUpdateGroupState). c1's log says "with epoch 3 ... to RECONCILING" (ConsumerMembershipManager
-    .onHeartbeatSuccess updates the epoch before reconciling) and then nothing: its onPartitionsAssigned waits for
-    a busy poll loop. Epoch 3 converged there: c4's join later is a rebalance of its own, not a round of epoch 3's."""
-    lines = [
+def _c1_and_c2_settled_at_epoch_2() -> list[str]:
+    """c1 joins with t-0 and t-1; c2 joins, c1 revokes t-1 and c2 takes it: both STABLE at epoch 2."""
+    return [
         *_joins("00:00", "c1", 1, "t-0, t-1"),
         *_joins("00:02", "c2", 2, ""),
         _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
@@ -1122,6 +1118,17 @@ def test_both_4x_logs_a_member_stating_the_new_epoch_while_its_callback_is_block
         _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
         _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
         _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+    ]
+
+
+def test_both_4x_logs_a_member_stating_the_new_epoch_while_its_callback_is_blocked_is_reconciled_for_the_coordinator():
+    """c2 leaves; c1's heartbeat answer carries epoch 3 with c2's partition added, nothing to revoke, so the
+    coordinator has c1 STABLE at epoch 3 (CurrentAssignmentBuilder.computeNextAssignment) and the group Stable
+    (ConsumerGroup.maybeUpdateGroupState). c1's log says "with epoch 3 ... to RECONCILING" (ConsumerMembershipManager
+    .onHeartbeatSuccess updates the epoch before reconciling) and then nothing: its onPartitionsAssigned waits for
+    a busy poll loop. Epoch 3 converged there: c4's join later is a rebalance of its own, not a round of epoch 3's."""
+    lines = [
+        *_c1_and_c2_settled_at_epoch_2(),
         _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
         _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
         _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
@@ -1149,16 +1156,7 @@ def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_in
     its epoch silently when its assignment is unchanged (ConsumerMembershipManager). c4 joins 2 s later: whether
     epoch 4 was Stable first (ConsumerGroup.maybeUpdateGroupState) no line tells, so its rebalance is inferred."""
     lines = [
-        *_joins("00:00", "c1", 1, "t-0, t-1"),
-        *_joins("00:02", "c2", 2, ""),
-        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
-        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
-        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
-        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
-        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
-        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
-        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
-        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        *_c1_and_c2_settled_at_epoch_2(),
         *_joins("01:00", "c3", 3, ""),
         _stamped("02:00,000", _MM.format("c3", 3, "STABLE", "PREPARE_LEAVING")),
         _stamped("02:00,002", _MM.format("c3", -1, "PREPARE_LEAVING", "LEAVING")),
