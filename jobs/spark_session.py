@@ -125,8 +125,14 @@ def get_spark(options: SparkOptions | None = None, app_name: str = "rebalance-re
             return builder.getOrCreate()
     except Exception as exc:
         if "INVALID_DRIVER_MEMORY" in str(exc):  # Spark refuses to start below 450 MB of heap
+            # name the setting the user gave: the job's own key, or Spark's under `spark.conf`
+            setting = (
+                "spark.conf: spark.driver.memory"
+                if "spark.driver.memory" in options.conf
+                else "spark.driver_memory"
+            )
             raise UsageError(
-                f"spark.driver_memory {failures.driver_memory} is too small: Spark needs at least 450m"
+                f"{setting} {failures.driver_memory} is too small: Spark needs at least 450m"
             ) from None
         raise
 
