@@ -151,6 +151,12 @@ class MemberView:
     client_state: str | None = None
     client_epoch: int | None = None  # the member epoch its own last state line states
     joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
+    process: str | None = None  # who logged its own lines (host or file, client id): the consumer process
+    # member-side logs only: its process logged a join under another member id with no leave of this one (a
+    # crashed consumer restarted), so this member is dead, but still in the group until the coordinator
+    # fences it, one group.consumer.session.timeout.ms (the broker's setting) after its last heartbeat
+    process_gone: bool = False
+    replaces: str | None = None  # a static member's previous member id, out once this one has its epoch
 
 
 class ConsumerGroupReplayer:
@@ -269,13 +275,16 @@ class ConsumerGroupReplayer:
                 else:
                     del self.gone[e.member_id]
             if handler is not None and e.member_id:
-                self._view(e.member_id, e.group_instance_id).member_timed = True
+                view = self._view(e.member_id, e.group_instance_id)
+                view.member_timed = True
+                view.process = view.process or _process_of(e)
                 self.has_member_side = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(e)
             if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
+        self._flag_unknown_members()
         self._check_convergence(e.ts)
         self.tracker.maybe_end_episode()
 
@@ -469,11 +478,24 @@ class ConsumerGroupReplayer:
                 # stays until forgotten: it says the old id's own log is present (member timing).
                 previous.left_static = False
                 self._forget(previous.member_id, e.ts)
-                cur = self.tracker.current
-                if cur is not None and cur.stabilized_at is None:
-                    # the epoch's members are the replacement's from here (GroupMetadataManager.replaceMember),
-                    # which joins the epoch when its line shows it
-                    self.tracker.member_out(previous.member_id)
+                view.replaces = previous.member_id
+            if not self.has_coordinator:
+                self._process_restarted(view)
+        elif to_state is ClientState.RECONCILING and from_state is ClientState.JOINING and view.replaces:
+            replaced, view.replaces = view.replaces, None
+            cur = self.tracker.current
+            if (
+                cur is not None
+                and cur.stabilized_at is None
+                and e.member_epoch is not None
+                and e.member_epoch <= cur.epoch
+            ):
+                # answered with the current epoch: the static member was replaced in place, no bump
+                # (GroupMetadataManager.consumerGroupHeartbeat -> replaceMember), so the epoch's members are
+                # the replacement's from here (it joins the epoch as its line shows it). A newer epoch is a
+                # bump of its own (the old member's session expired first): the old member stays counted in
+                # the epochs it was in
+                self.tracker.member_out(replaced)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
             view.left_static, view.left_static_at = True, e.ts
@@ -583,6 +605,37 @@ class ConsumerGroupReplayer:
             other.client_state = ClientState.FENCED.value
             other.left_static = False
             self._forget(other.member_id, ts)
+
+    def _process_restarted(self, view: MemberView) -> None:
+        """Member-side logs only: `view` joins from a consumer process that logged another member id before,
+        which never logged leaving. A consumer keeps its member id for its lifetime (a fenced member rejoins
+        under the same id: AbstractMembershipManager.transitionToJoining), so the other one's process is gone
+        (a crash, then a restart): the coordinator still counts it until its session expires, one
+        group.consumer.session.timeout.ms (a broker setting no member log states) after its last heartbeat.
+        Which later epochs count it cannot be told (see _flag_unknown_members)."""
+        if view.process is None:
+            return
+        for other in self.members.values():
+            if (
+                other.process == view.process
+                and other.member_id != view.member_id
+                and other.member_id not in self.gone
+                and parse_client_state(other.client_state) not in _CLIENT_OUT
+            ):
+                other.process_gone = True
+
+    def _flag_unknown_members(self) -> None:
+        """Member-side logs only: the current epoch counts a member whose process is gone (see
+        _process_restarted) and whose own log never stated this epoch: it may have been fenced at it or
+        before, or still be counted, so the epoch's member list is unknown (null), never a guess."""
+        cur = self.tracker.current
+        if self.has_coordinator or cur is None or cur.closed or cur.members is None or cur.members_unknown:
+            return
+        for member in cur.members:
+            view = self.members.get(member)
+            if view is not None and view.process_gone and cur.epoch > (view.client_epoch or 0):
+                self.tracker.members_unknown()
+                return
 
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,
@@ -1034,6 +1087,13 @@ def _rejoins(e: Event) -> bool:
         e.event_type == EventType.MEMBER_STATE_CHANGED.value
         and parse_client_state((e.attributes or {}).get("to_state")) is ClientState.JOINING
     )
+
+
+def _process_of(e: Event) -> str | None:
+    """The consumer process of a member-side line: its host (or file) and client id."""
+    if not e.client_id:
+        return None
+    return f"{e.source or e.file or ''}/{e.client_id}"
 
 
 def _view_to_json(view: MemberView) -> dict:

@@ -1077,6 +1077,64 @@ def test_consumer_logs_alone_a_static_member_replaced_within_an_unconverged_epoc
     assert members_by_epoch(out)[3] == ["c1b", "c2"]
 
 
+def test_consumer_logs_alone_a_static_member_back_after_its_session_expired_was_a_member_of_its_last_epoch():
+    """c1 (instance i1) is alone at epoch 2 and leaves temporarily (epoch -2, no bump). c1b with instance i1
+    comes back much later and is answered with epoch 4, not the current one: not a replacement in place
+    (GroupMetadataManager.replaceMember bumps nothing) but a join after c1's session expired (epoch 3). c1 was
+    the member of epoch 2 all along."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    day = "2025-03-10 14:"
+    client_line(log, f"{day}01:00,000", "c1", "i1", 1, "STABLE", "RECONCILING")
+    client_line(log, f"{day}01:00,002", "c1", "i1", 1, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{day}01:00,002", "c1", "i1", 1, "ACKNOWLEDGING", "STABLE")
+    client_line(log, f"{day}01:00,500", "c1", "i1", 2, "STABLE", "PREPARE_LEAVING")
+    log.add(f"{day}01:00,505", "member", EventType.PARTITIONS_REVOKED, member_id="c1", group_instance_id="i1",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, f"{day}01:00,505", "c1", "i1", -2, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, f"{day}01:00,505", "c1", "i1", 2, "LEAVING", "UNSUBSCRIBED")
+    client_joins(log, "03:20", "c1b", "i1", 4, 0, 1)
+    out = log.replay()
+    assert members_by_epoch(out)[2] == ["c1"]
+    assert members_by_epoch(out)[4] == ["c1b"]
+
+
+_RESTARTED = "INFO [Consumer clientId=c2, groupId=g] Member {0} with epoch {1} transitioned from {2} to {3}. (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)"  # fmt: skip
+
+
+def test_consumer_logs_alone_a_crashed_member_whose_consumer_restarted_makes_later_member_lists_unknown():
+    """Client c2 joins as member c2 and falls silent mid-reconcile (a crash); it restarts and joins as c2b. A
+    consumer keeps its member id for life, so c2 is dead, but the coordinator counts it until its session
+    expires, group.consumer.session.timeout.ms (the broker's) after its last heartbeat: no consumer log states
+    when. Epoch 2 (c2's own last) has c2; the epochs after it have an unknown member list (null), never a
+    guess either way."""
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1") if "GroupCoordinator" not in line),
+        _stamped("00:02,000", _MM.format("c2", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:02,002", _MM.format("c2", 2, "JOINING", "RECONCILING")),  # and nothing more from c2
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),  # c2 now silent: crashed
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:09,000", _RESTARTED.format("c2b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:09,002", _RESTARTED.format("c2b", 3, "JOINING", "RECONCILING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:20,000", _MM.format("c1", 4, "STABLE", "RECONCILING")),  # c2 fenced at some point
+        _stamped("00:20,002", _MM.format("c1", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:20,002", _MM.format("c1", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert generations[2]["members"] == ["c1", "c2"]
+    for epoch in (3, 4):
+        assert generations[epoch]["members"] is None
+        assert generations[epoch]["member_count"] is None
+
+
 # ======================================================= a 4.x member's own epoch field (both logs)
 _GC = "INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] [GroupId g] {} (org.apache.kafka.coordinator.group.GroupMetadataManager)"  # fmt: skip
 _MM = "INFO [Consumer clientId={0}, groupId=g] Member {0} with epoch {1} transitioned from {2} to {3}. (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)"  # fmt: skip
