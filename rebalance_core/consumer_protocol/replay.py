@@ -54,6 +54,7 @@ from rebalance_core.consumer_protocol.coordinator import (
 from rebalance_core.consumer_protocol.epochs import EpochTracker, row_from_json, row_to_json
 from rebalance_core.consumer_protocol.states import (
     CLIENT_REBALANCE_SIGNALS,
+    LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ClientState,
     MemberState,
@@ -102,6 +103,9 @@ STALE_EPOCH = "stale_epoch"
 
 # client states in which a member is no longer (or not yet) part of the group's reconciliation
 _CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientState.STALE, ClientState.FATAL})
+# client states of a member that is leaving or out: its process closes the consumer (a restart that overlaps
+# a graceful close is no crash)
+_CLIENT_LEAVING = _CLIENT_OUT | {ClientState.PREPARE_LEAVING}
 # member-side logs only: client states of a member the coordinator does not count (yet): JOINING has sent
 # its first heartbeat, the member exists at the coordinator only once it is answered with a member epoch
 # (ConsumerMembershipManager.onHeartbeatSuccess: JOINING -> RECONCILING), and that epoch's bump is its own
@@ -157,6 +161,9 @@ class MemberView:
     # fences it, one group.consumer.session.timeout.ms (the broker's setting) after its last heartbeat
     process_gone: bool = False
     replaces: str | None = None  # a static member's previous member id, out once this one has its epoch
+    # member-side logs only: the group epoch when it logged leaving for good (epoch -1), until the next
+    # epoch opens: its leave heartbeat may reach the coordinator after another member's join
+    left_in_epoch: int | None = None
 
 
 class ConsumerGroupReplayer:
@@ -499,6 +506,8 @@ class ConsumerGroupReplayer:
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
             view.left_static, view.left_static_at = True, e.ts
+        elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            view.left_in_epoch = self.tracker.epoch
         elif (
             to_state is ClientState.RECONCILING
             and from_state is ClientState.JOINING
@@ -536,6 +545,7 @@ class ConsumerGroupReplayer:
             self._open_epoch(epoch, e.ts, None, "inferred")
             cur = self.tracker.current
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
+            self._leavers_processed_after(epoch if joined else None)
             if (
                 joined
                 and cur.epoch == epoch
@@ -559,6 +569,20 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _leavers_processed_after(self, join_epoch: int | None) -> None:
+        """Member-side logs only: a new epoch opened (`join_epoch`: a joiner's first epoch, else None). A
+        member logs LEAVING -> UNSUBSCRIBED once its leave heartbeat (epoch -1) is sent; the coordinator
+        removes it when that heartbeat arrives, and every removal bumps the group epoch
+        (GroupMetadataManager.consumerGroupFenceMember). A joiner answered with the epoch right after the one
+        the leaver left in was bumped by its own join alone: the leave was not processed yet, so the leaver
+        is a member of that epoch (its own bump is a later one)."""
+        for view in self.members.values():
+            if view.left_in_epoch is None:
+                continue
+            if join_epoch is not None and join_epoch == view.left_in_epoch + 1:
+                self.tracker.member_in_epoch(view.member_id, view.instance)
+            view.left_in_epoch = None
 
     def _idle_members_out(self, view: MemberView, ts: int) -> None:
         """Member-side logs only: `view` is STABLE at the current epoch and consumes every partition anyone
@@ -620,7 +644,7 @@ class ConsumerGroupReplayer:
                 other.process == view.process
                 and other.member_id != view.member_id
                 and other.member_id not in self.gone
-                and parse_client_state(other.client_state) not in _CLIENT_OUT
+                and parse_client_state(other.client_state) not in _CLIENT_LEAVING
             ):
                 other.process_gone = True
 

@@ -1135,6 +1135,59 @@ def test_consumer_logs_alone_a_crashed_member_whose_consumer_restarted_makes_lat
         assert generations[epoch]["member_count"] is None
 
 
+def test_consumer_logs_alone_a_restart_overlapping_a_graceful_close_keeps_the_member_lists_known():
+    """Client c2's new consumer c2b joins while c2 is still closing (PREPARE_LEAVING, then its leave): no
+    crash, every epoch's members are known."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,001", _RESTARTED.format("c2b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _RESTARTED.format("c2b", 4, "JOINING", "RECONCILING")),
+        _stamped("01:00,005", _RESTARTED.format("c2b", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:00,005", _RESTARTED.format("c2b", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = replay(parsed.events, group="g")["generations"]
+    assert all(g["members"] is not None for g in generations)
+    assert members_by_epoch({"generations": generations})[4] == ["c1", "c2b"]
+
+
+def test_consumer_logs_alone_a_leaver_is_a_member_of_the_epoch_a_join_opened_before_its_leave_arrived():
+    """c2 logs LEAVING -> UNSUBSCRIBED once its leave heartbeat (epoch -1) is sent; c3's join answered with
+    epoch 3, right after the epoch 2 c2 left in, was bumped by that join alone: every removal bumps the epoch
+    (GroupMetadataManager.consumerGroupFenceMember), so c2's leave had not arrived and c2 is in epoch 3; its
+    leave is epoch 4."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _MM.format("c3", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("01:00,005", _MM.format("c3", 3, "JOINING", "RECONCILING")),
+        _stamped("01:00,007", _CB.format("c3", "Adding newly assigned partitions:", "")),
+        _stamped("01:00,007", _MM.format("c3", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:00,007", _MM.format("c3", 3, "ACKNOWLEDGING", "STABLE")),
+        _stamped("01:05,000", _MM.format("c3", 4, "STABLE", "RECONCILING")),
+        _stamped("01:05,002", _CB.format("c3", "Adding newly assigned partitions:", "t-1")),
+        _stamped("01:05,002", _MM.format("c3", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:05,002", _MM.format("c3", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[3] == ["c1", "c2", "c3"]
+    assert members[4] == ["c1", "c3"]
+
+
 # ======================================================= a 4.x member's own epoch field (both logs)
 _GC = "INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] [GroupId g] {} (org.apache.kafka.coordinator.group.GroupMetadataManager)"  # fmt: skip
 _MM = "INFO [Consumer clientId={0}, groupId=g] Member {0} with epoch {1} transitioned from {2} to {3}. (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)"  # fmt: skip
