@@ -164,6 +164,9 @@ class MemberView:
     # member-side logs only: the group epoch when it logged leaving for good (epoch -1), until the next
     # epoch opens: its leave heartbeat may reach the coordinator after another member's join
     left_in_epoch: int | None = None
+    # the instant of its own latest line stating the group's current epoch (a line at an older epoch, after
+    # a pause, does not show it is still a member)
+    current_at: int | None = None
 
 
 class ConsumerGroupReplayer:
@@ -288,6 +291,15 @@ class ConsumerGroupReplayer:
                 self.has_member_side = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(e)
+            epoch = self.tracker.epoch
+            if (
+                e.side != Side.COORDINATOR.value
+                and e.member_id in self.members
+                and e.member_epoch is not None
+                and epoch is not None
+                and e.member_epoch >= epoch
+            ):
+                self.members[e.member_id].current_at = e.ts
             if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
@@ -515,6 +527,7 @@ class ConsumerGroupReplayer:
         ):
             self._instance_taken_over(view, e.ts)
         if to_state is ClientState.FENCED:
+            self._fenced_unseen(view)
             self._stop_all(view, e.ts, "lost")
         elif to_state in (ClientState.LEAVING, ClientState.UNSUBSCRIBED):
             self._stop_all(view, e.ts, "member_left")
@@ -647,6 +660,18 @@ class ConsumerGroupReplayer:
                 and parse_client_state(other.client_state) not in _CLIENT_LEAVING
             ):
                 other.process_gone = True
+
+    def _fenced_unseen(self, view: MemberView) -> None:
+        """Member-side logs only: `view` learns it was fenced (its heartbeat answered FENCED_MEMBER_EPOCH or
+        UNKNOWN_MEMBER_ID after a pause, or its revocation overran the rebalance timeout). The coordinator
+        removed it at an instant no member log shows, since its last line at the then current epoch: an epoch
+        that opened after that line may or may not count it, so its member list is unknown (null)."""
+        cur = self.tracker.current
+        if self.has_coordinator or cur is None or cur.closed or cur.members is None:
+            return
+        opened, seen = cur.started_at, view.current_at
+        if view.member_id in cur.members and seen is not None and opened is not None and opened > seen:
+            self.tracker.members_unknown()
 
     def _flag_unknown_members(self) -> None:
         """Member-side logs only: the current epoch counts a member whose process is gone (see

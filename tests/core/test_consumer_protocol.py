@@ -1135,6 +1135,30 @@ def test_consumer_logs_alone_a_crashed_member_whose_consumer_restarted_makes_lat
         assert generations[epoch]["member_count"] is None
 
 
+def test_consumer_logs_alone_a_member_learning_it_was_fenced_makes_the_epoch_opened_while_it_was_silent_unknown():
+    """c2 pauses after epoch 2 (silent); c3 joins at epoch 4. c2 resumes and learns it was FENCED: its
+    session expired at an instant no consumer log shows (group.consumer.session.timeout.ms, the broker's), so
+    whether epoch 4 still counted it cannot be told (null); it rejoins at epoch 5."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+        _stamped("01:30,000", _MM.format("c2", 2, "STABLE", "FENCED")),
+        _stamped("01:30,000", _CB.format("c2", "Lost previously assigned partitions", "t-1")),
+        _stamped("01:30,001", _MM.format("c2", 0, "FENCED", "JOINING")),
+        _stamped("01:30,003", _MM.format("c2", 5, "JOINING", "RECONCILING")),
+        _stamped("01:30,005", _MM.format("c2", 5, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:30,005", _MM.format("c2", 5, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[4] is None
+    assert members[5] == ["c1", "c2", "c3"]
+
+
 def test_consumer_logs_alone_a_restart_overlapping_a_graceful_close_keeps_the_member_lists_known():
     """Client c2's new consumer c2b joins while c2 is still closing (PREPARE_LEAVING, then its leave): no
     crash, every epoch's members are known."""
