@@ -52,7 +52,8 @@ Measures, and how a mismatch is classified (`compare`):
 Exact = equal to the truth; flagged = not equal but the replay says it cannot know (null, inferred,
 a coordinator-timed bound, absent); silently wrong = anything else. Where the simulator itself says a
 fact is unobservable from the events (`SimulationResult.unobservable`, `unobservable_from_coordinator`
-for broker-only views), the outcome is tagged so (counted separately in the report).
+for broker-only views, `unobservable_from_members` added for client-only views), the outcome is tagged
+so (counted separately in the report).
 The 0.10 view is compared with the history as 0.10.0 prints it: an emptied group is deleted there, so
 that generation does not exist and later generations are numbered from 0 again
 (`KafkaLogWriter.renumbering`).
@@ -205,6 +206,7 @@ class Case:
     unobservable: list[str] = field(default_factory=list)
     unobservable_from_coordinator: list[str] = field(default_factory=list)
     session_timeout_ms: int | None = None
+    unobservable_from_members: list[str] = field(default_factory=list)
     # the same history under another coordinator members map (member_order implementation -> the case),
     # where the simulator picked a leader by that map's order: the views of that era compare with it
     by_member_map: dict[str, Case] = field(default_factory=dict)
@@ -240,6 +242,7 @@ def _simulated_case(
         run = simulate_consumer_group(timeline, settings)
         events, truth = run.events, run.truth
         unobservable, from_coordinator = list(run.unobservable), list(run.unobservable)
+        from_members = []
         assignor, consumer, topic_ids = settings.assignor, True, dict(settings.topic_ids)
         slack = settings.heartbeat_interval_ms + 4 * settings.network_ms + settings.revoke_callback_ms
         slack += settings.assign_callback_ms
@@ -262,6 +265,7 @@ def _simulated_case(
             return case
         events, truth = result.events, result.truth
         unobservable, from_coordinator = result.unobservable, result.unobservable_from_coordinator
+        from_members = result.unobservable_from_members
         consumer = settings.rebalance_protocol == "consumer"
         assignor, topic_ids, slack = settings.assignor, {}, _classic_slack(settings)
         if consumer:
@@ -281,6 +285,7 @@ def _simulated_case(
         list(unobservable),
         list(from_coordinator),
         settings.session_timeout_ms,
+        list(from_members),
     )
 
 
@@ -755,6 +760,8 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
     out["rounds"] = _compare_rounds(case, view, truth, replayed)
     out.update(_compare_totals(case, truth, replayed, inferred))
     unobservable = case.unobservable_from_coordinator if view.broker_only else case.unobservable
+    if view.client_only:
+        unobservable = unobservable + case.unobservable_from_members
     if unobservable:  # the simulator's unobservable facts are instants and revocations: partition measures
         for measure in PARTITION_MEASURES:
             out[measure].unobservable = out[measure].cls != EXACT
@@ -1367,12 +1374,14 @@ def explain(case_id: str, view_name: str, measure: str | None, show_log: bool) -
     view = VIEW_BY_NAME[view_name]
     case = case_for_view(build_case(case_id), view)
     print(f"{case_id}: {case.description}; {len(case.events)} events; view {view.name}")
-    if case.unobservable or case.unobservable_from_coordinator:
+    if case.unobservable or case.unobservable_from_coordinator or case.unobservable_from_members:
         print(
             "  simulator: unobservable:",
             case.unobservable[:3],
             "from coordinator:",
             case.unobservable_from_coordinator[:3],
+            "from members:",
+            case.unobservable_from_members[:3],
         )
     reference = case.truth
     if reference is None:

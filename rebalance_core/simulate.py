@@ -45,7 +45,8 @@ poll-timeout leave (member_left), or, for a member that died or froze, at its la
 instant (a member that died while parked in a rebalance, a static member killed and replaced before
 its session expired, a member assigned partitions before its own log shows it), the simulator says so
 in `SimulationResult.unobservable`; `unobservable_from_coordinator` lists what a broker log alone
-cannot show.
+cannot show, `unobservable_from_members` what the members' logs alone cannot (the last member failing
+silently: only the coordinator logs its removal and the rebalance it starts).
 
 Every protocol step runs in its own millisecond: replay orders events of the same instant by protocol
 rank (`replay.event_order_key`), which matches causality only within one step.
@@ -301,6 +302,8 @@ class SimulationResult:
     unobservable: list[str] = field(default_factory=list)  # true facts the events cannot reveal
     # true facts the coordinator's events alone cannot reveal (a broker log without client logs)
     unobservable_from_coordinator: list[str] = field(default_factory=list)
+    # true facts the members' events alone cannot reveal (consumer logs without the broker's)
+    unobservable_from_members: list[str] = field(default_factory=list)
     # a leader was picked by the members map's iteration order among several members (the leader left or
     # did not rejoin): another `coordinator_member_map` may have picked another one
     leader_by_member_order: bool = False
@@ -409,6 +412,7 @@ class _Simulation:
         self.logged_members: set[str] = set()  # member ids that appear in member-side events
         self.unobservable: list[str] = []
         self.unobservable_from_coordinator: list[str] = []
+        self.unobservable_from_members: list[str] = []
         # The broker's view of KIP-429 follow-ups: what each member held by the last assignment (moved on a
         # static replacement, dropped on removal), and whether the latest assignment takes some of it away
         self.held: dict[str, tuple[TopicPartition, ...]] = {}
@@ -467,6 +471,7 @@ class _Simulation:
             truth,
             self.unobservable,
             self.unobservable_from_coordinator,
+            self.unobservable_from_members,
             self.leader_by_member_order,
         )
 
@@ -1596,6 +1601,15 @@ class _Simulation:
         self.pending_sync.discard(member.member_id)
         if reason != RemovalReason.LEAVE_GROUP:
             self._member_failed(member, f"removed ({reason.value})", reason)
+            if not self.members and not member.process.alive:
+                # the last member died without a line of its own: only the coordinator logs its removal
+                # and the rebalance that empties the group (GroupCoordinator.onExpireHeartbeat ->
+                # removeMemberAndUpdateGroup); no member is left to log anything, so members' logs end as
+                # they would with a member consuming quietly to the end of the input
+                self.unobservable_from_members.append(
+                    f"{_ms(self.now)}: the last member {member.member_id} was removed ({reason.value}) after "
+                    "dying silently; no member's log shows that rebalance or its stop-the-world"
+                )
         if rebalance_reason is None:
             return
         if self.state in (STABLE, COMPLETING):

@@ -66,6 +66,10 @@ class OpenEpoch:
     # taken when the epoch opens, so a member that joins or leaves later (its own epoch bump follows)
     # is not counted here; None = not taken (a state saved before this field existed)
     members: dict[str, str | None] | None = None
+    # a member counted here may have been fenced unseen at this epoch (its process is known to be dead, and
+    # when the coordinator removes it depends on a session timeout the logs do not state): the row's member
+    # list is unknown (null), not a guess
+    members_unknown: bool = False
 
 
 class EpochTracker:
@@ -209,6 +213,12 @@ class EpochTracker:
         if cur is not None and not cur.closed and cur.members is not None:
             cur.members.pop(member, None)
 
+    def members_unknown(self) -> None:
+        """Which members the current epoch counts cannot be told (see OpenEpoch.members_unknown)."""
+        cur = self.current
+        if cur is not None and not cur.closed and cur.target is None:
+            cur.members_unknown = True
+
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
         """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
         assignment state, or the member's own "Reconciling assignment" block."""
@@ -299,6 +309,7 @@ class EpochTracker:
             else None
         )
         date = utc_date(closed_at) if closed_at is not None else None
+        known = cur.target is not None or not cur.members_unknown
         self._out["generations"].append(
             {
                 **self.key,
@@ -309,9 +320,9 @@ class EpochTracker:
                 "protocol_name": cur.assignor or self.assignor,
                 "rebalance_protocol": GROUP_PROTOCOL,
                 "leader_member_id": None,  # KIP-848: the coordinator assigns; there is no leader
-                "member_count": len(members),
-                "static_member_count": sum(1 for m in members if m in cur.instances),
-                "members": members,
+                "member_count": len(members) if known else None,
+                "static_member_count": sum(1 for m in members if m in cur.instances) if known else None,
+                "members": members if known else None,
                 "rebalance_started_at": cur.started_at,
                 "join_completed_at": cur.target_at,
                 "stabilized_at": cur.stabilized_at,

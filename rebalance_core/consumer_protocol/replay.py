@@ -54,6 +54,7 @@ from rebalance_core.consumer_protocol.coordinator import (
 from rebalance_core.consumer_protocol.epochs import EpochTracker, row_from_json, row_to_json
 from rebalance_core.consumer_protocol.states import (
     CLIENT_REBALANCE_SIGNALS,
+    LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ClientState,
     MemberState,
@@ -102,6 +103,9 @@ STALE_EPOCH = "stale_epoch"
 
 # client states in which a member is no longer (or not yet) part of the group's reconciliation
 _CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientState.STALE, ClientState.FATAL})
+# client states of a member that is leaving or out: its process closes the consumer (a restart that overlaps
+# a graceful close is no crash)
+_CLIENT_LEAVING = _CLIENT_OUT | {ClientState.PREPARE_LEAVING}
 # member-side logs only: client states of a member the coordinator does not count (yet): JOINING has sent
 # its first heartbeat, the member exists at the coordinator only once it is answered with a member epoch
 # (ConsumerMembershipManager.onHeartbeatSuccess: JOINING -> RECONCILING), and that epoch's bump is its own
@@ -151,6 +155,18 @@ class MemberView:
     client_state: str | None = None
     client_epoch: int | None = None  # the member epoch its own last state line states
     joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
+    process: str | None = None  # who logged its own lines (host or file, client id): the consumer process
+    # member-side logs only: its process logged a join under another member id with no leave of this one (a
+    # crashed consumer restarted), so this member is dead, but still in the group until the coordinator
+    # fences it, one group.consumer.session.timeout.ms (the broker's setting) after its last heartbeat
+    process_gone: bool = False
+    replaces: str | None = None  # a static member's previous member id, out once this one has its epoch
+    # member-side logs only: the group epoch when it logged leaving for good (epoch -1), until the next
+    # epoch opens: its leave heartbeat may reach the coordinator after another member's join
+    left_in_epoch: int | None = None
+    # the instant of its own latest line stating the group's current epoch (a line at an older epoch, after
+    # a pause, does not show it is still a member)
+    current_at: int | None = None
 
 
 class ConsumerGroupReplayer:
@@ -269,13 +285,25 @@ class ConsumerGroupReplayer:
                 else:
                     del self.gone[e.member_id]
             if handler is not None and e.member_id:
-                self._view(e.member_id, e.group_instance_id).member_timed = True
+                view = self._view(e.member_id, e.group_instance_id)
+                view.member_timed = True
+                view.process = view.process or _process_of(e)
                 self.has_member_side = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(e)
+            epoch = self.tracker.epoch
+            if (
+                e.side != Side.COORDINATOR.value
+                and e.member_id in self.members
+                and e.member_epoch is not None
+                and epoch is not None
+                and e.member_epoch >= epoch
+            ):
+                self.members[e.member_id].current_at = e.ts
             if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
+        self._flag_unknown_members()
         self._check_convergence(e.ts)
         self.tracker.maybe_end_episode()
 
@@ -469,14 +497,29 @@ class ConsumerGroupReplayer:
                 # stays until forgotten: it says the old id's own log is present (member timing).
                 previous.left_static = False
                 self._forget(previous.member_id, e.ts)
-                cur = self.tracker.current
-                if cur is not None and cur.stabilized_at is None:
-                    # the epoch's members are the replacement's from here (GroupMetadataManager.replaceMember),
-                    # which joins the epoch when its line shows it
-                    self.tracker.member_out(previous.member_id)
+                view.replaces = previous.member_id
+            if not self.has_coordinator:
+                self._process_restarted(view)
+        elif to_state is ClientState.RECONCILING and from_state is ClientState.JOINING and view.replaces:
+            replaced, view.replaces = view.replaces, None
+            cur = self.tracker.current
+            if (
+                cur is not None
+                and cur.stabilized_at is None
+                and e.member_epoch is not None
+                and e.member_epoch <= cur.epoch
+            ):
+                # answered with the current epoch: the static member was replaced in place, no bump
+                # (GroupMetadataManager.consumerGroupHeartbeat -> replaceMember), so the epoch's members are
+                # the replacement's from here (it joins the epoch as its line shows it). A newer epoch is a
+                # bump of its own (the old member's session expired first): the old member stays counted in
+                # the epochs it was in
+                self.tracker.member_out(replaced)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
             view.left_static, view.left_static_at = True, e.ts
+        elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            view.left_in_epoch = self.tracker.epoch
         elif (
             to_state is ClientState.RECONCILING
             and from_state is ClientState.JOINING
@@ -484,6 +527,7 @@ class ConsumerGroupReplayer:
         ):
             self._instance_taken_over(view, e.ts)
         if to_state is ClientState.FENCED:
+            self._fenced_unseen(view)
             self._stop_all(view, e.ts, "lost")
         elif to_state in (ClientState.LEAVING, ClientState.UNSUBSCRIBED):
             self._stop_all(view, e.ts, "member_left")
@@ -514,6 +558,7 @@ class ConsumerGroupReplayer:
             self._open_epoch(epoch, e.ts, None, "inferred")
             cur = self.tracker.current
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
+            self._leavers_processed_after(epoch if joined else None)
             if (
                 joined
                 and cur.epoch == epoch
@@ -537,6 +582,20 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _leavers_processed_after(self, join_epoch: int | None) -> None:
+        """Member-side logs only: a new epoch opened (`join_epoch`: a joiner's first epoch, else None). A
+        member logs LEAVING -> UNSUBSCRIBED once its leave heartbeat (epoch -1) is sent; the coordinator
+        removes it when that heartbeat arrives, and every removal bumps the group epoch
+        (GroupMetadataManager.consumerGroupFenceMember). A joiner answered with the epoch right after the one
+        the leaver left in was bumped by its own join alone: the leave was not processed yet, so the leaver
+        is a member of that epoch (its own bump is a later one)."""
+        for view in self.members.values():
+            if view.left_in_epoch is None:
+                continue
+            if join_epoch is not None and join_epoch == view.left_in_epoch + 1:
+                self.tracker.member_in_epoch(view.member_id, view.instance)
+            view.left_in_epoch = None
 
     def _idle_members_out(self, view: MemberView, ts: int) -> None:
         """Member-side logs only: `view` is STABLE at the current epoch and consumes every partition anyone
@@ -583,6 +642,49 @@ class ConsumerGroupReplayer:
             other.client_state = ClientState.FENCED.value
             other.left_static = False
             self._forget(other.member_id, ts)
+
+    def _process_restarted(self, view: MemberView) -> None:
+        """Member-side logs only: `view` joins from a consumer process that logged another member id before,
+        which never logged leaving. A consumer keeps its member id for its lifetime (a fenced member rejoins
+        under the same id: AbstractMembershipManager.transitionToJoining), so the other one's process is gone
+        (a crash, then a restart): the coordinator still counts it until its session expires, one
+        group.consumer.session.timeout.ms (a broker setting no member log states) after its last heartbeat.
+        Which later epochs count it cannot be told (see _flag_unknown_members)."""
+        if view.process is None:
+            return
+        for other in self.members.values():
+            if (
+                other.process == view.process
+                and other.member_id != view.member_id
+                and other.member_id not in self.gone
+                and parse_client_state(other.client_state) not in _CLIENT_LEAVING
+            ):
+                other.process_gone = True
+
+    def _fenced_unseen(self, view: MemberView) -> None:
+        """Member-side logs only: `view` learns it was fenced (its heartbeat answered FENCED_MEMBER_EPOCH or
+        UNKNOWN_MEMBER_ID after a pause, or its revocation overran the rebalance timeout). The coordinator
+        removed it at an instant no member log shows, since its last line at the then current epoch: an epoch
+        that opened after that line may or may not count it, so its member list is unknown (null)."""
+        cur = self.tracker.current
+        if self.has_coordinator or cur is None or cur.closed or cur.members is None:
+            return
+        opened, seen = cur.started_at, view.current_at
+        if view.member_id in cur.members and seen is not None and opened is not None and opened > seen:
+            self.tracker.members_unknown()
+
+    def _flag_unknown_members(self) -> None:
+        """Member-side logs only: the current epoch counts a member whose process is gone (see
+        _process_restarted) and whose own log never stated this epoch: it may have been fenced at it or
+        before, or still be counted, so the epoch's member list is unknown (null), never a guess."""
+        cur = self.tracker.current
+        if self.has_coordinator or cur is None or cur.closed or cur.members is None or cur.members_unknown:
+            return
+        for member in cur.members:
+            view = self.members.get(member)
+            if view is not None and view.process_gone and cur.epoch > (view.client_epoch or 0):
+                self.tracker.members_unknown()
+                return
 
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,
@@ -1034,6 +1136,13 @@ def _rejoins(e: Event) -> bool:
         e.event_type == EventType.MEMBER_STATE_CHANGED.value
         and parse_client_state((e.attributes or {}).get("to_state")) is ClientState.JOINING
     )
+
+
+def _process_of(e: Event) -> str | None:
+    """The consumer process of a member-side line: its host (or file) and client id."""
+    if not e.client_id:
+        return None
+    return f"{e.source or e.file or ''}/{e.client_id}"
 
 
 def _view_to_json(view: MemberView) -> dict:

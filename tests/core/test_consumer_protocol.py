@@ -1077,6 +1077,141 @@ def test_consumer_logs_alone_a_static_member_replaced_within_an_unconverged_epoc
     assert members_by_epoch(out)[3] == ["c1b", "c2"]
 
 
+def test_consumer_logs_alone_a_static_member_back_after_its_session_expired_was_a_member_of_its_last_epoch():
+    """c1 (instance i1) is alone at epoch 2 and leaves temporarily (epoch -2, no bump). c1b with instance i1
+    comes back much later and is answered with epoch 4, not the current one: not a replacement in place
+    (GroupMetadataManager.replaceMember bumps nothing) but a join after c1's session expired (epoch 3). c1 was
+    the member of epoch 2 all along."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    day = "2025-03-10 14:"
+    client_line(log, f"{day}01:00,000", "c1", "i1", 1, "STABLE", "RECONCILING")
+    client_line(log, f"{day}01:00,002", "c1", "i1", 1, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{day}01:00,002", "c1", "i1", 1, "ACKNOWLEDGING", "STABLE")
+    client_line(log, f"{day}01:00,500", "c1", "i1", 2, "STABLE", "PREPARE_LEAVING")
+    log.add(f"{day}01:00,505", "member", EventType.PARTITIONS_REVOKED, member_id="c1", group_instance_id="i1",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, f"{day}01:00,505", "c1", "i1", -2, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, f"{day}01:00,505", "c1", "i1", 2, "LEAVING", "UNSUBSCRIBED")
+    client_joins(log, "03:20", "c1b", "i1", 4, 0, 1)
+    out = log.replay()
+    assert members_by_epoch(out)[2] == ["c1"]
+    assert members_by_epoch(out)[4] == ["c1b"]
+
+
+_RESTARTED = "INFO [Consumer clientId=c2, groupId=g] Member {0} with epoch {1} transitioned from {2} to {3}. (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)"  # fmt: skip
+
+
+def test_consumer_logs_alone_a_crashed_member_whose_consumer_restarted_makes_later_member_lists_unknown():
+    """Client c2 joins as member c2 and falls silent mid-reconcile (a crash); it restarts and joins as c2b. A
+    consumer keeps its member id for life, so c2 is dead, but the coordinator counts it until its session
+    expires, group.consumer.session.timeout.ms (the broker's) after its last heartbeat: no consumer log states
+    when. Epoch 2 (c2's own last) has c2; the epochs after it have an unknown member list (null), never a
+    guess either way."""
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1") if "GroupCoordinator" not in line),
+        _stamped("00:02,000", _MM.format("c2", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:02,002", _MM.format("c2", 2, "JOINING", "RECONCILING")),  # and nothing more from c2
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),  # c2 now silent: crashed
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:09,000", _RESTARTED.format("c2b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:09,002", _RESTARTED.format("c2b", 3, "JOINING", "RECONCILING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:20,000", _MM.format("c1", 4, "STABLE", "RECONCILING")),  # c2 fenced at some point
+        _stamped("00:20,002", _MM.format("c1", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:20,002", _MM.format("c1", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert generations[2]["members"] == ["c1", "c2"]
+    for epoch in (3, 4):
+        assert generations[epoch]["members"] is None
+        assert generations[epoch]["member_count"] is None
+
+
+def test_consumer_logs_alone_a_member_learning_it_was_fenced_makes_the_epoch_opened_while_it_was_silent_unknown():
+    """c2 pauses after epoch 2 (silent); c3 joins at epoch 4. c2 resumes and learns it was FENCED: its
+    session expired at an instant no consumer log shows (group.consumer.session.timeout.ms, the broker's), so
+    whether epoch 4 still counted it cannot be told (null); it rejoins at epoch 5."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+        _stamped("01:30,000", _MM.format("c2", 2, "STABLE", "FENCED")),
+        _stamped("01:30,000", _CB.format("c2", "Lost previously assigned partitions", "t-1")),
+        _stamped("01:30,001", _MM.format("c2", 0, "FENCED", "JOINING")),
+        _stamped("01:30,003", _MM.format("c2", 5, "JOINING", "RECONCILING")),
+        _stamped("01:30,005", _MM.format("c2", 5, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:30,005", _MM.format("c2", 5, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[4] is None
+    assert members[5] == ["c1", "c2", "c3"]
+
+
+def test_consumer_logs_alone_a_restart_overlapping_a_graceful_close_keeps_the_member_lists_known():
+    """Client c2's new consumer c2b joins while c2 is still closing (PREPARE_LEAVING, then its leave): no
+    crash, every epoch's members are known."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,001", _RESTARTED.format("c2b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _RESTARTED.format("c2b", 4, "JOINING", "RECONCILING")),
+        _stamped("01:00,005", _RESTARTED.format("c2b", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:00,005", _RESTARTED.format("c2b", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = replay(parsed.events, group="g")["generations"]
+    assert all(g["members"] is not None for g in generations)
+    assert members_by_epoch({"generations": generations})[4] == ["c1", "c2b"]
+
+
+def test_consumer_logs_alone_a_leaver_is_a_member_of_the_epoch_a_join_opened_before_its_leave_arrived():
+    """c2 logs LEAVING -> UNSUBSCRIBED once its leave heartbeat (epoch -1) is sent; c3's join answered with
+    epoch 3, right after the epoch 2 c2 left in, was bumped by that join alone: every removal bumps the epoch
+    (GroupMetadataManager.consumerGroupFenceMember), so c2's leave had not arrived and c2 is in epoch 3; its
+    leave is epoch 4."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _MM.format("c3", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("01:00,005", _MM.format("c3", 3, "JOINING", "RECONCILING")),
+        _stamped("01:00,007", _CB.format("c3", "Adding newly assigned partitions:", "")),
+        _stamped("01:00,007", _MM.format("c3", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:00,007", _MM.format("c3", 3, "ACKNOWLEDGING", "STABLE")),
+        _stamped("01:05,000", _MM.format("c3", 4, "STABLE", "RECONCILING")),
+        _stamped("01:05,002", _CB.format("c3", "Adding newly assigned partitions:", "t-1")),
+        _stamped("01:05,002", _MM.format("c3", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:05,002", _MM.format("c3", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[3] == ["c1", "c2", "c3"]
+    assert members[4] == ["c1", "c3"]
+
+
 # ======================================================= a 4.x member's own epoch field (both logs)
 _GC = "INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] [GroupId g] {} (org.apache.kafka.coordinator.group.GroupMetadataManager)"  # fmt: skip
 _MM = "INFO [Consumer clientId={0}, groupId=g] Member {0} with epoch {1} transitioned from {2} to {3}. (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)"  # fmt: skip

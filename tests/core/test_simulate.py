@@ -384,6 +384,18 @@ def test_static_member_killed_and_back_within_its_session_is_unobservable():
     assert graceful.unobservable == []
 
 
+def test_the_last_member_dying_silently_is_unobservable_from_the_members_logs():
+    """The last member crashes: only the coordinator logs its session-timeout removal and the rebalance that
+    empties the group; no member's log has a line after its last one (a quiet end of input looks the same).
+    A crash with another member left is seen by that member's rebalance; a leave is logged by the leaver."""
+    alone = sim(Join(0, "c1"), Crash(30 * S, "c1"))
+    assert events_of(alone.events, EventType.MEMBER_REMOVED)
+    assert len(alone.unobservable_from_members) == 1
+    assert "last member" in alone.unobservable_from_members[0]
+    assert sim(Join(0, "c1"), Join(0, "c2"), Crash(30 * S, "c1")).unobservable_from_members == []
+    assert sim(Join(0, "c1"), Leave(30 * S, "c1")).unobservable_from_members == []
+
+
 def test_end_stops_the_simulation_with_the_round_still_open():
     timeline = Timeline(topics={"t": 2}, actions=(Join(0, "c1"),), group_id="g", end_ms=1 * S)
     result = simulate(timeline, SimulationSettings(group_initial_rebalance_delay_ms=3 * S))
