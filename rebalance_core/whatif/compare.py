@@ -4,7 +4,9 @@ that says whether the group's what-if numbers can be trusted at all.
 The model check replays the group's own timeline under its actual settings (the `as-actual` scenario)
 and compares the result with the replay of what happened, over the whole input: the counts must be
 equal (rebalances, rounds = generations, partitions moved, revoked, wasted revocations) and the times
-within max(50 ms, 5 %) (stop-the-world, partition-unavailable time). A group that fails it gets no
+within max(50 ms, 5 %) (stop-the-world, partition-unavailable time); a rebalance the input leaves open
+(not seen to complete) is compared as open in the as-actual too, which completes it after the input's
+last line (see model_check). A group that fails it gets no
 ranking of its scenarios (the report says why); its rows carry `model_check = failed` and the measures
 that differ. A group whose input view cannot support the check (the coordinator counts members no line
 names, so no timeline holds what they did) is `not_comparable` with the reason, also unranked: neither a
@@ -51,15 +53,29 @@ def model_check(
     as_actual_daily: Iterable[dict] | None,
     why_not: str = "",
     not_comparable: str | None = None,
+    completed_after_input: Sequence[dict] = (),
 ) -> ModelCheck:
     """The as-actual replay against the actual one, over all dates (a rebalance across midnight may be
     dated differently by a few milliseconds). `not_comparable`: why the input's view cannot support the
-    check (ExtractedGroup.not_comparable)."""
+    check (ExtractedGroup.not_comparable). `completed_after_input`: the as-actual's episodes (rebalance_episodes
+    rows) begun in the input that completed after its last event (a scenario runs until its group
+    settles): the latest of them, as many as the actual replay left open (begun in the input, not seen to
+    complete), are compared as open, their measures left out as the actual's open ones are, since the
+    input ends before it could show them complete (e.g. it stops between "Stabilized" and the leader's
+    SyncGroup). One the as-actual completed within the input still counts."""
     if as_actual_daily is None:
         return ModelCheck(NOT_RUN, why_not or "the actual settings could not be replayed")
     if not_comparable:
         return ModelCheck(NOT_COMPARABLE, not_comparable)
+    actual_daily = list(actual_daily)
     actual, replayed = _totals(actual_daily), _totals(as_actual_daily)
+    left_open = sum(row.get("rebalances_open") or 0 for row in actual_daily)
+    latest = sorted(completed_after_input, key=lambda row: row["started_at"])[::-1][:left_open]
+    for episode in latest:
+        replayed["rebalances"] -= 1
+        for name in (*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES):
+            if name in episode and replayed[name] is not None and episode[name] is not None:
+                replayed[name] -= episode[name]
     measures = (*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES)
     # a measure the actual replay does not know (null: no line shows who owned what) cannot check the
     # model: it is left out, never read as 0, and a check that passes on the rest names what it left out

@@ -96,6 +96,7 @@ _ADDED_MEMBER = re.compile(r"Adding new member (\S+) with group instance ?id (?:
 _MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given member-id", re.IGNORECASE)
 # KafkaConsumer.DEFAULT_REASON of enforceRebalance() (3.2+), as the client and the coordinator log it
 _ENFORCED = re.compile(r"rebalance enforced by user", re.IGNORECASE)
+_LEADER_REJOIN_IN_STABLE = re.compile(r"\bleader \S+ re-joining group during Stable", re.IGNORECASE)
 _LEAVE_REASON = re.compile(r"removing member (\S+) on LeaveGroup", re.IGNORECASE)  # GroupCoordinator reason
 _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member's crash
 _GENERATIONS_KEPT = 64  # recent full assignments' member lists kept to find joins and departures
@@ -139,6 +140,9 @@ class _Incarnation:
     # its application's KafkaConsumer.enforceRebalance() calls: (ts, exact: its own log, else the
     # coordinator's instant of its JoinGroup)
     enforced: list[tuple[int, bool]] = field(default_factory=list)
+    # its JoinGroups as the leader of a Stable group that started a round for a cause in no line: (the
+    # round's start, the previous round's end or None, the round's end)
+    leader_rejoins: list[tuple[int, int | None, int]] = field(default_factory=list)
     # the start of the join phase whose rebalance timeout removed it (it kept its session, never rejoined)
     missed_join_phase_at: int | None = None
     last_member_event: str | None = None
@@ -165,6 +169,9 @@ class _Round:
     started_at: int
     members: frozenset[str]  # member ids in the group when it started
     causes: set[str] = field(default_factory=set)  # member ids that rejoined of their own accord
+    # the leader whose JoinGroup in Stable started it for a cause no line gives ("Leader X re-joining group
+    # during Stable" without an enforced or revoking client reason)
+    leader_rejoin: str | None = None
 
 
 class TimelineExtractor:
@@ -391,6 +398,13 @@ class TimelineExtractor:
         self.prepared_at.append(e.ts)
         del self.prepared_at[:-_PREPARED_KEPT]
         self._open_round(e.ts)
+        if (
+            named is not None
+            and _LEADER_REJOIN_IN_STABLE.search(e.reason or "")
+            and not _ENFORCED.search(e.reason or "")
+            and REVOKE_REJOIN_PREFIX not in (e.reason or "")
+        ):
+            self.round.leader_rejoin = named[0]  # its cause is in no line: decided when the round closes
         # the member the reason names rejoined of its own accord (joined, left, re-joined, expired)
         self.round.causes.update(m for m in self.round.members if m in (e.reason or ""))
         # GroupCoordinator.addMemberAndRebalance: "Adding new member M with group instance id I": a member
@@ -726,10 +740,23 @@ class TimelineExtractor:
         A member without a log of its own that was in the group and did not cause the round rejoined last
         at the latest: replayed as noticing the rebalance in time to rejoin by then (finish() subtracts
         the rejoin's own latency)."""
+        since = self.join_completed_at
         found, self.round, self.join_completed_at = self.round, None, ts
         if found is None:
             return
         self.closed_round = found
+        if found.leader_rejoin is not None and found.leader_rejoin in self.current:
+            # GroupCoordinator (Stable, the leader's JoinGroup) rebalances so that the leader can reassign
+            # for changes its metadata does not carry (a topic's partitions: ConsumerCoordinator's "cached
+            # metadata has changed"), or for enforceRebalance(): a cause in no line when the client gave no
+            # reason. With the membership unchanged by the round's end, the leader's rejoin is the round's
+            # only cause: replayed as the leader rejoining then (the timeline action `rebalance`), unless
+            # finish() finds the cause in the timeline (_unexplained). When a member joined or left during
+            # it, that change is a cause the timeline has already (it starts the replayed round, later
+            # than the leader did)
+            still_in = frozenset(m for m, inc in self.current.items() if inc.end_kind is None)
+            if still_in == found.members:
+                self.current[found.leader_rejoin].leader_rejoins.append((found.started_at, since, ts))
         for member in found.members - found.causes:
             inc = self.current.get(member)
             if inc is not None and inc.end_kind is None and not inc.logged:
@@ -851,6 +878,8 @@ class TimelineExtractor:
         self._departures_from_assignments(actual)
         half_join = actual.latency.join_round_trip_ms // 2
         for inc in self.incarnations:
+            inc.leader_rejoins = self._unexplained(inc, actual)
+        for inc in self.incarnations:
             if inc.joined_before_notice:
                 # its JoinGroup reached the coordinator before the first member noticed the rebalance
                 inc.start -= 2 * actual.latency.join_round_trip_ms + 1
@@ -868,8 +897,16 @@ class TimelineExtractor:
                 (ts if exact else ts - half_join - actual.latency.revoke_callback_ms, True, topics)
                 for ts, exact, topics in inc.changes
             ]
-            # an eager member revokes before its JoinGroup leaves (onJoinPrepare)
-            prepare = actual.latency.revoke_callback_ms if actual.protocol == "eager" else 0
+            # an eager member revokes before its JoinGroup leaves (ConsumerCoordinator.onJoinPrepare), its
+            # callback invoked only when it owns partitions (none when the group consumes nothing known)
+            owns = inc.owns if inc.owns is not None else bool(self.topics or self.topic_changes)
+            prepare = actual.latency.revoke_callback_ms if actual.protocol == "eager" and owns else 0
+            inc.enforced += [(ts, False) for ts, _since, _until in inc.leader_rejoins]
+            self.notes.extend(
+                f"{inc.member_id}, the leader, rejoined the Stable group at {format_ts(ts)} for a cause in no "
+                "line (a topic metadata change or enforceRebalance): replayed as its enforceRebalance()"
+                for ts, _since, _until in inc.leader_rejoins
+            )
             inc.enforced = [(ts if exact else ts - half_join - prepare, True) for ts, exact in inc.enforced]
         processes = self._processes()
         actions, member_logged, pre_existing = self._actions(processes, actual)
@@ -1143,6 +1180,22 @@ class TimelineExtractor:
                 best = last
         return best
 
+    def _unexplained(self, inc: _Incarnation, actual: ActualSettings) -> list[tuple[int, int | None, int]]:
+        """The leader's rejoins in Stable whose cause the timeline does not have already: a partition count
+        change, or a subscription change of its own, since the previous round (its leader rejoins for them:
+        ConsumerCoordinator.rejoinNeededOrPending). A Connect worker group's leader rejoins for connector
+        configuration changes, which no timeline action carries, and at the end of a KIP-415 delay, which
+        the Connect replay schedules itself: none is added there."""
+        if actual.assignor in CONNECT_PROTOCOLS or actual.protocol_type == CONNECT_PROTOCOL_TYPE:
+            return []
+        changes = [ts for ts, _topic, _count, _signalled in self.topic_changes]
+        changes += [ts for ts, _exact, _topics in inc.changes]
+        return [
+            (ts, since, until)
+            for ts, since, until in inc.leader_rejoins
+            if not any((since is None or since < at) and at <= until for at in changes)
+        ]
+
     def _actions(self, processes, actual: ActualSettings) -> tuple[list[Action], set[str], set[str]]:
         """Timeline actions per process (absolute instants; pre-existing joins have at=None)."""
         actions: list = []
@@ -1157,7 +1210,12 @@ class TimelineExtractor:
             actions.append(
                 Join(at=first.start, member=name, topics=first.subscription, instance_id=first.instance_id)
             )
-            busy_until = first.start if first.start is not None else self.first_ts
+            # a member in the group before the input acts from the input's start on, where the JoinGroup
+            # behind the input's first line left its process up to a round trip and a callback earlier
+            input_start = (
+                self.first_ts - actual.latency.join_round_trip_ms - actual.latency.revoke_callback_ms
+            )
+            busy_until = first.start if first.start is not None else input_start
             for index, inc in enumerate(chain):
                 actions.extend(
                     Heartbeat(at=at, member=name)

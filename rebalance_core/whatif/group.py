@@ -94,8 +94,19 @@ class GroupWhatIf:
                 None,
             ) or self._run(Scenario(MODEL_CHECK_SCENARIO))
             daily = reference.tables["group_daily_summary"] if reference.tables is not None else None
+            completed_after_input = [
+                row
+                for row in (reference.tables or {}).get("rebalance_episodes", ())
+                if row.get("started_at") is not None
+                and row.get("stabilized_at") is not None
+                and row["stabilized_at"] > self.extractor.last_ts
+            ]
             self.check = model_check(
-                actual_daily, daily, reference.not_applicable or "", self.extracted.not_comparable
+                actual_daily,
+                daily,
+                reference.not_applicable or "",
+                self.extracted.not_comparable,
+                completed_after_input,
             )
         # the as-actual replay's moments explain the actual night (it reproduces it when the check passed)
         actual_moments = reference.moments if self.extracted is not None else {}

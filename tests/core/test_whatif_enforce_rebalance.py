@@ -6,6 +6,8 @@ reason into the action, so the as-actual replay has the rebalance nobody's membe
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
@@ -78,4 +80,47 @@ def test_the_as_actual_replay_of_an_enforced_rebalance_reproduces_it(view):
     _, result = classic(*ENFORCED)
     events = [e for e in result.events if view == "both" or e.side == Side.COORDINATOR.value]
     rows = whatif(events, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
+    assert {row["model_check"] for row in rows} == {"passed"}, rows[0]["model_check_detail"]
+
+
+@pytest.mark.parametrize(
+    "client_reason",
+    [
+        "; client reason: not provided",  # a client older than 3.2 sends no reason (JoinGroup < v8)
+        "",  # 2.7-3.1 brokers print none
+    ],
+)
+@pytest.mark.parametrize(
+    "actions, input_opens_with_the_rebalance",
+    [
+        (ENFORCED, False),
+        # a lone member in the group before the input: its JoinGroup left just before the first line
+        ((Join(0, "c1"), EnforceRebalance(60 * S, "c1")), True),
+    ],
+)
+def test_a_leader_rejoining_a_stable_group_for_no_logged_cause_is_replayed_as_its_rejoin(
+    client_reason, actions, input_opens_with_the_rebalance
+):
+    # GroupCoordinator rebalances for the leader's JoinGroup in Stable (so that the leader can reassign for
+    # a topic metadata change its member metadata does not carry); a client that gives no reason leaves the
+    # cause in no line, yet the rebalance happened: the as-actual must have it
+    _, result = classic(*actions)
+    broker = []
+    for e in result.events:
+        if e.side != Side.COORDINATOR.value:
+            continue
+        if e.event_type == EventType.REBALANCE_PREPARED.value and "re-joining" in (e.reason or ""):
+            if input_opens_with_the_rebalance:
+                broker = []
+            reason = e.reason.replace("; client reason: rebalance enforced by user", client_reason)
+            e = dataclasses.replace(e, reason=reason)
+        broker.append(e)
+    extractor = TimelineExtractor("k", "g", ExtractionOptions())
+    extractor.feed(broker)
+    extracted = extractor.finish()
+    # (a member known by its member id only is named by it: "c1-<uuid>")
+    (rejoin,) = [a for a in extracted.timeline.actions if isinstance(a, EnforceRebalance)]
+    assert rejoin.member.startswith("c1")
+    assert any("for a cause in no line" in note for note in extracted.notes)
+    rows = whatif(broker, WhatIfConfig((Scenario("as-actual"),)))["whatif_comparison"]
     assert {row["model_check"] for row in rows} == {"passed"}, rows[0]["model_check_detail"]

@@ -43,3 +43,17 @@ def test_comparison_rows_keep_an_unknown_actual_null_with_a_null_delta():
     (row,) = compare_daily("c", "g", "eager", [daily(stw_ms=None)], [daily(stw_ms=40)])
     assert (row["stw_ms_actual"], row["stw_ms_scenario"], row["stw_ms_delta"]) == (None, 40, None)
     assert row["partitions_moved_delta"] == 0
+
+
+def test_a_rebalance_the_input_leaves_open_matches_one_the_as_actual_completes_after_the_input():
+    # the input stops between "Stabilized" and the leader's SyncGroup: the actual replay leaves the
+    # episode open, the as-actual (simulated until the group settles) completes it after the last line
+    actual = daily(rebalances=1, rebalances_open=1, stw_ms=100, partitions_moved=3)
+    as_actual = daily(rebalances=2, stw_ms=180, partitions_moved=5)
+    after = {"started_at": 2_000, "stabilized_at": 9_000, "stw_ms": 80, "partitions_moved": 2}
+    assert model_check([actual], [as_actual], completed_after_input=[after]).status == PASSED
+    # without it, or when the actual saw every rebalance complete, the extra one still fails the check
+    assert model_check([actual], [as_actual]).status == FAILED
+    closed = daily(rebalances=1, stw_ms=100, partitions_moved=3)
+    check = model_check([closed], [as_actual], completed_after_input=[after])
+    assert check.status == FAILED and "rebalances 1 actual vs 2 as-actual" in check.detail
