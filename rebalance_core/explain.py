@@ -16,10 +16,9 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from rebalance_core.causes import EPISODE_CAUSE_COLUMNS, CauseSettings, CauseTracker
-from rebalance_core.coordinator_moves import HANDOVER_TYPES, CoordinatorTracker
-from rebalance_core.events import Event
+from rebalance_core.coordinator_moves import CoordinatorTracker
 from rebalance_core.incidents import IncidentSettings, IncidentTracker
-from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
+from rebalance_core.replay import ReplaySettings, events_by_group, new_replayer
 
 # The tables the wrapper adds (columns in schemas.tables); its other rows are the replayer's tables...
 EXPLAIN_TABLES = ("rebalance_incidents", "group_coordinators")
@@ -142,14 +141,8 @@ def replay_explained(
     events, settings: ReplaySettings | None = None, incident_settings: IncidentSettings | None = None
 ) -> dict[str, list[dict]]:
     """`replay.replay` with the explanation: every group's events, sorted, through an ExplainedReplayer."""
-    by_group: dict[tuple[str, str], list[Event]] = {}
-    for e in events:
-        if e.event_type in HANDOVER_TYPES:  # broker-wide: coordinator_moves.across_groups reads them
-            continue
-        by_group.setdefault((e.cluster, e.group_id), []).append(e)
     out: dict[str, list[dict]] = {}
-    for key in sorted(by_group):
-        group_events = sorted(by_group[key], key=event_order_key)
+    for key, group_events in events_by_group(events).items():
         replayer = new_explained_replayer(key[0], key[1], settings, None, group_events, incident_settings)
         replayer.feed(group_events)
         for name, rows in replayer.finish().items():

@@ -1892,6 +1892,17 @@ def new_replayer(
     return cls(cluster, group_id, settings, state=state)
 
 
+def events_by_group(events: Iterable[Event]) -> dict[tuple[str, str], list[Event]]:
+    """(cluster, group_id) -> the group's events sorted by `event_order_key`, in key order. An offsets
+    partition's hand-over (group_id `__consumer_offsets-P`) names no group and is left out: the run's
+    coordinator moves read it (coordinator_moves.across_groups)."""
+    by_group: dict[tuple[str, str], list[Event]] = {}
+    for e in events:
+        if e.event_type not in BROKER_WIDE_EVENT_TYPES:
+            by_group.setdefault((e.cluster, e.group_id), []).append(e)
+    return {key: sorted(by_group[key], key=event_order_key) for key in sorted(by_group)}
+
+
 def replay(
     events: Iterable[Event],
     settings: ReplaySettings | None = None,
@@ -1899,13 +1910,8 @@ def replay(
 ) -> dict[str, list[dict]]:
     """Replay the events of any number of groups: grouped by (cluster, group_id), each sorted by
     `event_order_key`, one replayer each (`new_replayer`; resumed from `states` where given)."""
-    by_group: dict[tuple[str, str], list[Event]] = {}
-    for e in events:
-        if e.event_type not in BROKER_WIDE_EVENT_TYPES:  # a partition's hand-over: coordinator_moves
-            by_group.setdefault((e.cluster, e.group_id), []).append(e)
     out: dict[str, list[dict]] = {name: [] for name in REPLAY_TABLES}
-    for key in sorted(by_group):
-        group_events = sorted(by_group[key], key=event_order_key)
+    for key, group_events in events_by_group(events).items():
         replayer = new_replayer(key[0], key[1], settings, (states or {}).get(key), group_events)
         replayer.feed(group_events)
         for name, rows in replayer.finish().items():

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from rebalance_core.events import Event
 from rebalance_core.measures import utc_date
-from rebalance_core.replay import ReplaySettings, event_order_key
+from rebalance_core.replay import ReplaySettings, events_by_group
 from rebalance_core.whatif.compare import FAILED, NOT_RUN, ModelCheck, compare_daily, model_check
 from rebalance_core.whatif.config import ACTUAL, Scenario, WhatIfConfig, WhatIfError
 from rebalance_core.whatif.extract import ExtractedGroup, TimelineExtractor
@@ -22,7 +22,6 @@ from rebalance_core.whatif.plan import (
     replay_events,
     run_plan,
 )
-from schemas.events import BROKER_WIDE_EVENT_TYPES
 from schemas.tables import REPLAY_TABLES
 
 # ------------------------------------------------------------------------------------ one group
@@ -175,15 +174,8 @@ def whatif(
     `rebalance-replay whatif`): REPLAY_TABLES rows of scenario 'actual' and of each scenario, plus
     whatif_comparison rows."""
     settings = replay_settings or ReplaySettings()
-    by_group: dict[tuple[str, str], list[Event]] = {}
-    for e in events:
-        # an offsets partition's hand-over names no group (group_id `__consumer_offsets-P`): no what-if
-        # row may present it as one (the run's coordinator moves read it: coordinator_moves.across_groups)
-        if e.event_type not in BROKER_WIDE_EVENT_TYPES:
-            by_group.setdefault((e.cluster, e.group_id), []).append(e)
     out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
-    for cluster, group_id in sorted(by_group):
-        group_events = sorted(by_group[(cluster, group_id)], key=event_order_key)
+    for (cluster, group_id), group_events in events_by_group(events).items():
         actual = replay_events(
             cluster, group_id, group_events, dataclasses.replace(settings, scenario=ACTUAL)
         )
