@@ -295,6 +295,7 @@ class GroupReplayer:
             self.fresh_join = None
             self._settle_emptied(None)
             self._flush_all_pending()
+            self._join_phase_open_at_end()
             self._end_round()
             self._note_protocol()
         closed = self.timeline.finish(final=self.settings.final)
@@ -303,6 +304,22 @@ class GroupReplayer:
             out[name].extend(rows)
         out["group_daily_summary"] = self.timeline.daily_rows()
         return out
+
+    def _join_phase_open_at_end(self) -> None:
+        """Members' logs only: the input ends in a join phase no JoinGroup response closed. Whether the
+        coordinator completed it (AbstractCoordinator logs "Successfully joined group" only when the
+        response arrives: a member that stopped after sending its JoinGroup logs nothing more), and the
+        rounds that followed (its session timeout's rebalance, GroupCoordinator.onExpireHeartbeat /
+        ClassicGroup in 4.0) are in no member's log: the episode's rounds are a lower bound (inferred)."""
+        rnd, episode = self.round, self.timeline.episode
+        if (
+            not self.has_coordinator
+            and rnd is not None
+            and rnd.generation_id is None
+            and episode is not None
+            and episode.episode_id == rnd.episode_id
+        ):
+            episode.source = "inferred"
 
     def snapshot(self) -> dict:
         return {
@@ -1140,11 +1157,30 @@ class GroupReplayer:
         episode starts at the leave. With the broker's log, its Preparing line gives the start."""
         if not self.has_coordinator and not view.instance:
             opens_a_round = self.round is None or self.round.generation_id is not None
+            alone = not opens_a_round and self._alone_in_join_phase(view)
             self._member_round_signal(ts, reason)  # ends the last round: remaining_members are its
             if self.remaining_members is not None:
                 self.remaining_members = [m for m in self.remaining_members if m != view.member_id]
                 if opens_a_round and not self.remaining_members:
                     self.round.emptied_at = ts
+            if alone:
+                self.round.emptied_at = ts
+
+    def _alone_in_join_phase(self, view: MemberView) -> bool:
+        """Members' logs only: `view` leaves during a join phase in which no other member is known: the
+        group had no member before it (its last generation ended Empty, or the input shows none) and no
+        other member's log shows a JoinGroup since. The coordinator removes the member
+        (GroupCoordinator.removeMemberAndUpdateGroup, PreparingRebalance; ClassicGroup in 4.0) and the
+        join phase completes without members: the next generation is Empty (`_settle_emptied` decides,
+        from the generation the next JoinGroup response names: a rejoin within group.initial.rebalance
+        .delay.ms, InitialDelayedJoin, still joins the same join phase)."""
+        if self.remaining_members is None:
+            if self.closed_generation is not None:
+                return False  # the last generation's members are not known
+            return all(v is view for v in self.views.values())
+        return not self.remaining_members and not any(
+            v is not view and v.signal_ts is not None for v in self.views.values()
+        )
 
     def _settle_emptied(self, gen: int | None) -> None:
         """Members' logs only: the round the last member's LeaveGroup opened, settled by the next JoinGroup
@@ -1159,20 +1195,27 @@ class GroupReplayer:
         if rnd is None or rnd.emptied_at is None:
             return
         emptied_at, rnd.emptied_at = rnd.emptied_at, None
-        if gen is None or self.closed_generation is None or gen != self.closed_generation + 1:
-            self._emptied_by_last_leave(emptied_at)
+        # no generation seen before: the input starts with the group's first join (generation 1 next)
+        # unless the response says otherwise
+        closed = self.closed_generation
+        if gen is None or gen != (closed if closed is not None else 0) + 1:
+            self._emptied_by_last_leave(emptied_at, gen)
             if rnd.signal_after_leave is not None:  # the next round started at the first signal since
                 self._begin_round(*rnd.signal_after_leave, "member")
 
-    def _emptied_by_last_leave(self, ts: int) -> None:
+    def _emptied_by_last_leave(self, ts: int, next_gen: int | None = None) -> None:
         """Members' logs only: the last member of the group (the leader's assignment listed every member
         of the last generation; the others' LeaveGroups were logged) left. The join phase its LeaveGroup
         starts has no member to wait for and completes at once: the generation is incremented and the
         group turns Empty (GroupCoordinator.onCompleteJoin -> GroupMetadata.initNextGeneration, "Group G
         with generation N is now empty"; ClassicGroup in 4.0). No member logs that generation: its row is
-        inferred, and the rebalance ends at the leave."""
+        inferred, and the rebalance ends at the leave. With no generation seen before, it is the one
+        before `next_gen` (the generation the next JoinGroup response names), else the group's first."""
         rnd = self.round
-        rnd.generation_id = (self.closed_generation or 0) + 1
+        if self.closed_generation is not None:
+            rnd.generation_id = self.closed_generation + 1
+        else:
+            rnd.generation_id = next_gen - 1 if next_gen is not None else 1
         rnd.ended_empty = True
         rnd.members, rnd.member_count = [], 0
         rnd.ended_at = ts
@@ -1441,7 +1484,9 @@ class GroupReplayer:
         # a Connect leader logs no assignment line: the workers' own lines are the member list
         listed = rnd.members_listed or (connect and not self.has_coordinator)
         self.remaining_members = (
-            list(rnd.members) if listed and rnd.members is not None and not rnd.stand_ins else None
+            list(rnd.members)
+            if (listed or rnd.ended_empty) and rnd.members is not None and not rnd.stand_ins
+            else None
         )
         ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
         rebalance_ms = (
