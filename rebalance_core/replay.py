@@ -265,9 +265,6 @@ class GroupReplayer:
         # members' logs only: a JoinGroup without a member id (instant, reason), a rebalance signal only
         # once a later line shows the member went on (`_defer_fresh_join`)
         self.fresh_join: tuple[int, str | None] | None = None
-        # members' logs: the latest generation a member's SyncGroup response named, also once that member
-        # left (`_stale_join_response`)
-        self.latest_synced: int | None = None
         # clients' own settings from their config dumps (rebalance_core.client_config)
         self.client_configs: client_config.ClientConfigs = {}
 
@@ -878,15 +875,16 @@ class GroupReplayer:
         latest = (
             rnd.generation_id if rnd is not None and rnd.generation_id is not None else self.closed_generation
         )
-        # a member synced a later generation: also one that left since (its view is gone), as the member
-        # whose LeaveGroup came between (random:101)
         return (
             not self.has_coordinator
             and gen is not None
             and latest is not None
             and gen < latest
-            and self.latest_synced is not None
-            and self.latest_synced > gen
+            and any(
+                v.synced_generation is not None and v.synced_generation > gen
+                for v in self.views.values()
+                if v is not view
+            )
         )
 
     def _emptied_unseen(self, view: MemberView, gen: int | None) -> bool:
@@ -977,8 +975,6 @@ class GroupReplayer:
             self.timeline.member_rejoined(e.ts, e.ts - view.rejoin_since)
         view.rejoin_since = None
         view.synced_generation = gen
-        if gen is not None and (self.latest_synced is None or gen > self.latest_synced):
-            self.latest_synced = gen
         rnd = self._member_round(gen, None, e.ts) if not (self.has_coordinator or rejoined) else None
         if e.leader_id:
             # Connect's assignment line names the leader (DistributedHerder "Joined group at generation N
@@ -1846,7 +1842,6 @@ _PLAIN_STATE = (
     "remaining_members",
     "fresh_join",
     "client_configs",
-    "latest_synced",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
@@ -1856,7 +1851,6 @@ _STATE_DEFAULTS = {
     "remaining_members": lambda: None,
     "fresh_join": lambda: None,
     "client_configs": dict,
-    "latest_synced": lambda: None,
 }  # fields added after STATE_VERSION 1 states were written
 
 

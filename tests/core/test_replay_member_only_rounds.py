@@ -101,28 +101,3 @@ def test_a_log_ending_in_a_join_phase_marks_its_rebalance_inferred():
     out = run(events)
     assert rounds(out)[-1] == (None, 1, "inferred")
     assert [r[2] for r in rounds(out)[1:3]] == ["observed", "inferred"]  # 2 observed; 3 the Empty one
-
-
-def test_a_join_response_logged_after_the_member_that_synced_past_it_left_opens_no_round():
-    """random:101: c2 joined generation 1 and paused before handling its JoinGroup response
-    (AbstractCoordinator.JoinGroupResponseHandler runs at its next poll). c1 synced generation 2 and
-    closed (its view is gone) before c2 logs generation 1: that generation ended long ago, so the line
-    is no round of the rebalance c1's LeaveGroup started."""
-    events = [
-        ev(0, "join_response", generation_id=2, member_id="c1-1", leader_id="c1-1", protocol_name="range",
-           client_id="c1"),
-        ev(1, "assignment_computed", generation_id=2, member_id="c1-1", assignment={"c1-1": "t-0 t-1"}),
-        ev(2, "sync_response", generation_id=2, member_id="c1-1", partitions="t-0 t-1", client_id="c1"),
-        ev(3, "partitions_assigned", member_id="c1-1", partitions="t-0 t-1", client_id="c1"),
-        ev(60_000, "partitions_revoked", member_id="c1-1", partitions="t-0 t-1", client_id="c1"),
-        ev(60_000, "leave_sent", member_id="c1-1", reason=CLOSING, client_id="c1"),
-        ev(60_003, "join_response", generation_id=1, member_id="c2-1", protocol_name="range", client_id="c2"),
-        ev(60_010, "join_sent", member_id="c2-1", client_id="c2"),
-        ev(63_000, "join_response", generation_id=4, member_id="c2-1", leader_id="c2-1", protocol_name="range",
-           client_id="c2"),
-        ev(63_001, "assignment_computed", generation_id=4, member_id="c2-1", assignment={"c2-1": "t-0 t-1"}),
-        ev(63_002, "sync_response", generation_id=4, member_id="c2-1", partitions="t-0 t-1", client_id="c2"),
-    ]  # fmt: skip
-    out = run(events)
-    assert [(g, n) for g, n, _ in rounds(out)] == [(2, 1), (3, 1), (4, 1)]  # 3: emptied at c1's leave
-    assert 1 not in {g["generation_id"] for g in out["generations"]}
