@@ -208,6 +208,8 @@ class Round:
     # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
     emptied_at: int | None = None
     signal_after_leave: tuple[int, str | None] | None = None  # the first rebalance signal since then
+    # members' logs only: the processes (`_process_of`) whose JoinGroup lines fall in this join phase
+    joiners: list[str] = field(default_factory=list)
 
 
 _STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
@@ -359,6 +361,8 @@ class GroupReplayer:
             client_config.note(self.client_configs, e)
         else:
             self._member_event(e)
+            if e.event_type in _SIGNALS:
+                self._note_joiner(_process_of(e))
         self._collect_model_anomalies()
         self._maybe_end_episode()
 
@@ -686,13 +690,21 @@ class GroupReplayer:
         (the earliest instant of the rebalance it leads to), once any later line is replayed; when the
         input ends here, no rebalance followed it in the input (`finish`)."""
         if self.fresh_join is None:
-            self.fresh_join = (e.ts, e.reason)
+            self.fresh_join = (e.ts, e.reason, _process_of(e))
 
     def _signal_fresh_join(self) -> None:
-        ts, reason = self.fresh_join
+        ts, reason, *process = self.fresh_join
         self.fresh_join = None
         if not self.has_coordinator:
             self._member_round_signal(ts, reason)
+            self._note_joiner(process[0] if process else None)
+
+    def _note_joiner(self, process: str | None) -> None:
+        """Members' logs only: a process's JoinGroup line during the open join phase (`_alone_in_join_phase`)."""
+        rnd = self.round
+        joining = not self.has_coordinator and rnd is not None and rnd.generation_id is None
+        if joining and process and process not in rnd.joiners:
+            rnd.joiners.append(process)
 
     def _name_replacement(self, instance: str, member: str) -> None:
         """The new member id of a replaced instance whose replacement line did not print it: the first
@@ -1174,13 +1186,12 @@ class GroupReplayer:
         join phase completes without members: the next generation is Empty (`_settle_emptied` decides,
         from the generation the next JoinGroup response names: a rejoin within group.initial.rebalance
         .delay.ms, InitialDelayedJoin, still joins the same join phase)."""
-        if self.remaining_members is None:
-            if self.closed_generation is not None:
-                return False  # the last generation's members are not known
-            return all(v is view for v in self.views.values())
-        return not self.remaining_members and not any(
-            v is not view and v.signal_ts is not None for v in self.views.values()
-        )
+        if self.remaining_members is None and self.closed_generation is not None:
+            return False  # the last generation's members are not known
+        if self.remaining_members:
+            return False
+        leaving = _process_of(self._event) if self._event is not None else None
+        return leaving is not None and all(p == leaving for p in self.round.joiners)
 
     def _settle_emptied(self, gen: int | None) -> None:
         """Members' logs only: the round the last member's LeaveGroup opened, settled by the next JoinGroup
@@ -1855,6 +1866,11 @@ _STATE_DEFAULTS = {
 
 
 _CONNECT_TASK = re.compile(r"^(.+)-(\d+)$")
+
+
+def _process_of(e: Event) -> str:
+    """The consumer process whose log has `e`: its file (or source) and client id."""
+    return f"{e.source or e.file or ''}|{e.client_id or ''}"
 
 
 def _connect_tasks(listed: str | None) -> set[TopicPartition]:

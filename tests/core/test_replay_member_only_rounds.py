@@ -101,3 +101,17 @@ def test_a_log_ending_in_a_join_phase_marks_its_rebalance_inferred():
     out = run(events)
     assert rounds(out)[-1] == (None, 1, "inferred")
     assert [r[2] for r in rounds(out)[1:3]] == ["observed", "inferred"]  # 2 observed; 3 the Empty one
+
+
+def test_a_2x_client_whose_join_names_no_member_id_still_counts_in_the_join_phase():
+    """random:101, 2.x wording: d's log shows its JoinGroup only without a member id (the
+    MEMBER_ID_REQUIRED round is at DEBUG before 3.x), and its process is first seen at its JoinGroup
+    response, of generation 2 (generation 1, of that join phase, is in no member's log): c-1 leaving the
+    join phase d is in did not empty the group."""
+    events = first_member_leaves_during_its_first_join(rejoined_generation=2)[:4] + [
+        ev(1, "join_sent", client_id="d"),
+        ev(30_020, "join_response", generation_id=2, member_id="d-1", protocol_name="range", client_id="d"),
+        ev(30_030, "sync_response", generation_id=2, member_id="d-1", partitions="t-0 t-1", client_id="d"),
+    ]
+    out = run(events)
+    assert [g for g, ended_empty, _, _ in generations(out) if ended_empty] == []
