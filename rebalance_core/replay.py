@@ -1257,13 +1257,35 @@ class GroupReplayer:
         if gen is not None and gen == self.closed_generation and (rnd is None or rnd.generation_id is None):
             return None
         if rnd is not None and rnd.generation_id in (None, gen):
+            if rnd.generation_id is None:
+                self._note_unlogged_generations(rnd, gen)
             rnd.generation_id = gen
             return rnd
         if rnd is None and gen is not None and gen == self.closed_generation:
             return None
         self._begin_round(started_at, None, "member", first_seen=seen_at)
+        self._note_unlogged_generations(self.round, gen)
         self.round.generation_id = gen
         return self.round
+
+    def _note_unlogged_generations(self, rnd: Round, gen: int | None) -> None:
+        """Members' logs only: `rnd` completed as generation `gen`, more than one after the last generation
+        a member logged (none logged: more than 1 for a rebalance whose start the input shows; the
+        coordinator increments the generation at every completed join phase, GroupMetadata /
+        ClassicGroup.initNextGeneration). The generations between formed with no member logging them (its
+        members paused, crashed or left before their JoinGroup response): whether they were rounds of
+        this rebalance, of the one before, or rebalances of their own, no member's log says, so the
+        episode's rounds are a guess (inferred)."""
+        closed = self.closed_generation
+        if gen is None or self.has_coordinator:
+            return
+        if closed is not None:
+            skipped = gen > closed + 1
+        else:
+            skipped = gen > 1 and rnd.episode_round == 1 and rnd.started_at is not None
+        episode = self.timeline.episode
+        if skipped and episode is not None and episode.episode_id == rnd.episode_id:
+            episode.source = "inferred"
 
     def _round_for_generation(self, gen: int | None, ts: int) -> Round:
         """Coordinator side: the open round, unless it already has another generation (then a round

@@ -115,3 +115,31 @@ def test_a_2x_client_whose_join_names_no_member_id_still_counts_in_the_join_phas
     ]
     out = run(events)
     assert [g for g, ended_empty, _, _ in generations(out) if ended_empty] == []
+
+
+def static_members_join(first_generation: int):
+    """Static consumers i1 and i2 start the group; only i1 logs a generation: `first_generation`."""
+    return [
+        ev(0, "join_sent", client_id="i2", group_instance_id="i2"),
+        ev(500, "join_sent", client_id="i1", group_instance_id="i1"),
+        ev(45_000, "join_response", generation_id=first_generation, member_id="i1-1", leader_id="i1-1",
+           protocol_name="range", client_id="i1", group_instance_id="i1"),
+        ev(45_002, "assignment_computed", generation_id=first_generation, member_id="i1-1",
+           assignment={"i1-1": "t-0 t-1"}),
+        ev(45_004, "sync_response", generation_id=first_generation, member_id="i1-1", partitions="t-0 t-1",
+           client_id="i1", group_instance_id="i1"),
+    ]  # fmt: skip
+
+
+def test_a_generation_no_member_logged_makes_the_rounds_of_the_rebalance_inferred():
+    """random:177: the group's first rebalance, whose start the input shows, completes as generation 2:
+    generation 1 formed (GroupMetadata.initNextGeneration at every completed join phase) with no member
+    logging it (i2 crashed before its JoinGroup response): one round more in this rebalance, or one of
+    its own? No member's log says: the episode is inferred, not a confident single round."""
+    out = run(static_members_join(first_generation=2))
+    assert rounds(out) == [(2, 1, "inferred")]
+
+
+def test_a_first_generation_logged_leaves_the_rounds_observed():
+    out = run(static_members_join(first_generation=1))
+    assert rounds(out) == [(1, 1, "observed")]
