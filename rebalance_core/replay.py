@@ -969,9 +969,17 @@ class GroupReplayer:
 
     def _superseded(self, gen: int | None) -> bool:
         """The broker's log shows the group already left generation `gen` (or is rebalancing again):
-        a leader's assignment computed for it is refused at SyncGroup (REBALANCE_IN_PROGRESS)."""
+        a leader's assignment computed for it is refused at SyncGroup (REBALANCE_IN_PROGRESS). Members'
+        logs only: a later generation was already logged (a leader that handled its JoinGroup response
+        late, random:497): its SyncGroup gets ILLEGAL_GENERATION (GroupCoordinator.handleSyncGroup /
+        ClassicGroup.validateSyncGroup), and that generation's row is out already: no round of its own."""
         group = self.group
-        if not self.has_coordinator or gen is None or group.generation_id is None or group.state is None:
+        if not self.has_coordinator:
+            rnd = self.round
+            latest = rnd.generation_id if rnd is not None and rnd.generation_id is not None else None
+            latest = latest if latest is not None else self.closed_generation
+            return gen is not None and latest is not None and gen < latest
+        if gen is None or group.generation_id is None or group.state is None:
             return False
         syncing = group.state in (co.GroupState.COMPLETING_REBALANCE, co.GroupState.STABLE)
         return gen != group.generation_id or not syncing

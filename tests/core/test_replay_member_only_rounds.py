@@ -143,3 +143,45 @@ def test_a_generation_no_member_logged_makes_the_rounds_of_the_rebalance_inferre
 def test_a_first_generation_logged_leaves_the_rounds_observed():
     out = run(static_members_join(first_generation=1))
     assert rounds(out) == [(1, 1, "observed")]
+
+
+def test_a_leaders_assignment_for_a_generation_already_passed_opens_no_round():
+    """random:497: static i2 leads generation 1 but handles its JoinGroup response only after i3 synced
+    generation 2 (its process paused). Its "Finished assignment for group at generation 1" is refused at
+    SyncGroup (ILLEGAL_GENERATION: GroupCoordinator.handleSyncGroup / ClassicGroup.validateSyncGroup):
+    generation 1 keeps one row and the rebalance i2's rejoin starts has one round."""
+    events = [
+        ev(0, "join_sent", client_id="i2", group_instance_id="i2"),
+        ev(1, "join_sent", client_id="i3", group_instance_id="i3"),
+        ev(6_029, "join_response", generation_id=1, member_id="i3-1", protocol_name="range", client_id="i3",
+           group_instance_id="i3"),
+        ev(16_026, "join_requested", member_id="i3-1", reason="rebalance failed due to REBALANCE_IN_PROGRESS",
+           client_id="i3", group_instance_id="i3"),
+        ev(16_026, "join_sent", member_id="i3-1", client_id="i3", group_instance_id="i3"),
+        ev(16_054, "join_response", generation_id=2, member_id="i3-1", leader_id="i3-1", protocol_name="range",
+           client_id="i3", group_instance_id="i3"),
+        ev(16_056, "assignment_computed", generation_id=2, member_id="i3-1", assignment={"i3-1": "t-0 t-1"}),
+        ev(16_080, "sync_response", generation_id=2, member_id="i3-1", partitions="t-0 t-1", client_id="i3",
+           group_instance_id="i3"),
+        ev(30_010, "join_response", generation_id=1, member_id="i2-1", leader_id="i2-1", protocol_name="range",
+           client_id="i2", group_instance_id="i2"),
+        ev(30_012, "assignment_computed", generation_id=1, member_id="i2-1",
+           assignment={"i2-1": "t-0", "i3-1": "t-1"}),
+        ev(30_033, "join_sent", member_id="i2-2", client_id="i2", group_instance_id="i2"),
+        ev(32_719, "join_requested", member_id="i3-1", reason="group is already rebalancing", client_id="i3",
+           group_instance_id="i3"),
+        ev(32_725, "join_sent", member_id="i3-1", client_id="i3", group_instance_id="i3"),
+        ev(32_753, "join_response", generation_id=3, member_id="i3-1", leader_id="i3-1", protocol_name="range",
+           client_id="i3", group_instance_id="i3"),
+        ev(32_754, "join_response", generation_id=3, member_id="i2-2", leader_id="i3-1", protocol_name="range",
+           client_id="i2", group_instance_id="i2"),
+        ev(32_755, "assignment_computed", generation_id=3, member_id="i3-1",
+           assignment={"i3-1": "t-0", "i2-2": "t-1"}),
+        ev(32_776, "sync_response", generation_id=3, member_id="i3-1", partitions="t-0", client_id="i3",
+           group_instance_id="i3"),
+        ev(32_777, "sync_response", generation_id=3, member_id="i2-2", partitions="t-1", client_id="i2",
+           group_instance_id="i2"),
+    ]  # fmt: skip
+    out = run(events)
+    assert sorted(g["generation_id"] for g in out["generations"]) == [1, 2, 3]
+    assert [n for _, n, _ in rounds(out)] == [2, 1]
