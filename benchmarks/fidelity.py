@@ -62,6 +62,7 @@ that generation does not exist and later generations are numbered from 0 again
 from __future__ import annotations
 
 import argparse
+import bisect
 import dataclasses
 import datetime as dt
 import json
@@ -849,7 +850,7 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     replayed_generations = set().union(*map(_episode_generations, replayed["rebalance_episodes"]))
     if view.client_only and _rounds(truth, _member_generations(case) | replayed_generations) == r_rounds:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
-    if _differing_episodes_inferred(t_rounds, replayed):
+    if _differing_episodes_inferred(truth, replayed, case.slack_ms):
         return Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
     if len(r_rounds) > len(t_rounds):
         kind = "rounds split into more rebalances" if sum(r_rounds) == sum(t_rounds) else "extra rebalances"
@@ -860,20 +861,30 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     return Outcome(WRONG, "", detail, mismatch=kind)
 
 
-def _differing_episodes_inferred(t_rounds: list[int], replayed: dict) -> bool:
-    """Whether the replay's episodes between the ones it shares with the truth (same rounds, from either
-    end) are all marked inferred: the replay said it could not tell which rebalance those rounds were."""
+def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int) -> bool:
+    """Whether every replayed episode that differs from the truth is marked inferred: the replay said it
+    could not tell which rebalance those rounds were. Episodes are paired by time, not by their rounds:
+    each truth episode belongs to the replayed episode that started nearest to it within `tolerance_ms`
+    (what coordinator timing may be late by), else to the last one that started before it, so an observed episode that matches its
+    truth keeps counting as matched between two inferred ones. A truth episode before every replayed
+    one is missing, and so silently wrong."""
     episodes = sorted(
         replayed["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"])
     )
-    r_rounds = [r["rounds"] for r in episodes]
-    head = 0
-    while head < min(len(t_rounds), len(r_rounds)) and t_rounds[head] == r_rounds[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(t_rounds), len(r_rounds)) - head and t_rounds[-1 - tail] == r_rounds[-1 - tail]:
-        tail += 1
-    differing = episodes[head : len(episodes) - tail]
+    if not episodes:
+        return False
+    starts = [r.get("started_at") or 0 for r in episodes]
+    paired: list[list[int]] = [[] for _ in episodes]
+    for t in sorted(truth["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"])):
+        at = t.get("started_at") or 0
+        index = bisect.bisect_right(starts, at) - 1
+        nearest = min(range(len(starts)), key=lambda i: abs(starts[i] - at))
+        if abs(starts[nearest] - at) <= tolerance_ms:
+            index = nearest  # the same rebalance, dated a little later by the coordinator
+        if index < 0:
+            return False
+        paired[index].append(t["rounds"])
+    differing = [r for r, rounds in zip(episodes, paired, strict=True) if rounds != [r["rounds"]]]
     return bool(differing) and all(r.get("source") == "inferred" for r in differing)
 
 
