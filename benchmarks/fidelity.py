@@ -1273,14 +1273,20 @@ def render_remaining(rows: list[Row], limit: int = 3) -> list[str]:
         "",
         f"Up to {limit} per view, over all sections; groups = cases with that kind in that measure; example = "
         "the first such case and the first random workload among them (`--case CASE --view VIEW`). The full "
-        "tallies, flagged kinds included: *Mismatch kinds* below.",
+        "tallies, flagged kinds included: *Mismatch kinds* below. Of those groups, *replay wrong* are the "
+        "ones where the view carries the fact and the replay got it wrong (a replay bug); *u* the ones "
+        "where the simulator says the events cannot show it (`SimulationResult.unobservable`): the view "
+        "cannot know, but the replay gave a number instead of saying so (null, inferred or a bound).",
         "",
-        "| view | measure | kind | groups | example |",
-        "|---|---|---|---|---|",
+        "| view | measure | kind | groups | replay wrong | u | example |",
+        "|---|---|---|---|---|---|---|",
     ]
     for view in (v.name for v in VIEWS):
         for (_, measure, _, mismatch), t in top_mismatches(rows, view, WRONG, limit):
-            out.append(f"| {view} | {measure} | {mismatch} | {t.groups} | {t.examples} |")
+            out.append(
+                f"| {view} | {measure} | {mismatch} | {t.groups} | {t.groups - t.unobservable} "
+                f"| {t.unobservable} | {t.examples} |"
+            )
     return out + [""]
 
 
@@ -1293,7 +1299,10 @@ def render_top_mismatches(rows: list[Row], limit: int = 5) -> list[str]:
             continue
         out.append(f"{view}:")
         for (_, measure, _, mismatch), t in top:
-            out.append(f"  {t.groups:5d}  {measure:15} {mismatch:45} e.g. {t.examples.replace('`', '')}")
+            unobservable = f"(u {t.unobservable})" if t.unobservable else ""
+            out.append(
+                f"  {t.groups:5d} {unobservable:8} {measure:15} {mismatch:45} e.g. {t.examples.replace('`', '')}"
+            )
     return out
 
 

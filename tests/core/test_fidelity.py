@@ -203,3 +203,16 @@ def test_episodes_are_paired_with_the_truth_by_time_not_by_rounds(replay_spec, c
     truth = {**case.truth, "rebalance_episodes": _episodes(truth_spec)}
     replayed = {**case.truth, "rebalance_episodes": _episodes(replay_spec)}
     assert f._differing_episodes_inferred(truth, replayed, tolerance_ms=2) == (cls == f.FLAGGED)
+
+
+def test_what_remains_shows_apart_what_the_view_cannot_know():
+    """The summary separates replay bugs from outcomes the simulator calls unobservable (u)."""
+
+    def row(case_id, unobservable):
+        return f.Row(
+            case_id, "random", False, "client-3.x", "stw_ms", f.WRONG, "", "", "missed", unobservable
+        )
+
+    lines = f.render_remaining([row("random:1", False), row("random:2", True), row("random:3", True)])
+    assert "| view | measure | kind | groups | replay wrong | u | example |" in lines
+    assert "| client-3.x | stw_ms | missed | 3 | 1 | 2 | `random:1` |" in lines
