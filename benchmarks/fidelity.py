@@ -864,27 +864,33 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
 def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int) -> bool:
     """Whether every replayed episode that differs from the truth is marked inferred: the replay said it
     could not tell which rebalance those rounds were. Episodes are paired by time, not by their rounds:
-    each truth episode belongs to the replayed episode that started nearest to it within `tolerance_ms`
-    (what coordinator timing may be late by), else to the last one that started before it, so an observed episode that matches its
-    truth keeps counting as matched between two inferred ones. A truth episode before every replayed
-    one is missing, and so silently wrong."""
-    episodes = sorted(
-        replayed["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"])
-    )
+    each truth episode belongs to the last replayed episode that started at or before it, so an observed
+    episode that matches its truth keeps counting as matched between two inferred ones. A replayed
+    episode no truth episode falls in takes the one that started just before it within `tolerance_ms`
+    (the coordinator dates a rebalance by the JoinGroup it got, later than the member that started it).
+    A truth episode before every replayed one is missing, and so silently wrong."""
+
+    def by_start(rows):
+        return sorted(rows, key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
+
+    episodes = by_start(replayed["rebalance_episodes"])
     if not episodes:
         return False
     starts = [r.get("started_at") or 0 for r in episodes]
-    paired: list[list[int]] = [[] for _ in episodes]
-    for t in sorted(truth["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"])):
-        at = t.get("started_at") or 0
-        index = bisect.bisect_right(starts, at) - 1
-        nearest = min(range(len(starts)), key=lambda i: abs(starts[i] - at))
-        if abs(starts[nearest] - at) <= tolerance_ms:
-            index = nearest  # the same rebalance, dated a little later by the coordinator
-        if index < 0:
-            return False
-        paired[index].append(t["rounds"])
-    differing = [r for r, rounds in zip(episodes, paired, strict=True) if rounds != [r["rounds"]]]
+    paired: list[list[dict]] = [[] for _ in episodes]
+    unpaired = []
+    for t in by_start(truth["rebalance_episodes"]):
+        index = bisect.bisect_right(starts, t.get("started_at") or 0) - 1
+        (paired[index] if index >= 0 else unpaired).append(t)
+    for i, start in enumerate(starts):
+        before = paired[i - 1] if i > 0 else unpaired
+        if not paired[i] and before and (before[-1].get("started_at") or 0) >= start - tolerance_ms:
+            paired[i].append(before.pop())
+    if unpaired:
+        return False
+    differing = [
+        r for r, ts in zip(episodes, paired, strict=True) if [t["rounds"] for t in ts] != [r["rounds"]]
+    ]
     return bool(differing) and all(r.get("source") == "inferred" for r in differing)
 
 

@@ -189,7 +189,7 @@ def _episodes(spec):
         # an observed episode that matches its truth between two inferred ones (random:81 broker-0.10)
         ([(0, 1, "observed"), (10, 2, "inferred"), (30, 1, "observed"), (40, 2, "inferred")], f.FLAGGED),
         # the coordinator dates an episode a little later than the members did: still the same one
-        ([(0, 1, "observed"), (12, 2, "inferred"), (31, 1, "observed"), (40, 2, "inferred")], f.FLAGGED),
+        ([(0, 1, "observed"), (10, 2, "inferred"), (32, 1, "observed"), (40, 2, "inferred")], f.FLAGGED),
         # an observed episode that swallowed a rebalance it does not say it missed
         ([(0, 1, "observed"), (10, 2, "inferred"), (30, 2, "observed"), (50, 1, "observed")], f.WRONG),
         # a truth episode before every replayed one is missing, not inferred
