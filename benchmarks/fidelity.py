@@ -21,7 +21,8 @@ Cases (a case id reproduces its workload exactly):
                          are then measured against what the events themselves give)
     random:<seed>        a seeded random workload: 2-6 members, joins, leaves, crashes, restarts
                          (graceful or killed), GC and poll pauses, subscription and partition count
-                         changes, leader churn, under eager, cooperative, static (KIP-345), KIP-415
+                         changes, leader churn, rarely a poll loop stalled for good or an
+                         enforceRebalance(), under eager, cooperative, static (KIP-345), KIP-415
                          delayed (cooperative) and KIP-848 consumer-protocol settings
     fleet:<seed>:<index> a small group of the workload generator's fleet (rebalance_core/workload.py),
                          its first day's first segment simulated in compressed time (no stretching, so
@@ -87,7 +88,18 @@ from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, Log
 from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.replay import ReplaySettings, replay
 from rebalance_core.simulate import SimulationSettings, load_scenario, simulate
-from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from rebalance_core.timeline import (
+    Crash,
+    EnforceRebalance,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Stall,
+    Subscribe,
+    Timeline,
+)
 from rebalance_core.workload import CONSUMER, group_segments, plan_group, simulation_settings, topic_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -459,13 +471,20 @@ def _random_timeline(
     connect: bool = False,
 ) -> Timeline:
     """A Connect worker group (`connect`) only joins, leaves, crashes and restarts: its workers subscribe to
-    no topics and the simulator's Connect model has no pauses or task-count changes."""
+    no topics and the simulator's Connect model has no pauses or task-count changes.
+
+    A consumer group may also, rarely, see a poll loop stall for good (`Stall`: afterwards that member can
+    only crash or restart) or an `enforceRebalance()` (`EnforceRebalance`). Those are drawn from a second
+    random stream after each step's action, so a seed that draws neither has the timeline it had before
+    they existed."""
     members = [f"c{i}" for i in range(1, rng.randint(2, 6) + 1)]
     durations = {"short": session // 2, "session": session + session // 3, "poll": max_poll + session}
     running: list[str] = []  # in join order: the first is the likely leader
     busy_until: dict[str, int] = {}
     counts = dict(topics)
     actions: list[Any] = []
+    rare = random.Random(f"fidelity-rare:{seed}")  # stalls and enforced rebalances (see the docstring)
+    stalled: set[str] = set()  # poll loop stalled for good: can only crash or restart
     at = 0
     for m in rng.sample(members, rng.randint(1, len(members))):  # the group forms
         actions.append(Join(at, m))
@@ -473,7 +492,8 @@ def _random_timeline(
         at += rng.choice((0, 5, 500, 2_000))
     for _ in range(rng.randint(2, 10)):
         at += rng.choice((0, 5, 500, 2_000, 7_000, 20_000, 60_000, 120_000))
-        free = [m for m in running if busy_until.get(m, -1) < at]
+        up = [m for m in running if busy_until.get(m, -1) < at]
+        free = [m for m in up if m not in stalled]
         stopped = [m for m in members if m not in running and busy_until.get(m, -1) < at]
         kind = rng.choice(
             ("join", "leave", "crash", "restart", "leader_churn", "join")
@@ -500,20 +520,27 @@ def _random_timeline(
                 Join(at, m, topics=None if connect else rng.choice((None, ("t",), tuple(sorted(topics)))))
             )
             running.append(m)
-        elif kind in ("leave", "crash", "leader_churn") and free:
+        elif kind in ("leave", "leader_churn") and free:
             m = free[0] if kind == "leader_churn" else rng.choice(free)
             if kind == "leader_churn" and rng.random() < 0.5:
                 down = durations[rng.choice(("short", "session"))]
                 actions.append(Restart(at, m, down, graceful=rng.random() < 0.5))
                 busy_until[m] = at + down + 1
-                continue
-            actions.append(Leave(at, m) if kind != "crash" else Crash(at, m))
+            else:
+                actions.append(Leave(at, m))
+                running.remove(m)
+                busy_until[m] = at + 1
+        elif kind == "crash" and (free or stalled & set(up)):
+            m = rng.choice(free or sorted(stalled & set(up)))
+            actions.append(Crash(at, m))
             running.remove(m)
+            stalled.discard(m)
             busy_until[m] = at + 1
-        elif kind == "restart" and free:
-            m = rng.choice(free)
+        elif kind == "restart" and (free or stalled & set(up)):
+            m = rng.choice(free or sorted(stalled & set(up)))
             down = durations[rng.choice(("short", "session"))]
             actions.append(Restart(at, m, down, graceful=rng.random() < 0.5))
+            stalled.discard(m)
             busy_until[m] = at + down + 1
         elif kind == "pause" and free:
             m = rng.choice(free)
@@ -522,9 +549,41 @@ def _random_timeline(
             busy_until[m] = at + duration + 1
         elif kind == "subscribe" and free:
             actions.append(Subscribe(at, rng.choice(free), rng.choice((("t",), tuple(sorted(topics))))))
+        if not connect:
+            _rare_action(rare, actions, at, running, busy_until, stalled)
     return Timeline(
         topics=topics, actions=tuple(actions), group_id=f"g{seed}", start_ms=DAY0_MS + (seed % 1000) * 60_000
     )
+
+
+RARE_ACTION_SHARE = 0.04  # per step of a random consumer-group timeline: a stall or an enforced rebalance
+
+
+def _rare_action(
+    rare: random.Random,
+    actions: list[Any],
+    at: int,
+    running: list[str],
+    busy_until: dict[str, int],
+    stalled: set[str],
+) -> None:
+    """After a step, rarely: a member's poll loop stalls for good, or it calls enforceRebalance(); on a
+    member running, not busy and not the one this step's action named."""
+    draw, choice = rare.random(), rare.random()
+    if draw >= RARE_ACTION_SHARE:
+        return
+    acted = (
+        actions[-1].member if actions and actions[-1].at == at and hasattr(actions[-1], "member") else None
+    )
+    free = [m for m in running if busy_until.get(m, -1) < at and m not in stalled and m != acted]
+    if not free:
+        return
+    m = free[int(choice * len(free))]
+    if rare.random() < 0.5:
+        actions.append(Stall(at, m))
+        stalled.add(m)
+    else:
+        actions.append(EnforceRebalance(at, m))
 
 
 def _random_case(case_id: str, rest: str) -> Case:
