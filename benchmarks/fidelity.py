@@ -21,7 +21,8 @@ Cases (a case id reproduces its workload exactly):
                          are then measured against what the events themselves give)
     random:<seed>        a seeded random workload: 2-6 members, joins, leaves, crashes, restarts
                          (graceful or killed), GC and poll pauses, subscription and partition count
-                         changes, leader churn, under eager, cooperative, static (KIP-345), KIP-415
+                         changes, leader churn, rarely a poll loop stalled for good or an
+                         enforceRebalance(), under eager, cooperative, static (KIP-345), KIP-415
                          delayed (cooperative) and KIP-848 consumer-protocol settings
     fleet:<seed>:<index> a small group of the workload generator's fleet (rebalance_core/workload.py),
                          its first day's first segment simulated in compressed time (no stretching, so
@@ -62,6 +63,7 @@ that generation does not exist and later generations are numbered from 0 again
 from __future__ import annotations
 
 import argparse
+import bisect
 import dataclasses
 import datetime as dt
 import json
@@ -86,7 +88,18 @@ from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, Log
 from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.replay import ReplaySettings, replay
 from rebalance_core.simulate import SimulationSettings, load_scenario, simulate
-from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from rebalance_core.timeline import (
+    Crash,
+    EnforceRebalance,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Stall,
+    Subscribe,
+    Timeline,
+)
 from rebalance_core.workload import CONSUMER, group_segments, plan_group, simulation_settings, topic_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -458,13 +471,20 @@ def _random_timeline(
     connect: bool = False,
 ) -> Timeline:
     """A Connect worker group (`connect`) only joins, leaves, crashes and restarts: its workers subscribe to
-    no topics and the simulator's Connect model has no pauses or task-count changes."""
+    no topics and the simulator's Connect model has no pauses or task-count changes.
+
+    A consumer group may also, rarely, see a poll loop stall for good (`Stall`: afterwards that member can
+    only crash or restart) or an `enforceRebalance()` (`EnforceRebalance`). Those are drawn from a second
+    random stream after each step's action, so a seed that draws neither has the timeline it had before
+    they existed."""
     members = [f"c{i}" for i in range(1, rng.randint(2, 6) + 1)]
     durations = {"short": session // 2, "session": session + session // 3, "poll": max_poll + session}
     running: list[str] = []  # in join order: the first is the likely leader
     busy_until: dict[str, int] = {}
     counts = dict(topics)
     actions: list[Any] = []
+    rare = random.Random(f"fidelity-rare:{seed}")  # stalls and enforced rebalances (see the docstring)
+    stalled: set[str] = set()  # poll loop stalled for good: can only crash or restart
     at = 0
     for m in rng.sample(members, rng.randint(1, len(members))):  # the group forms
         actions.append(Join(at, m))
@@ -472,7 +492,8 @@ def _random_timeline(
         at += rng.choice((0, 5, 500, 2_000))
     for _ in range(rng.randint(2, 10)):
         at += rng.choice((0, 5, 500, 2_000, 7_000, 20_000, 60_000, 120_000))
-        free = [m for m in running if busy_until.get(m, -1) < at]
+        up = [m for m in running if busy_until.get(m, -1) < at]
+        free = [m for m in up if m not in stalled]
         stopped = [m for m in members if m not in running and busy_until.get(m, -1) < at]
         kind = rng.choice(
             ("join", "leave", "crash", "restart", "leader_churn", "join")
@@ -499,20 +520,27 @@ def _random_timeline(
                 Join(at, m, topics=None if connect else rng.choice((None, ("t",), tuple(sorted(topics)))))
             )
             running.append(m)
-        elif kind in ("leave", "crash", "leader_churn") and free:
+        elif kind in ("leave", "leader_churn") and free:
             m = free[0] if kind == "leader_churn" else rng.choice(free)
             if kind == "leader_churn" and rng.random() < 0.5:
                 down = durations[rng.choice(("short", "session"))]
                 actions.append(Restart(at, m, down, graceful=rng.random() < 0.5))
                 busy_until[m] = at + down + 1
-                continue
-            actions.append(Leave(at, m) if kind != "crash" else Crash(at, m))
+            else:
+                actions.append(Leave(at, m))
+                running.remove(m)
+                busy_until[m] = at + 1
+        elif kind == "crash" and (free or stalled & set(up)):
+            m = rng.choice(free or sorted(stalled & set(up)))
+            actions.append(Crash(at, m))
             running.remove(m)
+            stalled.discard(m)
             busy_until[m] = at + 1
-        elif kind == "restart" and free:
-            m = rng.choice(free)
+        elif kind == "restart" and (free or stalled & set(up)):
+            m = rng.choice(free or sorted(stalled & set(up)))
             down = durations[rng.choice(("short", "session"))]
             actions.append(Restart(at, m, down, graceful=rng.random() < 0.5))
+            stalled.discard(m)
             busy_until[m] = at + down + 1
         elif kind == "pause" and free:
             m = rng.choice(free)
@@ -521,9 +549,41 @@ def _random_timeline(
             busy_until[m] = at + duration + 1
         elif kind == "subscribe" and free:
             actions.append(Subscribe(at, rng.choice(free), rng.choice((("t",), tuple(sorted(topics))))))
+        if not connect:
+            _rare_action(rare, actions, at, running, busy_until, stalled)
     return Timeline(
         topics=topics, actions=tuple(actions), group_id=f"g{seed}", start_ms=DAY0_MS + (seed % 1000) * 60_000
     )
+
+
+RARE_ACTION_SHARE = 0.04  # per step of a random consumer-group timeline: a stall or an enforced rebalance
+
+
+def _rare_action(
+    rare: random.Random,
+    actions: list[Any],
+    at: int,
+    running: list[str],
+    busy_until: dict[str, int],
+    stalled: set[str],
+) -> None:
+    """After a step, rarely: a member's poll loop stalls for good, or it calls enforceRebalance(); on a
+    member running, not busy and not the one this step's action named."""
+    draw, choice = rare.random(), rare.random()
+    if draw >= RARE_ACTION_SHARE:
+        return
+    acted = (
+        actions[-1].member if actions and actions[-1].at == at and hasattr(actions[-1], "member") else None
+    )
+    free = [m for m in running if busy_until.get(m, -1) < at and m not in stalled and m != acted]
+    if not free:
+        return
+    m = free[int(choice * len(free))]
+    if rare.random() < 0.5:
+        actions.append(Stall(at, m))
+        stalled.add(m)
+    else:
+        actions.append(EnforceRebalance(at, m))
 
 
 def _random_case(case_id: str, rest: str) -> Case:
@@ -849,7 +909,7 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     replayed_generations = set().union(*map(_episode_generations, replayed["rebalance_episodes"]))
     if view.client_only and _rounds(truth, _member_generations(case) | replayed_generations) == r_rounds:
         return Outcome(FLAGGED, "absent", detail, mismatch="no member of the view was in it")
-    if _differing_episodes_inferred(t_rounds, replayed):
+    if _differing_episodes_inferred(truth, replayed, case.slack_ms):
         return Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
     if len(r_rounds) > len(t_rounds):
         kind = "rounds split into more rebalances" if sum(r_rounds) == sum(t_rounds) else "extra rebalances"
@@ -860,20 +920,36 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     return Outcome(WRONG, "", detail, mismatch=kind)
 
 
-def _differing_episodes_inferred(t_rounds: list[int], replayed: dict) -> bool:
-    """Whether the replay's episodes between the ones it shares with the truth (same rounds, from either
-    end) are all marked inferred: the replay said it could not tell which rebalance those rounds were."""
-    episodes = sorted(
-        replayed["rebalance_episodes"], key=lambda r: (r.get("started_at") or 0, r["episode_id"])
-    )
-    r_rounds = [r["rounds"] for r in episodes]
-    head = 0
-    while head < min(len(t_rounds), len(r_rounds)) and t_rounds[head] == r_rounds[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(t_rounds), len(r_rounds)) - head and t_rounds[-1 - tail] == r_rounds[-1 - tail]:
-        tail += 1
-    differing = episodes[head : len(episodes) - tail]
+def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int) -> bool:
+    """Whether every replayed episode that differs from the truth is marked inferred: the replay said it
+    could not tell which rebalance those rounds were. Episodes are paired by time, not by their rounds:
+    each truth episode belongs to the last replayed episode that started at or before it, so an observed
+    episode that matches its truth keeps counting as matched between two inferred ones. A replayed
+    episode no truth episode falls in takes the one that started just before it within `tolerance_ms`
+    (the coordinator dates a rebalance by the JoinGroup it got, later than the member that started it).
+    A truth episode before every replayed one is missing, and so silently wrong."""
+
+    def by_start(rows):
+        return sorted(rows, key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
+
+    episodes = by_start(replayed["rebalance_episodes"])
+    if not episodes:
+        return False
+    starts = [r.get("started_at") or 0 for r in episodes]
+    paired: list[list[dict]] = [[] for _ in episodes]
+    unpaired = []
+    for t in by_start(truth["rebalance_episodes"]):
+        index = bisect.bisect_right(starts, t.get("started_at") or 0) - 1
+        (paired[index] if index >= 0 else unpaired).append(t)
+    for i, start in enumerate(starts):
+        before = paired[i - 1] if i > 0 else unpaired
+        if not paired[i] and before and (before[-1].get("started_at") or 0) >= start - tolerance_ms:
+            paired[i].append(before.pop())
+    if unpaired:
+        return False
+    differing = [
+        r for r, ts in zip(episodes, paired, strict=True) if [t["rounds"] for t in ts] != [r["rounds"]]
+    ]
     return bool(differing) and all(r.get("source") == "inferred" for r in differing)
 
 
@@ -1262,14 +1338,20 @@ def render_remaining(rows: list[Row], limit: int = 3) -> list[str]:
         "",
         f"Up to {limit} per view, over all sections; groups = cases with that kind in that measure; example = "
         "the first such case and the first random workload among them (`--case CASE --view VIEW`). The full "
-        "tallies, flagged kinds included: *Mismatch kinds* below.",
+        "tallies, flagged kinds included: *Mismatch kinds* below. Of those groups, *replay wrong* are the "
+        "ones where the view carries the fact and the replay got it wrong (a replay bug); *u* the ones "
+        "where the simulator says the events cannot show it (`SimulationResult.unobservable`): the view "
+        "cannot know, but the replay gave a number instead of saying so (null, inferred or a bound).",
         "",
-        "| view | measure | kind | groups | example |",
-        "|---|---|---|---|---|",
+        "| view | measure | kind | groups | replay wrong | u | example |",
+        "|---|---|---|---|---|---|---|",
     ]
     for view in (v.name for v in VIEWS):
         for (_, measure, _, mismatch), t in top_mismatches(rows, view, WRONG, limit):
-            out.append(f"| {view} | {measure} | {mismatch} | {t.groups} | {t.examples} |")
+            out.append(
+                f"| {view} | {measure} | {mismatch} | {t.groups} | {t.groups - t.unobservable} "
+                f"| {t.unobservable} | {t.examples} |"
+            )
     return out + [""]
 
 
@@ -1282,7 +1364,10 @@ def render_top_mismatches(rows: list[Row], limit: int = 5) -> list[str]:
             continue
         out.append(f"{view}:")
         for (_, measure, _, mismatch), t in top:
-            out.append(f"  {t.groups:5d}  {measure:15} {mismatch:45} e.g. {t.examples.replace('`', '')}")
+            unobservable = f"(u {t.unobservable})" if t.unobservable else ""
+            out.append(
+                f"  {t.groups:5d} {unobservable:8} {measure:15} {mismatch:45} e.g. {t.examples.replace('`', '')}"
+            )
     return out
 
 

@@ -470,6 +470,9 @@ class GroupReplayer:
             self._stabilize(e.ts, "observed")
 
     def _c_member_removed(self, e: Event) -> None:
+        if e.reason == RemovalReason.FENCED_STATIC.value and self._name_fencing_member(e):
+            self.group.apply(e)
+            return
         member = e.member_id or self.group.member_for_instance(e.group_instance_id)
         if member:
             reason = e.reason
@@ -488,6 +491,24 @@ class GroupReplayer:
             if self._kip415_lost(e, member):
                 self.kip415_delay_inferred = True
         self.group.apply(e)
+
+    def _name_fencing_member(self, e: Event) -> bool:
+        """A request of a static instance's old member id was refused: the instance's current member id is
+        the one the line names (GroupCoordinator.validateCurrentMember, FENCED_INSTANCE_ID). The old process
+        is a zombie of a replacement already made: nothing stops here. The new id names a replacement whose
+        line did not (3.x), or one no line showed; the old id stood for it until now."""
+        current = (e.attributes or {}).get("current_member_id")
+        instance = e.group_instance_id
+        if not current or not instance or current == e.member_id:
+            return False
+        if (
+            instance not in self.unnamed_replacements
+            and self.group.member_for_instance(instance) == e.member_id
+        ):
+            self.unnamed_replacements[instance] = e.member_id  # replaced where no line of the input shows it
+        if instance in self.unnamed_replacements:
+            self._name_replacement(instance, current)
+        return True
 
     def _kip415_lost(self, e: Event, member: str) -> bool:
         """Broker only, a Connect worker group with incremental cooperative rebalancing (KIP-415,

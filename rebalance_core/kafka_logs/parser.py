@@ -348,6 +348,9 @@ class _FileParser:
         # waiting for the first line of a client id the file has not shown before (`_name_config_client`)
         self.unnamed_configs: dict[str, list[Event]] = {}
         self.undated_reason = ""  # why a time-only or yearless stamp has no date, for quarantine rows
+        # member id -> the group a coordinator line of this file named it in: for a broker line that names
+        # a member but no group ("Request memberId=… is fenced by current memberId=…")
+        self.member_groups: dict[str, str] = {}
 
     # -- accounting -------------------------------------------------------------------------------
     def loose(self, item: LooseLine) -> None:
@@ -413,6 +416,8 @@ class _FileParser:
             self._quarantine_entry(entry, prefix, str(exc))
             return
         group_id = specs[0][1].get("group_id") or prefix.group_id
+        if not group_id and row.side == Side.COORDINATOR:
+            group_id = self._group_of_member(specs[0][1])
         if not group_id:
             self._quarantine_entry(entry, prefix, f"{row.name}: no group id in the line", ts)
             return
@@ -420,12 +425,39 @@ class _FileParser:
             self._event(entry, prefix, row, ts, group_id, event_type, fields, k)
             for k, (event_type, fields) in enumerate(specs)
         ]
-        produced = (
-            events if row.side == Side.COORDINATOR else self._member_events(row, prefix, group_id, events)
-        )
+        if row.side == Side.COORDINATOR:
+            produced = events
+            self._note_member_groups(events)
+        else:
+            produced = self._member_events(row, prefix, group_id, events)
         self.events.extend(produced)
         self.counts.events += len(produced)
         self.counts.event_lines += entry.line_count
+
+    def _group_of_member(self, fields: dict[str, Any]) -> str | None:
+        """The group an earlier coordinator line of this file named one of the line's member ids in."""
+        attributes = fields.get("attributes") or {}
+        for member in (
+            fields.get("member_id"),
+            attributes.get("current_member_id"),
+            attributes.get("old_member_id"),
+        ):
+            if member and member in self.member_groups:
+                return self.member_groups[member]
+        return None
+
+    def _note_member_groups(self, events: list[Event]) -> None:
+        for event in events:
+            attributes = event.attributes or {}
+            named = (
+                event.member_id,
+                event.leader_id,
+                attributes.get("old_member_id"),
+                *(event.members or ()),
+            )
+            for member in named:
+                if member:
+                    self.member_groups[member] = event.group_id
 
     def _quarantine_entry(self, entry: LogEntry, prefix: _Prefix, reason: str, ts: int | None = None) -> None:
         if ts is None and entry.ts_text:

@@ -269,6 +269,17 @@ BROKER_CLASSIC: tuple[MessagePattern, ...] = (
       "unknown member id",
       "Static member with groupInstanceId=i1 and unknown member id joins group g1 in Stable state. "
       "Replacing previously mapped member i1-old with this groupInstanceId."),
+    # -- a request of a replaced static member's old id is refused (FENCED_INSTANCE_ID): the line names the
+    # instance's current member id, which the 3.x replacement line does not print
+    # (GroupCoordinator.validateCurrentMember). It names no group: the parser finds the group from the
+    # file's earlier lines that named one of the two ids (parser: _FileParser._group_of_member)
+    P("broker.static_fenced_request.3_0", COORD, "3.0+", E.MEMBER_REMOVED,
+      r"Request memberId=(?P<member_id>\S+) for static member with groupInstanceId=(?P<group_instance_id>\S+) "
+      r"is fenced by current memberId=(?P<a_current_member_id>\S+) during operation (?P<a_operation>\w+)$",
+      "is fenced by current memberId",
+      "Request memberId=i1-old for static member with groupInstanceId=i1 is fenced by current memberId=i1-new "
+      "during operation JoinGroup",
+      constants=_removed(RemovalReason.FENCED_STATIC)),
     # -- removals
     P("broker.failed.0_9", COORD, "0.9-0.11", E.MEMBER_REMOVED,  # TRACE/DEBUG in those releases
       r"Member (?P<member_id>\S+) in group (?P<group_id>.+?) has failed$",
@@ -337,12 +348,6 @@ BROKER_CLASSIC: tuple[MessagePattern, ...] = (
       r"Static member (?:which )?joins during \w+ stage.* will not trigger (?:a )?rebalance\.$",
       "will not trigger", "Static member which joins during Stable stage and doesn't affect selectProtocol will "
       "not trigger rebalance."),
-    P("broker.static_fenced_request.3_0", COORD, "3.0+", None,  # the replaced (old) member is refused
-      r"Request memberId=\S+ for static member with groupInstanceId=\S+ is fenced by current memberId=\S+ "
-      r"during operation \w+$",
-      "is fenced by current memberId",
-      "Request memberId=i1-old for static member with groupInstanceId=i1 is fenced by current memberId=i1-new "
-      "during operation JoinGroup"),
     P("broker.empty_assignment.2_5", COORD, "2.5+", None,
       r"(?:Setting empty assignments for members .* of .+ for generation \d+|Sending empty assignment to member "
       r"\S+ of .+ for generation \d+ with no errors)\.?$",

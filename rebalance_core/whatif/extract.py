@@ -302,6 +302,10 @@ class TimelineExtractor:
             inc.changes.append((asked, True, topics) if asked is not None else (e.ts, False, topics))
 
     def _c_member_removed(self, e: Event) -> None:
+        if e.reason == RemovalReason.FENCED_STATIC.value:
+            # a request of a static instance's old member id refused (GroupCoordinator
+            # .validateCurrentMember): the instance was replaced before; nothing leaves the group here
+            return
         member = e.member_id or self._member_of_instance(e.group_instance_id)
         if not member:
             return

@@ -173,3 +173,46 @@ def test_a_generation_the_replay_opened_twice_is_silently_wrong():
     doubled = {**case.truth, "generations": case.truth["generations"] + [{**first, "members": []}]}
     outcome = f.compare(case, f.VIEW_BY_NAME["client-3.x"], case.truth, doubled)["generations"]
     assert (outcome.cls, outcome.mismatch) == (f.WRONG, "a generation in several rows")
+
+
+def _episodes(spec):
+    """Episodes from (started_at, rounds, source) triples."""
+    return [
+        {"episode_id": f"e{i}", "started_at": at, "rounds": n, "source": source}
+        for i, (at, n, source) in enumerate(spec)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("replay_spec", "cls"),
+    [
+        # an observed episode that matches its truth between two inferred ones (random:81 broker-0.10)
+        ([(0, 1, "observed"), (10, 2, "inferred"), (30, 1, "observed"), (40, 2, "inferred")], f.FLAGGED),
+        # the coordinator dates an episode a little later than the members did: still the same one
+        ([(0, 1, "observed"), (10, 2, "inferred"), (32, 1, "observed"), (40, 2, "inferred")], f.FLAGGED),
+        # an observed episode that swallowed a rebalance it does not say it missed
+        ([(0, 1, "observed"), (10, 2, "inferred"), (30, 2, "observed"), (50, 1, "observed")], f.WRONG),
+        # a truth episode before every replayed one is missing, not inferred
+        ([(10, 2, "inferred"), (30, 1, "observed"), (40, 2, "inferred")], f.WRONG),
+    ],
+)
+def test_episodes_are_paired_with_the_truth_by_time_not_by_rounds(replay_spec, cls):
+    case = f.build_case("sim:01_eager_join")
+    truth_spec = [(0, 1, "observed"), (10, 1, "observed"), (20, 1, "observed"), (30, 1, "observed")]
+    truth_spec += [(40, 1, "observed"), (50, 1, "observed")]
+    truth = {**case.truth, "rebalance_episodes": _episodes(truth_spec)}
+    replayed = {**case.truth, "rebalance_episodes": _episodes(replay_spec)}
+    assert f._differing_episodes_inferred(truth, replayed, tolerance_ms=2) == (cls == f.FLAGGED)
+
+
+def test_what_remains_shows_apart_what_the_view_cannot_know():
+    """The summary separates replay bugs from outcomes the simulator calls unobservable (u)."""
+
+    def row(case_id, unobservable):
+        return f.Row(
+            case_id, "random", False, "client-3.x", "stw_ms", f.WRONG, "", "", "missed", unobservable
+        )
+
+    lines = f.render_remaining([row("random:1", False), row("random:2", True), row("random:3", True)])
+    assert "| view | measure | kind | groups | replay wrong | u | example |" in lines
+    assert "| client-3.x | stw_ms | missed | 3 | 1 | 2 | `random:1` |" in lines
