@@ -327,10 +327,13 @@ class GroupReplayer:
     def _dispatch(self, e: Event) -> None:
         if not admit(self, e):
             return
+        coordinator = e.side == _COORDINATOR
+        # set before a deferred fresh join is resolved: with the coordinator's lines there, they say
+        # whether that JoinGroup started anything (a KIP-394 pending member triggers nothing)
+        self.has_coordinator = self.has_coordinator or coordinator
         if self.fresh_join is not None:
             self._signal_fresh_join()
-        if e.side == _COORDINATOR:
-            self.has_coordinator = True
+        if coordinator:
             if self.unnamed_replacements:
                 self._learn_member_ids(e)
             handler = _COORDINATOR_HANDLERS.get(e.event_type)
