@@ -1299,13 +1299,19 @@ class GroupReplayer:
         A broker of 0.9-2.0 prints no reason at all ("Preparing to restabilize group G with old generation
         N") and logs no JoinGroup: a rejoin and a new member look the same. Unless a logged removal explains
         the round, it is taken as the follow-up of a first round whose members may have owned partitions
-        (a round from an Empty group revoked nothing; a follow-up round reassigns what the first one
-        revoked and revokes nothing itself, ConsumerCoordinator.onJoinComplete / CooperativeStickyAssignor):
-        inferred either way."""
+        (a follow-up round reassigns what the first one revoked and revokes nothing itself,
+        ConsumerCoordinator.onJoinComplete / CooperativeStickyAssignor): inferred either way.
+        A consumer group's first round from Empty revoked nothing, whatever the reason: its members joined
+        owning nothing (a consumer reset by UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION drops its partitions
+        first, ConsumerCoordinator.onJoinPrepare -> onPartitionsLost), so the rejoin after it follows no
+        revocation (random:681, broker-2.x). A Connect worker keeps running its work through a reset."""
         if not self._cooperative_round_unknown():
             return False
+        first_from_empty = self.round.episode_round == 1 and not self.round.owned_before
         if not reason:
             return not change_logged and self.round.episode_round == 1 and self.round.owned_before
+        if first_from_empty and not self._connect_follow_up_unknown():
+            return False  # a consumer group's first round from Empty revoked nothing
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not a member's rejoin (a new member, a removal, a timeout)
             return False
