@@ -628,8 +628,10 @@ class GroupReplayer:
         """Whether `e` is the revoking member's requestRejoin, logged by ConsumerCoordinator.onJoinComplete
         after its onPartitionsRevoked and before its onPartitionsAssigned ("Adding newly assigned
         partitions", the instant the added partitions start): the member's pending synced assignment stays
-        pending for the callback line that follows, instead of being applied at the sync."""
-        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").startswith(
+        pending for the callback line that follows, instead of being applied at the sync. Its wording:
+        "Request joining group due to: need to revoke partitions [...] as indicated by the current
+        assignment and re-join" (3.x), "Need to revoke partitions [...] and re-join the group" (2.4-2.8)."""
+        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").lower().startswith(
             REVOKE_REJOIN_PREFIX
         )
 
