@@ -346,10 +346,13 @@ class GroupReplayer:
     def _dispatch(self, e: Event) -> None:
         if not admit(self, e):
             return
+        coordinator = e.side == _COORDINATOR
+        # set before a deferred fresh join is resolved: with the coordinator's lines there, they say
+        # whether that JoinGroup started anything (a KIP-394 pending member triggers nothing)
+        self.has_coordinator = self.has_coordinator or coordinator
         if self.fresh_join is not None:
             self._signal_fresh_join()
-        if e.side == _COORDINATOR:
-            self.has_coordinator = True
+        if coordinator:
             if self.unnamed_replacements:
                 self._learn_member_ids(e)
             handler = _COORDINATOR_HANDLERS.get(e.event_type)
@@ -667,8 +670,10 @@ class GroupReplayer:
         """Whether `e` is the revoking member's requestRejoin, logged by ConsumerCoordinator.onJoinComplete
         after its onPartitionsRevoked and before its onPartitionsAssigned ("Adding newly assigned
         partitions", the instant the added partitions start): the member's pending synced assignment stays
-        pending for the callback line that follows, instead of being applied at the sync."""
-        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").startswith(
+        pending for the callback line that follows, instead of being applied at the sync. Its wording:
+        "Request joining group due to: need to revoke partitions [...] as indicated by the current
+        assignment and re-join" (3.x), "Need to revoke partitions [...] and re-join the group" (2.4-2.8)."""
+        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").lower().startswith(
             REVOKE_REJOIN_PREFIX
         )
 
@@ -1401,13 +1406,19 @@ class GroupReplayer:
         A broker of 0.9-2.0 prints no reason at all ("Preparing to restabilize group G with old generation
         N") and logs no JoinGroup: a rejoin and a new member look the same. Unless a logged removal explains
         the round, it is taken as the follow-up of a first round whose members may have owned partitions
-        (a round from an Empty group revoked nothing; a follow-up round reassigns what the first one
-        revoked and revokes nothing itself, ConsumerCoordinator.onJoinComplete / CooperativeStickyAssignor):
-        inferred either way."""
+        (a follow-up round reassigns what the first one revoked and revokes nothing itself,
+        ConsumerCoordinator.onJoinComplete / CooperativeStickyAssignor): inferred either way.
+        A consumer group's first round from Empty revoked nothing, whatever the reason: its members joined
+        owning nothing (a consumer reset by UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION drops its partitions
+        first, ConsumerCoordinator.onJoinPrepare -> onPartitionsLost), so the rejoin after it follows no
+        revocation (random:681, broker-2.x). A Connect worker keeps running its work through a reset."""
         if not self._cooperative_round_unknown():
             return False
+        first_from_empty = self.round.episode_round == 1 and not self.round.owned_before
         if not reason:
             return not change_logged and self.round.episode_round == 1 and self.round.owned_before
+        if first_from_empty and not self._connect_follow_up_unknown():
+            return False  # a consumer group's first round from Empty revoked nothing
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not a member's rejoin (a new member, a removal, a timeout)
             return False

@@ -351,6 +351,9 @@ class _Process:
     request: int = 0  # id of the JoinGroup / SyncGroup in flight: responses to older ones are stale
     leader_id: str | None = None  # the leader its last JoinGroup response named
     worker: WorkerState | None = None  # a Kafka Connect worker's state (None: a consumer)
+    # a Connect worker's last assignment as its JoinGroup metadata carries it beyond the work it runs
+    # (WorkerCoordinator.assignmentSnapshot: the leader, what it revoked, the delay)
+    worker_snapshot: tuple | None = None
 
     @property
     def heartbeating(self) -> bool:
@@ -383,6 +386,7 @@ class _GroupMember:
     subscription: tuple[str, ...]
     owned: tuple[TopicPartition, ...]
     owned_generation: int | None
+    worker_snapshot: tuple | None = None  # a Connect worker's (_Process.worker_snapshot)
     awaiting_join: bool = False
     awaiting_sync: bool = False
     last_seen: int = 0
@@ -760,8 +764,8 @@ class _Simulation:
         """KafkaConsumer.enforceRebalance(): requestRejoin with the default reason (3.2+), the poll loop
         rejoins (an eager member revokes first). During a rebalance the member rejoins anyway: nothing
         more happens. Kafka's coordinator rebalances for a leader's JoinGroup in Stable, and for a
-        follower's only when its metadata changed (GroupCoordinator.doCurrentMemberJoinGroup); the model
-        rebalances for either (a follower's unchanged metadata is not modelled)."""
+        follower's only when its metadata changed (GroupCoordinator.doCurrentMemberJoinGroup,
+        `_joined_with_same_metadata`)."""
         if p.state == STABLE_MEMBER:
             self._request_rejoin(p, ENFORCED_REBALANCE_REASON, signal=True)
 
@@ -894,6 +898,7 @@ class _Simulation:
             p.subscription,
             owned,
             owned_generation,
+            p.worker_snapshot,
             reason,
         )
 
@@ -1098,6 +1103,13 @@ class _Simulation:
             },
         )
         p.state = STABLE_MEMBER
+        # WorkerCoordinator.onJoinComplete: the assignment snapshot its next JoinGroup carries
+        p.worker_snapshot = (
+            p.leader_id,
+            assignment.revoked_connectors,
+            assignment.revoked_tasks,
+            assignment.delay_ms,
+        )
         if assignment.revokes:
             self.truth.follow_up = True  # it rejoins once its work is started (same episode, KIP-415)
             self._member_later(self.s.revoke_callback_ms, p, self._worker_joined, generation, assignment)
@@ -1139,7 +1151,9 @@ class _Simulation:
         self._request_rejoin(p, "scheduled rebalance timeout has been reached", signal=False)
 
     # --------------------------------------------------------------------------- coordinator side
-    def _on_join(self, p, request, member_id, subscription, owned, owned_generation, reason) -> None:
+    def _on_join(
+        self, p, request, member_id, subscription, owned, owned_generation, worker_snapshot, reason
+    ) -> None:
         """GroupCoordinator.handleJoinGroup."""
         state_before = self.state
         if member_id is None and p.instance_id is not None and p.instance_id in self.static_ids:
@@ -1158,7 +1172,9 @@ class _Simulation:
                 member_id = self._new_member_id(p.name)
             else:  # "Pending dynamic member with id X joins group ... Adding to the group now."
                 self.queue.cancel(self.pending_members.pop(member_id))
-            member = _GroupMember(member_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
+            member = _GroupMember(
+                member_id, p.instance_id, p.name, p, subscription, owned, owned_generation, worker_snapshot
+            )
             self.members[member_id] = member
             self.member_order.put(member_id)
             if p.instance_id is not None:
@@ -1167,8 +1183,14 @@ class _Simulation:
                 self.leader = member_id
         else:
             member = self.members[member_id]
+            if self._joined_with_same_metadata(
+                member, subscription, owned, owned_generation, worker_snapshot
+            ):
+                self._answer_current_generation(p, request, member, reason)
+                return
             member.process, member.subscription = p, subscription
             member.owned, member.owned_generation = owned, owned_generation
+            member.worker_snapshot = worker_snapshot
         member.awaiting_join = True
         member.request = request
         member.last_seen = self.now
@@ -1201,6 +1223,59 @@ class _Simulation:
             self._prepare_rebalance(
                 f"Updating metadata for member {member_id} during {state_before}{_client_reason(reason)}"
             )
+
+    def _joined_with_same_metadata(
+        self, member: _GroupMember, subscription, owned, owned_generation, worker_snapshot
+    ) -> bool:
+        """Whether a known member's JoinGroup changes nothing the group knows, so that the coordinator
+        answers with the current generation instead of rebalancing: in CompletingRebalance for any member
+        whose metadata matches, in Stable for a follower whose metadata matches (the leader's JoinGroup
+        always rebalances: it may have seen a topic metadata change its metadata does not show).
+        GroupCoordinator.doCurrentMemberJoinGroup (Scala, 2.x/3.x) and
+        GroupMetadataManager.classicGroupJoinExistingMember (Java, 4.0), with MemberMetadata.matches /
+        ClassicGroupMember.matches comparing the protocols' metadata bytes: the consumer's subscription
+        (ConsumerCoordinator.metadata: topics, owned partitions, generation, the assignor's user data), here
+        the subscribed topics, what it owns (cooperative) or its sticky user data (eager), and the
+        generation of that; a Connect worker's (WorkerCoordinator.metadata, ExtendedWorkerState: its
+        assignment snapshot with leader, revocations and delay, IncrementalCooperativeConnectProtocol
+        .serializeMetadata)."""
+        if self.state == STABLE and member.member_id == self.leader:
+            return False
+        if self.state not in (STABLE, COMPLETING):
+            return False
+        known = (sorted(member.subscription), member.owned, member.owned_generation, member.worker_snapshot)
+        return known == (sorted(subscription), owned, owned_generation, worker_snapshot)
+
+    def _answer_current_generation(self, p: _Process, request: int, member: _GroupMember, reason) -> None:
+        """The JoinGroup response of the current generation: no rebalance; the member then sends its
+        SyncGroup (Stable: answered with its assignment; CompletingRebalance: parked until the leader's).
+        The leader gets the members' metadata again (CompletingRebalance only) and recomputes."""
+        self._coordinator_event(
+            EventType.JOIN_RECEIVED,
+            member_id=member.member_id,
+            group_instance_id=p.instance_id,
+            client_id=p.name,
+            subscription=member.subscription,
+            protocol_name=self.s.assignor,
+            protocol_type=self.protocol_type,
+            reason=reason,
+            attributes={
+                "state": self.state,
+                "session_timeout_ms": self.s.session_timeout_ms,
+                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
+            },
+        )
+        leader = member.member_id == self.leader
+        self._deliver(
+            p,
+            self._latency(self.s.join_round_trip_ms, 1),
+            self._on_join_response,
+            request,
+            self.generation,
+            member.member_id,
+            self.leader,
+            list(self.members.values()) if leader else None,
+        )
 
     def _add_pending_member(self, p: _Process, request: int, subscription, reason) -> None:
         """KIP-394 (GroupCoordinator.doDynamicNewMemberJoinGroup with requireKnownMemberId, JoinGroup v4+):

@@ -110,6 +110,29 @@ def test_eager_default_assignor_keeps_every_round_its_own_rebalance():
     assert episodes(out) == [(1, 1, 1), (1, 2, 2), (1, 3, 3)]
 
 
+@pytest.mark.parametrize(
+    "rejoin_reason",
+    [f"leader {C1} re-joining group during Stable", f"Leader {C1} re-joining group during Stable"],
+)
+def test_a_rejoin_after_the_first_round_from_empty_is_a_rebalance_of_its_own(rejoin_reason):
+    """A 2.x-3.1 leader's rejoin states no cause (a partition count change here, random:681). It cannot
+    follow a revocation when the round before was the group's first from Empty: its members joined
+    owning nothing (a consumer whose generation was reset drops its partitions before rejoining,
+    ConsumerCoordinator.onJoinPrepare -> onPartitionsLost), so nothing was revoked (KIP-429's follow-up
+    JoinGroup comes only after onPartitionsRevoked, ConsumerCoordinator.onJoinComplete)."""
+    lines = [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} with group instance id None"),
+        _stabilized("10:00:03,010", 1, 1),
+        _assignment("10:00:03,020", C1, 1, 1),
+        _prepare("10:00:07,000", 1, rejoin_reason),
+        _stabilized("10:00:07,000", 2, 1),
+        _assignment("10:00:07,010", C1, 2, 1),
+    ]
+    out = replay_log(lines, topics={"t": 1}, default_assignor="cooperative-sticky")
+    assert episodes(out) == [(1, 1, 1), (1, 2, 2)]
+
+
 C3 = "c3-78e51061-7311-48a3-82ce-6f447ed4d57b"
 
 

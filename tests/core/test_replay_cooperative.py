@@ -3,6 +3,8 @@ one episode are linked; partitions that stay with their owner never stop."""
 
 from __future__ import annotations
 
+import pytest
+
 from rebalance_core.replay import ReplaySettings
 from tests.core import replay_scenarios as sc
 from tests.core.replay_helpers import ev, rel, run
@@ -196,3 +198,44 @@ def test_a_members_sync_logged_after_the_revoking_rejoin_of_another_stays_in_its
         (2, 2, 3),
         (1, 4, 4),
     ]
+
+
+@pytest.mark.parametrize(
+    "revoke_rejoin",
+    [
+        "need to revoke partitions [t-1] as indicated by the current assignment and re-join",  # 3.x
+        "Need to revoke partitions [t-1] and re-join the group",  # 2.4-2.8
+    ],
+)
+def test_a_partition_added_with_a_revocation_starts_at_its_assigned_callback_in_every_wording(revoke_rejoin):
+    """ConsumerCoordinator.onJoinComplete (KIP-429): onPartitionsRevoked, then requestRejoin (logged in
+    the era's wording), then onPartitionsAssigned ("Adding newly assigned partitions"): the added
+    partition starts at that last line, not at the SyncGroup response (random:582, both-2.x)."""
+    coop = "cooperative-sticky"
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name=coop, leader_id="c1"),
+        ev(0, "join_response", generation_id=1, member_id="c2", protocol_name=coop, leader_id="c1"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1",
+           assignment={"c1": "t-0 t-1", "c2": "t-2"}),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0 t-1"),
+        ev(2, "partitions_assigned", member_id="c1", partitions="t-0 t-1"),
+        ev(3, "sync_response", generation_id=1, member_id="c2", partitions="t-2"),
+        ev(3, "partitions_assigned", member_id="c2", partitions="t-2"),
+        ev(1000, "partitions_revoked", member_id="c2", partitions="t-2"),
+        ev(1000, "leave_sent", member_id="c2", reason="the consumer is being closed"),
+        ev(1005, "join_requested", member_id="c1", reason="group is already rebalancing"),
+        ev(1010, "join_response", generation_id=2, member_id="c1", protocol_name=coop, leader_id="c1"),
+        ev(1011, "assignment_computed", generation_id=2, member_id="c1", assignment={"c1": "t-0 t-2"}),
+        ev(1020, "sync_response", generation_id=2, member_id="c1", partitions="t-0 t-2"),
+        ev(1020, "partitions_revoked", member_id="c1", partitions="t-1"),
+        ev(1022, "join_requested", member_id="c1", reason=revoke_rejoin),
+        ev(1023, "partitions_assigned", member_id="c1", partitions="t-2"),
+    ]  # fmt: skip
+    out = run(events)
+    (moved,) = [m for m in out["partition_movements"] if m["partition"] == 2]
+    assert rel(moved, "from_member_id", "to_member_id", "revoked_at", "assigned_at") == (
+        "c2",
+        "c1",
+        1000,
+        1023,
+    )

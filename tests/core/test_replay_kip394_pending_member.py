@@ -91,3 +91,24 @@ def test_a_join_without_a_member_id_as_the_last_line_opens_no_rebalance():
     assert [ep["first_generation_id"] for ep in out["rebalance_episodes"]] == [1]
     (day,) = out["group_daily_summary"]
     assert day["rebalances_open"] == 0
+
+
+def test_a_join_answered_with_a_pending_member_id_by_the_coordinator_opens_no_rebalance():
+    """Both sides (or the canonical events): a new consumer's first JoinGroup, then the coordinator's
+    pending member for it, which expires without a second JoinGroup (the process died). The coordinator
+    only reserved a member id (GroupCoordinator.doNewMemberJoinGroup / GroupMetadataManager
+    .classicGroupJoinNewDynamicMember answer MEMBER_ID_REQUIRED): no rebalance, the coordinator's
+    lines say so although the member's line came first (random:335)."""
+    pending = {"state": "Empty", "pending": "true"}
+    out = run(
+        [
+            ev(0, "join_sent", client_id="c1"),
+            ev(18, "join_received", member_id="c1-1", client_id="c1",
+               protocol_name="range", attributes=pending),
+            ev(6018, "member_removed", member_id="c1-1", reason="session_timeout",
+               attributes={"pending": "true"}),
+        ]
+    )  # fmt: skip
+    assert out["rebalance_episodes"] == []
+    (day,) = out["group_daily_summary"]
+    assert day["rebalances"] == 0

@@ -219,6 +219,42 @@ def test_heartbeat_validates_member_and_generation_before_the_group_state(state,
     assert model._on_heartbeat("unknown", 5) == "UNKNOWN_MEMBER_ID"
 
 
+@pytest.mark.parametrize(
+    ("state", "joining", "topics", "rebalances"),
+    [
+        ("Stable", "c2-1", ("t",), False),  # a follower, same metadata: the current generation
+        ("Stable", "c2-1", ("t", "u"), True),  # a follower whose metadata changed
+        ("Stable", "c1-1", ("t",), True),  # the leader always (it may have seen a topic change)
+        ("CompletingRebalance", "c1-1", ("t",), False),  # anyone with the same metadata
+        ("CompletingRebalance", "c2-1", ("t", "u"), True),
+    ],
+)
+def test_a_known_members_join_rebalances_only_for_the_leader_in_stable_or_changed_metadata(
+    state, joining, topics, rebalances
+):
+    """Scala GroupCoordinator.doCurrentMemberJoinGroup (2.x/3.x) and Java GroupMetadataManager
+    .classicGroupJoinExistingMember (4.0): in Stable a follower whose protocol metadata matches
+    (MemberMetadata.matches / ClassicGroupMember.matches) gets the current generation back and no
+    rebalance; the leader's JoinGroup, or changed metadata, rebalances (updateMemberAndRebalance). In
+    CompletingRebalance any member with matching metadata gets the current generation."""
+    from rebalance_core.simulate import _GroupMember, _Process, _Simulation
+
+    model = _Simulation(Timeline(topics={"t": 2, "u": 1}, actions=(Join(0, "c1"),)), SimulationSettings())
+    processes = {name: _Process(name, None, ("t",)) for name in ("c1", "c2")}
+    for name, owned in (("c1", partitions(0)), ("c2", partitions(1))):
+        member = _GroupMember(f"{name}-1", None, name, processes[name], ("t",), owned, 3)
+        model.members[member.member_id] = member
+        model.member_order.put(member.member_id)
+    model.state, model.generation, model.leader, model.now = state, 4, "c1-1", 1_000
+    member = model.members[joining]
+    model._on_join(member.process, 9, joining, topics, member.owned, 3, None, "rebalance enforced by user")
+    prepared = events_of(model.events, EventType.REBALANCE_PREPARED)
+    assert (model.state == "PreparingRebalance") == rebalances == bool(prepared)
+    assert events_of(model.events, EventType.JOIN_RECEIVED)[0].member_id == joining
+    if not rebalances:
+        assert model.generation == 4 and model.state == state
+
+
 def test_gc_pause_beyond_the_session_timeout_loses_the_partitions_and_rejoins_as_a_new_member():
     result = sim(Join(0, "c1"), Join(0, "c2"), Pause(30 * S, "c2", 20 * S, "gc"), session_timeout_ms=10 * S)
     names = member_names(result.events)
