@@ -204,6 +204,8 @@ class TimelineExtractor:
         self.offered_protocols: Counter[str] = Counter()
         self.session_timeouts: Counter[int] = Counter()
         self.rebalance_timeouts: Counter[int] = Counter()
+        # KIP-848 config dumps' group.remote.assignor: the server assignor each member asks for
+        self.remote_assignors: Counter[str] = Counter()
         self.kip415_delay = 0  # the largest KIP-415 delay a Connect assignment carried (0: none)
         self.protocol_types: Counter[str] = Counter()
         self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
@@ -526,6 +528,8 @@ class TimelineExtractor:
         ]
         if attrs.get("group_protocol") != "consumer":
             keys.append(("session_timeout_ms", self.session_timeouts))
+        elif attrs.get("remote_assignor"):
+            self.remote_assignors[attrs["remote_assignor"].lower()] += 1
         keys.append(("scheduled_rebalance_max_delay_ms", self.configured_max_delays))
         for key, counter in keys:
             if attrs.get(key, "").isdigit():
@@ -1054,8 +1058,11 @@ class TimelineExtractor:
         observed = []
         if self.kip848:
             group_protocol, protocol = "consumer", "consumer"
-            assignor = _most_common(self.protocol_names) or "uniform"
-            if self.protocol_names:
+            # the assignor the broker's lines name, else the one the members ask for (group.remote.assignor:
+            # ConsumerGroup.computePreferredServerAssignor takes the one most members name), else the
+            # broker's default (group.consumer.assignors' first: uniform)
+            assignor = _most_common(self.protocol_names) or _most_common(self.remote_assignors) or "uniform"
+            if self.protocol_names or self.remote_assignors:
                 observed.append("assignor")
         else:
             group_protocol = "classic"
@@ -1089,8 +1096,10 @@ class TimelineExtractor:
             observed.append("session_timeout_ms")
         if self.rebalance_timeouts or self.expired_rebalance_timeouts:
             observed.append("max_poll_interval_ms")
+        # the group's rebalance timeout is the largest of its members' (GroupMetadata.rebalanceTimeoutMs,
+        # ClassicGroup.rebalanceTimeoutMs); an expiry the coordinator logged measures it directly
         max_poll = (
-            _most_common(self.rebalance_timeouts)
+            max(self.rebalance_timeouts, default=None)
             or _most_common(self.expired_rebalance_timeouts)
             or self.options.max_poll_interval_ms
         )

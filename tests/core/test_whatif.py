@@ -684,3 +684,50 @@ def test_a_kip848_topic_named_by_id_and_by_name_is_one_topic_and_revocation_acks
     latency = extracted.actual.latency
     assert latency.revoke_callback_ms == 3 * S - latency.join_round_trip_ms
     assert "revoke_callback_ms" in latency.fitted
+
+
+def test_the_group_s_rebalance_timeout_is_the_largest_its_members_asked_for():
+    # GroupMetadata.rebalanceTimeoutMs / ClassicGroup.rebalanceTimeoutMs: the join phase waits for the
+    # slowest member's max.poll.interval.ms, not the most common one
+    events = simulate(group(Join(0, "c1"), Join(0, "c2"), Join(0, "c3")), SimulationSettings()).events
+    slow = [
+        dataclasses.replace(e, attributes={**e.attributes, "rebalance_timeout_ms": "900000"})
+        if e.event_type == EventType.JOIN_RECEIVED.value and e.member_id.startswith("c3")
+        else e
+        for e in events
+    ]
+    assert extract(events).actual.max_poll_interval_ms == 300_000
+    assert extract(slow).actual.max_poll_interval_ms == 900_000
+
+
+@pytest.mark.parametrize(
+    ("remote_assignor", "server_assignor"), [("range", "server-range"), (None, "uniform")]
+)
+def test_a_kip848_group_s_members_config_names_the_server_assignor_they_asked_for(
+    remote_assignor, server_assignor
+):
+    # group.remote.assignor travels in the ConsumerGroupHeartbeat (ServerAssignor); the broker runs the one
+    # most members ask for (ConsumerGroup.computePreferredServerAssignor), else its default (uniform)
+    simulated = simulate_consumer_group(
+        group(Join(0, "c1"), Join(0, "c2")), ConsumerSimSettings(assignor=server_assignor)
+    ).events
+    members = [e for e in simulated if e.side == Side.MEMBER.value]
+    config = {"group_protocol": "consumer"} | (
+        {"remote_assignor": remote_assignor} if remote_assignor else {}
+    )
+    dumps = [
+        dataclasses.replace(
+            members[0],
+            event_id=f"config-{client}",
+            event_type=EventType.CLIENT_CONFIG.value,
+            ts=members[0].ts - 1,
+            client_id=client,
+            member_id=None,
+            partitions=(),
+            attributes=dict(config),
+        )
+        for client in ("c1", "c2")
+    ]
+    extracted = extract(dumps + members)
+    assert extracted.actual.group_protocol == "consumer"
+    assert plan(extracted, Scenario("as-actual")).settings.assignor == server_assignor
