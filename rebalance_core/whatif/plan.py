@@ -138,6 +138,7 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             static_membership=bool(static),
             heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
             metadata_refresh_ms=latency.metadata_refresh_ms,
+            client_version=actual.client_version,  # the group's clients run every scenario
             **values,
         )
     except (SimulationError, AssignmentError) as exc:

@@ -731,3 +731,29 @@ def test_a_kip848_group_s_members_config_names_the_server_assignor_they_asked_fo
     extracted = extract(dumps + members)
     assert extracted.actual.group_protocol == "consumer"
     assert plan(extracted, Scenario("as-actual")).settings.assignor == server_assignor
+
+
+@pytest.mark.parametrize(
+    ("wordings", "release"),
+    [
+        # 2.4-2.5's "Updating assignment with / now assigned partitions" block and 2.4+'s "Adding newly assigned"
+        (("client.updating_assignment.2_4", "client.adding.2_4"), "2.5"),
+        (("client.adding.2_4",), None),  # 2.4 or any later release: today's algorithm
+        (("client.synced.2_7",), None),  # 2.7+
+        (("client.updating_assignment.2_4", "client.synced.2_7"), None),  # no release prints both
+    ],
+)
+def test_the_members_log_wording_bounds_their_release_and_so_the_sticky_algorithm(wordings, release):
+    events = simulate(
+        group(Join(0, "c1"), Join(0, "c2")), SimulationSettings(assignor="cooperative-sticky")
+    ).events
+    members = [e for e in events if e.side == Side.MEMBER.value]
+    worded = [
+        dataclasses.replace(
+            e, attributes={**(e.attributes or {}), "log_pattern": wordings[i % len(wordings)]}
+        )
+        for i, e in enumerate(members)
+    ]
+    extracted = extract(worded)
+    assert extracted.actual.client_version == release
+    assert plan(extracted, Scenario("x")).settings.client_version == release
