@@ -948,8 +948,14 @@ class TimelineExtractor:
         processes = self._processes()
         actions, member_logged, pre_existing = self._actions(processes, actual)
         if not any(isinstance(a, Join) for a in actions):
-            # 0.9/0.10 broker lines and member logs without member ids name nobody: nothing to replay
-            raise WhatIfError("the events name no member of the group: no membership timeline to replay")
+            # 0.9/0.10 broker lines and member logs without member ids name nobody: nothing to replay. A
+            # client's own lines carry its member id only in some messages (before 2.7 not in "Successfully
+            # joined"; before 2.2 not in the LeaveGroup line; 0.10 not even its client id): a client id or
+            # group.instance.id alone does not tell the process's JoinGroups apart from the other members'
+            raise WhatIfError(
+                "the events name no member of the group (no line carries a member id): no membership timeline "
+                "to replay"
+            )
         warmup = 0
         if pre_existing:
             warmup = actual.latency.group_initial_rebalance_delay_ms + WARMUP_MARGIN_MS
