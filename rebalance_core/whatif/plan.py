@@ -110,6 +110,7 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             max_poll_interval_ms=values["max_poll_interval_ms"],
             network_ms=max(1, values["join_round_trip_ms"] // 2),
             revoke_callback_ms=max(1, values["revoke_callback_ms"]),
+            assign_callback_ms=max(1, latency.assign_callback_ms),  # fitted from KIP-848 client logs only
         )
         return ScenarioPlan(scenario, timeline, settings, group_protocol)
     if actual.protocol_type == CONNECT and (

@@ -757,3 +757,20 @@ def test_the_members_log_wording_bounds_their_release_and_so_the_sticky_algorith
     extracted = extract(worded)
     assert extracted.actual.client_version == release
     assert plan(extracted, Scenario("x")).settings.client_version == release
+
+
+def test_kip848_callbacks_waiting_for_the_application_s_next_poll_are_fitted_and_replayed():
+    # AsyncKafkaConsumer runs the rebalance listener on the application thread inside poll()
+    # (ConsumerRebalanceListenerInvoker, queued by ConsumerMembershipManager): a member reconciles, and
+    # acknowledges, only once its poll loop comes round, up to a second later in a slow loop
+    timeline = group(Join(0, "c1"), Join(20 * S, "c2"))
+    events = simulate_consumer_group(
+        timeline, ConsumerSimSettings(revoke_callback_ms=4, assign_callback_ms=900)
+    ).events
+    fit = LatencyFit()
+    fit.feed(e for e in events if e.side == Side.MEMBER.value)
+    model = fit.model()
+    assert (model.revoke_callback_ms, model.assign_callback_ms) == (4, 900)
+    assert "assign_callback_ms" in model.fitted
+    extracted = extract(events)
+    assert plan(extracted, Scenario("as-actual")).settings.assign_callback_ms == 900

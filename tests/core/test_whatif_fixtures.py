@@ -149,15 +149,15 @@ NOT_COMPARABLE = {
 #   as-actual has no epoch-4 rebalance. Classified: a rebalance whose cause precedes the input; needs
 #   the KIP-848 replay to mark such an epoch started before the input (kip848c's replay), or the
 #   extraction a cause action for it
-# - 10_client_kip848_reconcile/nextgen-consumer-group (rebalances 1 vs 0, stw 0 vs 751 ms, unavailable
-#   6609 vs 751 ms): two causes. (a) The KIP-848 callbacks wait for the application thread's next poll:
-#   tKQV acknowledges its revocation 1014 ms after revoking, oCpRd's "Adding newly assigned" comes 860 ms
-#   after RECONCILING; the latency model has 2-5 ms callbacks, so oCpRd gets my-topic-2 at its heartbeat
-#   before tKQV's acknowledgement instead of 5 s later. (b) Under the same lens the as-actual's simulated
-#   client lines do not carry what tKQV owned (the real 8.x reconciling block prints it): tKQV joined in
-#   the unmeasured warm-up, so the replay does not know it kept my-topic-0/1 and counts 751 ms of
-#   stop-the-world, and the daily count differs. Classified: KIP-848 latency fit and client writer
-#   (kip848c's consumer_protocol), not the timeline
+# - 10_client_kip848_reconcile/nextgen-consumer-group (rebalances 1 vs 0, stw 0 vs 6609 ms; partition-
+#   unavailable now exact, 6609 ms: was 6609 vs 751). The KIP-848 callbacks wait for the application
+#   thread's next poll (AsyncKafkaConsumer / ConsumerRebalanceListenerInvoker): tKQV's "Adding newly
+#   assigned" comes 1019 ms after its revocation, oCpRd's 857 ms after RECONCILING; the latency model now
+#   fits that wait (assign_callback_ms 860, was the 2 ms default). Left: the as-actual's simulated client
+#   lines carry no "Reconciling assignment" block (the real 3.8+ client logs one at INFO, with what the
+#   member owns), and tKQV joined in the unmeasured warm-up, so the replay does not know it kept
+#   my-topic-0/1 and counts the revocation as stop-the-world. Classified: the KIP-848 simulator's client
+#   lines (k848-client's consumer_protocol/simulate.py), not the timeline or the latency model
 # - client_kip848_3.7_to_4.0 spans 395.8 days: not run (extraction.max_span_ms)
 
 
