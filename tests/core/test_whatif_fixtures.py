@@ -143,12 +143,17 @@ NOT_COMPARABLE = {
 
 # Still failing (every group not listed above), diagnosed (issue 12, what-if part):
 # - 06_broker_3.8_kip848_target_assignment/avro-consumer2 (generations 3 vs 2, moved 12 vs 6, unavailable
-#   116778 vs 26010 ms): the input opens with epoch 4's target assignment, bumped for a cause in no line
-#   (b8f7 goes from epoch 3 to 4): the actual replay counts epoch 4 as a generation with its movements,
-#   while the extraction has both members in the group before the input (the unmeasured warm-up), so the
-#   as-actual has no epoch-4 rebalance. Classified: a rebalance whose cause precedes the input; needs
-#   the KIP-848 replay to mark such an epoch started before the input (kip848c's replay), or the
-#   extraction a cause action for it
+#   116778 vs 26010 ms). Three things, none the timeline's: (a) the input opens with epoch 4's target
+#   assignment, bumped for a cause in no line (b8f7 goes from epoch 3 to 4 with what it had; gjWz's
+#   "epoch=4, previousEpoch=4" says it reached epoch 4 before any line), so the as-actual, whose members
+#   joined in the unmeasured warm-up, has no epoch-4 bump; (b) for the same reason its replay does not know
+#   b8f7 owned the 7l8r partitions and counts no movement when gjWz takes them on b8f7's departure (the
+#   actual does, from the epoch-4 lines); (c) gjWz's epoch-5 state line is not in the input (the README
+#   quotes excerpts; the epoch-6 line's previousEpoch=5 proves it was there), so the actual replay keeps the
+#   six 7l8r partitions unavailable from b8f7's departure until the epoch-6 line (15156 ms each, 90936 of
+#   the 116778 ms): an upper bound the KIP-848 replay reports as exact. Classified: the KIP-848 broker replay
+#   (k848-broker: an epoch the input opens inside, and a state line a later previousEpoch proves missing),
+#   not the extraction; no cause action for (a) would be Kafka's (nothing in the log says what bumped it)
 # - 10_client_kip848_reconcile/nextgen-consumer-group (rebalances 1 vs 0, stw 0 vs 6609 ms; partition-
 #   unavailable now exact, 6609 ms: was 6609 vs 751). The KIP-848 callbacks wait for the application
 #   thread's next poll (AsyncKafkaConsumer / ConsumerRebalanceListenerInvoker): tKQV's "Adding newly
