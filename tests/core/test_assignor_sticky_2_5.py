@@ -58,6 +58,46 @@ def test_2_5_gives_unassigned_partitions_to_the_least_loaded_then_lowest_member_
     assert get_assignor("cooperative-sticky").assign(spec) == {"c1": list(tps("ship", 0)), "c2": list(tps("ship", 1, 2))}  # fmt: skip
 
 
+T1, T2 = "topic1", "topic2"
+
+
+def member(name: str, *topics: str, owned: tuple[TopicPartition, ...] = ()) -> MemberSubscription:
+    return MemberSubscription(name, topics, owned=owned)
+
+
+# Kafka 2.5's AbstractStickyAssignorTest, exact expectations (spec, member -> partitions)
+KAFKA_2_5_CASES = {
+    "testOneConsumerMultipleTopics": (
+        GroupSpec({T1: 1, T2: 2}, (member("consumer", T1, T2),)),
+        {"consumer": tps(T1, 0) + tps(T2, 0, 1)},
+    ),
+    "testMultipleConsumersMixedTopicSubscriptions": (
+        GroupSpec(
+            {T1: 3, T2: 2}, (member("consumer1", T1), member("consumer2", T1, T2), member("consumer3", T1))
+        ),
+        {"consumer1": tps(T1, 0, 2), "consumer2": tps(T2, 0, 1), "consumer3": tps(T1, 1)},
+    ),
+    "testTwoConsumersTwoTopicsSixPartitions": (
+        GroupSpec({T1: 3, T2: 3}, (member("consumer1", T1, T2), member("consumer2", T1, T2))),
+        {"consumer1": tps(T1, 0, 2) + tps(T2, 1), "consumer2": tps(T1, 1) + tps(T2, 0, 2)},
+    ),
+    # the second round: the joiner gets partition 0 (the owner's first in HashMap order), not 2
+    "testAddRemoveConsumerOneTopic": (
+        GroupSpec(
+            {"topic": 3},
+            (member("consumer1", "topic", owned=tps("topic", 0, 1, 2)), member("consumer2", "topic")),
+        ),
+        {"consumer1": tps("topic", 1, 2), "consumer2": tps("topic", 0)},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KAFKA_2_5_CASES))
+def test_kafka_2_5_sticky_assignor_cases(name):
+    spec, expected = KAFKA_2_5_CASES[name]
+    assert StickyAssignor25().assign(spec) == {m: list(p) for m, p in expected.items()}
+
+
 def random_spec(rng: random.Random, previous: dict[str, list[TopicPartition]] | None) -> GroupSpec:
     topics = {"a": rng.randint(1, 7), "b": rng.randint(0, 5), "c": rng.randint(1, 4)}
     names = [f"consumer-{i}" for i in range(rng.randint(1, 6))]

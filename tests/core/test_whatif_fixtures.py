@@ -116,7 +116,9 @@ REPRODUCED = {
     # one partition, not two. The client's wording (2.4-2.5's "Updating assignment with / now assigned
     # partitions") bounds its release: the what-if runs 2.5's sticky assignors for it. Then "unavailable
     # 6309 vs 9258 ms": consumer-2 (no log of its own) rejoined generation 6 a round trip after the leader,
-    # which the fitted latency put exactly at the round's start and so discarded as "of its own accord"
+    # which the fitted latency put exactly at the round's start and so discarded as "of its own accord".
+    # (The fixture's generation 5 revokes ship-2 where a 2.5 leader revokes ship-0, Kafka 2.5's
+    # AbstractStickyAssignorTest.testAddRemoveConsumerOneTopic; the counts, all the check compares, agree)
     ("client_2.5_cooperative_logback.log", "shipments"),
 }
 
