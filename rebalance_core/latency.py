@@ -20,6 +20,12 @@ revocation callback       partitions_revoked (or _lost) -> the member's next joi
                           poll loop's way to onJoinPrepare counts, as the join phase waits)
                           (eager onJoinPrepare, reset) or partitions_assigned (KIP-429);
                           KIP-848: RECONCILING -> partitions_revoked
+KIP-848 assignment        its partitions_revoked (or RECONCILING when nothing is revoked)  assign_callback_ms
+callback                  -> partitions_assigned: AsyncKafkaConsumer runs the listener on  (KIP-848 simulator)
+                          the application thread inside its next poll() (the background
+                          thread queues the callback event: ConsumerMembershipManager,
+                          ConsumerRebalanceListenerInvoker), so this is mostly the wait
+                          for the poll loop, and the acknowledgement waits for it
                           KIP-848 coordinator log only: a member's UNREVOKED_PARTITIONS
                           state -> its next state (its acknowledging heartbeat, sent at
                           once after the callbacks: ConsumerMembershipManager), minus a
@@ -54,6 +60,12 @@ def _simulator_default(name: str) -> int:
     return getattr(SimulationSettings(), name)
 
 
+def _kip848_default(name: str) -> int:
+    from rebalance_core.consumer_protocol import ConsumerSimSettings
+
+    return getattr(ConsumerSimSettings(), name)
+
+
 @dataclass(frozen=True)
 class LatencyModel:
     """The simulator's latency settings for one group (names as in `SimulationSettings`)."""
@@ -66,6 +78,8 @@ class LatencyModel:
     group_initial_rebalance_delay_ms: int = field(
         default_factory=lambda: _simulator_default("group_initial_rebalance_delay_ms")
     )
+    # KIP-848 only (the consumer-protocol simulator's setting; the classic simulator has no such step)
+    assign_callback_ms: int = field(default_factory=lambda: _kip848_default("assign_callback_ms"))
     fitted: tuple[str, ...] = ()  # the settings above that came from the events (the rest: defaults)
 
 
@@ -101,6 +115,7 @@ class LatencyFit:
                 "join_member",
                 "assignment",
                 "revoke",
+                "assign",
                 "revoke_ack",
                 "metadata",
                 "initial_delay",
@@ -117,6 +132,7 @@ class LatencyFit:
         self._assignment_received: tuple[int, int] | None = None
         self._member_states = False  # KIP-848 client states are logged: callbacks timed from RECONCILING
         self._reconciling: dict[str, int] = {}  # KIP-848 client -> RECONCILING instant
+        self._assign_from: dict[str, int] = {}  # KIP-848 client -> its reconciliation's revocation (or start)
         self._unrevoked: dict[str, int] = {}  # KIP-848 coordinator: member -> told to revoke (instant)
         self._revoked: dict[str, tuple[int, bool]] = {}  # client -> (revoked / lost instant, lost)
         self._signalled: dict[str, int] = {}  # client -> its first rebalance signal since its last JoinGroup
@@ -160,7 +176,7 @@ class LatencyFit:
             if attrs.get("to_state") == "JOINING" and member:  # KIP-848: the joining heartbeat goes out now
                 self._join_sent[member] = e.ts
             elif attrs.get("to_state") == "RECONCILING":  # KIP-848: the revocation callback starts now
-                self._reconciling[client] = e.ts
+                self._reconciling[client] = self._assign_from[client] = e.ts
         elif kind == EventType.REBALANCE_PREPARED.value:
             self._prepared_empty = e.ts if self._empty_join else None
             self._delay_joins = []
@@ -217,9 +233,16 @@ class LatencyFit:
             if computed is not None and computed[0] == member:
                 self.samples["sync_member"].add(e.ts - computed[1])
         elif kind == EventType.PARTITIONS_REVOKED.value and self._member_states:
-            started = self._reconciling.pop(_join_key(e, by_member=False), None)
+            client = _join_key(e, by_member=False)
+            started = self._reconciling.pop(client, None)
             if started is not None:
                 self.samples["revoke"].add(e.ts - started)
+            if client in self._assign_from:
+                self._assign_from[client] = e.ts
+        elif kind == EventType.PARTITIONS_ASSIGNED.value and self._member_states:
+            started = self._assign_from.pop(_join_key(e, by_member=False), None)
+            if started is not None:
+                self.samples["assign"].add(e.ts - started)
         elif kind in (EventType.PARTITIONS_REVOKED.value, EventType.PARTITIONS_LOST.value):
             # onPartitionsLost runs the revocation callback by default (ConsumerRebalanceListener)
             self._revoked[_join_key(e, by_member=False)] = (e.ts, kind == EventType.PARTITIONS_LOST.value)
@@ -283,6 +306,7 @@ class LatencyFit:
         for name, setting in (
             ("assignment", "assignment_ms"),
             ("revoke", "revoke_callback_ms"),
+            ("assign", "assign_callback_ms"),
             ("metadata", "metadata_refresh_ms"),
         ):
             value = self.samples[name].median()

@@ -158,6 +158,9 @@ class SimulationSettings:
     metadata_refresh_ms: int = 100  # the leader seeing a partition count change
     network_jitter_ms: int = 0  # each message takes up to this much longer (seeded)
     seed: int = 0
+    # the members' Kafka client release ("2.5"), where an assignor's algorithm depends on it (the sticky
+    # ones before 2.6: rebalance_core.assignors.get_assignor); None: today's
+    client_version: str | None = None
     coordinator: str = "broker-0"  # `source` of coordinator events
     # the coordinator's members map, whose iteration order picks the next leader (rebalance_core.member_order:
     # "java" = the Java coordinator of 3.6+/4.0, "scala-2.13" = Kafka 2.6-3.9, "scala-2.12" = up to 2.5);
@@ -208,7 +211,7 @@ class SimulationSettings:
                 f" not a consumer group's: use a Connect group (assignor {' or '.join(CONNECT_PROTOCOLS)})"
             )
         try:
-            assignor = get_assignor(self.assignor)
+            assignor = get_assignor(self.assignor, self.client_version)
         except AssignmentError as exc:
             raise SimulationError(f"{exc} (or a Connect protocol: {', '.join(CONNECT_PROTOCOLS)})") from None
         supported = [p.value for p in assignor.supported_protocols]
@@ -404,7 +407,7 @@ class _Simulation:
         self.connect = self.protocol_type == CONNECT_PROTOCOL_TYPE
         if self.connect:
             _check_connect_timeline(timeline)
-        self.assignor = None if self.connect else get_assignor(settings.assignor)
+        self.assignor = None if self.connect else get_assignor(settings.assignor, settings.client_version)
         self.rng = random.Random(settings.seed)
         self.queue = EventQueue()
         self.now = timeline.start_ms

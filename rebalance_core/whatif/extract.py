@@ -14,6 +14,7 @@ from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, REB
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
 from rebalance_core.coordinator import members_named_in_reason
 from rebalance_core.events import REVOKE_REJOIN_PREFIX, Event, format_ts
+from rebalance_core.kafka_logs.patterns import PATTERNS
 from rebalance_core.latency import LatencyFit, LatencyModel
 from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
 from rebalance_core.timeline import (
@@ -58,6 +59,10 @@ class ActualSettings:
     # the classic protocol type the events show (consumer | connect | ...); None: no event says. KIP-415
     # is a Kafka Connect feature (IncrementalCooperativeAssignor), offered only where this is connect
     protocol_type: str | None = None
+    # the members' Kafka client release as far as their log wording bounds it (the newest release every
+    # logged member's wording allows, e.g. "2.5"); None: not bounded below a release whose assignors
+    # differ from today's (rebalance_core.assignors.get_assignor)
+    client_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -204,6 +209,8 @@ class TimelineExtractor:
         self.offered_protocols: Counter[str] = Counter()
         self.session_timeouts: Counter[int] = Counter()
         self.rebalance_timeouts: Counter[int] = Counter()
+        # KIP-848 config dumps' group.remote.assignor: the server assignor each member asks for
+        self.remote_assignors: Counter[str] = Counter()
         self.kip415_delay = 0  # the largest KIP-415 delay a Connect assignment carried (0: none)
         self.protocol_types: Counter[str] = Counter()
         self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
@@ -235,6 +242,8 @@ class TimelineExtractor:
         # clients' config dumps: heartbeat.interval.ms, Connect's scheduled.rebalance.max.delay.ms
         self.heartbeat_intervals: Counter[int] = Counter()
         self.configured_max_delays: Counter[int] = Counter()
+        # member logs: client -> (oldest, newest) Kafka release its lines' wordings all appear in
+        self.client_releases: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {}
 
     # -------------------------------------------------------------------------------- feeding
     def feed(self, events: Iterable[Event]) -> None:
@@ -264,6 +273,7 @@ class TimelineExtractor:
             del self.stated_counts[:-_GENERATIONS_KEPT]
         elif e.side == Side.MEMBER.value:
             self._member_view_gap(e)
+            self._bound_release(e)
 
     # ------------------------------------------------------------------------ coordinator side
     def _c_join_received(self, e: Event) -> None:
@@ -501,6 +511,31 @@ class TimelineExtractor:
                     self.topic_ids[name] = attrs[f"topic_id.{name}"]
 
     # ----------------------------------------------------------------------------- member side
+    def _bound_release(self, e: Event) -> None:
+        """Each wording a client logs is printed by some Kafka releases only (kafka_logs.patterns `versions`):
+        together they bound that client's release (2.5's "Updating assignment with / now assigned
+        partitions" block: 2.4-2.5)."""
+        bounds = _WORDING_RELEASES.get((e.attributes or {}).get("log_pattern"))
+        client = e.client_id or e.source
+        if bounds is None or not client:
+            return
+        low, high = self.client_releases.get(client, ((0, 0), _NEWEST))
+        self.client_releases[client] = (max(low, bounds[0]), min(high, bounds[1]))
+
+    def _client_version(self) -> str | None:
+        """The newest release every logged client's wording allows, when all of them agree on the side of
+        each assignor change (AbstractStickyAssignor.constrainedAssign from 2.6): the leader runs the
+        assignor and may be any of them. None (today's algorithms) when no wording bounds it that far."""
+        ranges = [r for r in self.client_releases.values() if r[0] <= r[1]]
+        if not ranges or len(ranges) < len(self.client_releases):
+            return None  # no member wording, or wordings of different releases in one client's lines
+        newest = min(high for _, high in ranges)
+        if newest == _NEWEST or any(low > newest for low, _ in ranges):
+            return None
+        if not all((high < _STICKY_CHANGE) == (newest < _STICKY_CHANGE) for _, high in ranges):
+            return None
+        return f"{newest[0]}.{newest[1]}" if newest < _STICKY_CHANGE else None
+
     def _member_view_gap(self, e: Event) -> None:
         """Member logs: whether a logged member took part in a rebalance it did not start (the heartbeat's
         or a commit's REBALANCE_IN_PROGRESS; its log opening inside a rebalance, or on Connect's
@@ -530,6 +565,8 @@ class TimelineExtractor:
         ]
         if attrs.get("group_protocol") != "consumer":
             keys.append(("session_timeout_ms", self.session_timeouts))
+        elif attrs.get("remote_assignor"):
+            self.remote_assignors[attrs["remote_assignor"].lower()] += 1
         keys.append(("scheduled_rebalance_max_delay_ms", self.configured_max_delays))
         for key, counter in keys:
             if attrs.get(key, "").isdigit():
@@ -915,8 +952,14 @@ class TimelineExtractor:
         processes = self._processes()
         actions, member_logged, pre_existing = self._actions(processes, actual)
         if not any(isinstance(a, Join) for a in actions):
-            # 0.9/0.10 broker lines and member logs without member ids name nobody: nothing to replay
-            raise WhatIfError("the events name no member of the group: no membership timeline to replay")
+            # 0.9/0.10 broker lines and member logs without member ids name nobody: nothing to replay. A
+            # client's own lines carry its member id only in some messages (before 2.7 not in "Successfully
+            # joined"; before 2.2 not in the LeaveGroup line; 0.10 not even its client id): a client id or
+            # group.instance.id alone does not tell the process's JoinGroups apart from the other members'
+            raise WhatIfError(
+                "the events name no member of the group (no line carries a member id): no membership timeline "
+                "to replay"
+            )
         warmup = 0
         if pre_existing:
             warmup = actual.latency.group_initial_rebalance_delay_ms + WARMUP_MARGIN_MS
@@ -1058,8 +1101,11 @@ class TimelineExtractor:
         observed = []
         if self.kip848:
             group_protocol, protocol = "consumer", "consumer"
-            assignor = _most_common(self.protocol_names) or "uniform"
-            if self.protocol_names:
+            # the assignor the broker's lines name, else the one the members ask for (group.remote.assignor:
+            # ConsumerGroup.computePreferredServerAssignor takes the one most members name), else the
+            # broker's default (group.consumer.assignors' first: uniform)
+            assignor = _most_common(self.protocol_names) or _most_common(self.remote_assignors) or "uniform"
+            if self.protocol_names or self.remote_assignors:
                 observed.append("assignor")
         else:
             group_protocol = "classic"
@@ -1093,8 +1139,10 @@ class TimelineExtractor:
             observed.append("session_timeout_ms")
         if self.rebalance_timeouts or self.expired_rebalance_timeouts:
             observed.append("max_poll_interval_ms")
+        # the group's rebalance timeout is the largest of its members' (GroupMetadata.rebalanceTimeoutMs,
+        # ClassicGroup.rebalanceTimeoutMs); an expiry the coordinator logged measures it directly
         max_poll = (
-            _most_common(self.rebalance_timeouts)
+            max(self.rebalance_timeouts, default=None)
             or _most_common(self.expired_rebalance_timeouts)
             or self.options.max_poll_interval_ms
         )
@@ -1123,6 +1171,13 @@ class TimelineExtractor:
             self.notes.append(
                 "KIP-415 delays seen but scheduled.rebalance.max.delay.ms is not logged: not replayed"
             )
+        client_version = self._client_version() if group_protocol == "classic" else None
+        if client_version is not None and assignor in ("sticky", "cooperative-sticky"):
+            observed.append("client_version")
+            self.notes.append(
+                f"the members' log wording is Kafka {client_version} or older: {assignor} replayed as those "
+                "clients run it (before 2.6's all-subscriptions-equal algorithm)"
+            )
         heartbeat = self.options.heartbeat_interval_ms
         if self.heartbeat_intervals and group_protocol == "classic":  # the clients' own (config dumps)
             heartbeat = _most_common(self.heartbeat_intervals)
@@ -1140,6 +1195,7 @@ class TimelineExtractor:
             latency=latency,
             observed=tuple(observed) + tuple(f"latency.{name}" for name in latency.fitted),
             protocol_type=_most_common(self.protocol_types),
+            client_version=client_version,
         )
 
     def _processes(self) -> dict[str, list[_Incarnation]]:
@@ -1265,6 +1321,14 @@ class TimelineExtractor:
                 at = ts - network
             else:  # KIP848_ANSWERED: sent, arrived, answered
                 at = ts - 2 * network
+            if (
+                kind in (JOIN_COMPLETED, JOIN_RESPONDED)
+                and started is not None
+                and started - rtt < at <= started
+            ):
+                # rejoined within a round trip of the round's start: told at its first heartbeat after the
+                # start (the fitted latencies are medians; this phase was as fast as a round trip allows)
+                at = started + 1
             if started is None or at > started:
                 instants.append(at)
         kept: list[int] = []
@@ -1409,6 +1473,32 @@ def _unique_name(base: str, taken: Mapping[str, Any]) -> str:
     while f"{base}#{n}" in taken:
         n += 1
     return f"{base}#{n}"
+
+
+def _release(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)
+
+
+def _wording_releases() -> dict[str, tuple[tuple[int, int], tuple[int, int]]]:
+    """Member-side wording name -> (oldest, newest) release printing it ("2.4-2.5", "2.4+", "2.3");
+    wordings with a second life elsewhere ("1.0-2.3 (KIP-848 membership manager 3.7+)") bound nothing."""
+    out = {}
+    for pattern in PATTERNS:
+        versions = pattern.versions.strip()
+        if pattern.side != Side.MEMBER or "(" in versions:
+            continue
+        if versions.endswith("+"):
+            out[pattern.name] = (_release(versions[:-1]), _NEWEST)
+        else:
+            low, _, high = versions.partition("-")
+            out[pattern.name] = (_release(low), _release(high or low))
+    return out
+
+
+_NEWEST = (99, 0)  # "+": up to the newest release
+_STICKY_CHANGE = (2, 6)  # AbstractStickyAssignor.constrainedAssign (rebalance_core.assignors.sticky_2_5)
+_WORDING_RELEASES = _wording_releases()
 
 
 def _most_common(counter: Counter) -> Any:

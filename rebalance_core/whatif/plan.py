@@ -110,6 +110,7 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             max_poll_interval_ms=values["max_poll_interval_ms"],
             network_ms=max(1, values["join_round_trip_ms"] // 2),
             revoke_callback_ms=max(1, values["revoke_callback_ms"]),
+            assign_callback_ms=max(1, latency.assign_callback_ms),  # fitted from KIP-848 client logs only
         )
         return ScenarioPlan(scenario, timeline, settings, group_protocol)
     if actual.protocol_type == CONNECT and (
@@ -138,6 +139,7 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             static_membership=bool(static),
             heartbeat_interval_ms=scenario.heartbeat_interval_ms or actual.heartbeat_interval_ms,
             metadata_refresh_ms=latency.metadata_refresh_ms,
+            client_version=actual.client_version,  # the group's clients run every scenario
             **values,
         )
     except (SimulationError, AssignmentError) as exc:

@@ -684,3 +684,93 @@ def test_a_kip848_topic_named_by_id_and_by_name_is_one_topic_and_revocation_acks
     latency = extracted.actual.latency
     assert latency.revoke_callback_ms == 3 * S - latency.join_round_trip_ms
     assert "revoke_callback_ms" in latency.fitted
+
+
+def test_the_group_s_rebalance_timeout_is_the_largest_its_members_asked_for():
+    # GroupMetadata.rebalanceTimeoutMs / ClassicGroup.rebalanceTimeoutMs: the join phase waits for the
+    # slowest member's max.poll.interval.ms, not the most common one
+    events = simulate(group(Join(0, "c1"), Join(0, "c2"), Join(0, "c3")), SimulationSettings()).events
+    slow = [
+        dataclasses.replace(e, attributes={**e.attributes, "rebalance_timeout_ms": "900000"})
+        if e.event_type == EventType.JOIN_RECEIVED.value and e.member_id.startswith("c3")
+        else e
+        for e in events
+    ]
+    assert extract(events).actual.max_poll_interval_ms == 300_000
+    assert extract(slow).actual.max_poll_interval_ms == 900_000
+
+
+@pytest.mark.parametrize(
+    ("remote_assignor", "server_assignor"), [("range", "server-range"), (None, "uniform")]
+)
+def test_a_kip848_group_s_members_config_names_the_server_assignor_they_asked_for(
+    remote_assignor, server_assignor
+):
+    # group.remote.assignor travels in the ConsumerGroupHeartbeat (ServerAssignor); the broker runs the one
+    # most members ask for (ConsumerGroup.computePreferredServerAssignor), else its default (uniform)
+    simulated = simulate_consumer_group(
+        group(Join(0, "c1"), Join(0, "c2")), ConsumerSimSettings(assignor=server_assignor)
+    ).events
+    members = [e for e in simulated if e.side == Side.MEMBER.value]
+    config = {"group_protocol": "consumer"} | (
+        {"remote_assignor": remote_assignor} if remote_assignor else {}
+    )
+    dumps = [
+        dataclasses.replace(
+            members[0],
+            event_id=f"config-{client}",
+            event_type=EventType.CLIENT_CONFIG.value,
+            ts=members[0].ts - 1,
+            client_id=client,
+            member_id=None,
+            partitions=(),
+            attributes=dict(config),
+        )
+        for client in ("c1", "c2")
+    ]
+    extracted = extract(dumps + members)
+    assert extracted.actual.group_protocol == "consumer"
+    assert plan(extracted, Scenario("as-actual")).settings.assignor == server_assignor
+
+
+@pytest.mark.parametrize(
+    ("wordings", "release"),
+    [
+        # 2.4-2.5's "Updating assignment with / now assigned partitions" block and 2.4+'s "Adding newly assigned"
+        (("client.updating_assignment.2_4", "client.adding.2_4"), "2.5"),
+        (("client.adding.2_4",), None),  # 2.4 or any later release: today's algorithm
+        (("client.synced.2_7",), None),  # 2.7+
+        (("client.updating_assignment.2_4", "client.synced.2_7"), None),  # no release prints both
+    ],
+)
+def test_the_members_log_wording_bounds_their_release_and_so_the_sticky_algorithm(wordings, release):
+    events = simulate(
+        group(Join(0, "c1"), Join(0, "c2")), SimulationSettings(assignor="cooperative-sticky")
+    ).events
+    members = [e for e in events if e.side == Side.MEMBER.value]
+    worded = [
+        dataclasses.replace(
+            e, attributes={**(e.attributes or {}), "log_pattern": wordings[i % len(wordings)]}
+        )
+        for i, e in enumerate(members)
+    ]
+    extracted = extract(worded)
+    assert extracted.actual.client_version == release
+    assert plan(extracted, Scenario("x")).settings.client_version == release
+
+
+def test_kip848_callbacks_waiting_for_the_application_s_next_poll_are_fitted_and_replayed():
+    # AsyncKafkaConsumer runs the rebalance listener on the application thread inside poll()
+    # (ConsumerRebalanceListenerInvoker, queued by ConsumerMembershipManager): a member reconciles, and
+    # acknowledges, only once its poll loop comes round, up to a second later in a slow loop
+    timeline = group(Join(0, "c1"), Join(20 * S, "c2"))
+    events = simulate_consumer_group(
+        timeline, ConsumerSimSettings(revoke_callback_ms=4, assign_callback_ms=900)
+    ).events
+    fit = LatencyFit()
+    fit.feed(e for e in events if e.side == Side.MEMBER.value)
+    model = fit.model()
+    assert (model.revoke_callback_ms, model.assign_callback_ms) == (4, 900)
+    assert "assign_callback_ms" in model.fitted
+    extracted = extract(events)
+    assert plan(extracted, Scenario("as-actual")).settings.assign_callback_ms == 900
