@@ -256,6 +256,9 @@ class GroupReplayer:
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
+        # new member id -> [old id, generation] of a static replacement while Stable whose old id's
+        # assignment no line showed (`_replaced_assignment`)
+        self.stable_replacements: dict[str, list] = {}
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
         self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
         self.closed_leader: str | None = None  # leader of the last round ended with a generation
@@ -540,6 +543,8 @@ class GroupReplayer:
             self.unnamed_replacements[instance] = old
         if not old:
             return
+        if stable and old not in self.assignment:
+            self._await_replaced_assignment(instance, old, new)
         if new and old in self.assignment:
             self.assignment[new] = self.assignment.pop(old)
             if stable:  # the new id holds the old one's assignment in the same generation
@@ -685,6 +690,8 @@ class GroupReplayer:
         if member == old:
             return  # a line of the old process, logged before its replacement
         del self.unnamed_replacements[instance]
+        if self.stable_replacements.get(instance, [None])[0] == old:
+            self.stable_replacements[member] = self.stable_replacements.pop(instance)
         if old in self.group.members and self.group.member_for_instance(instance) == old:
             self.group.replace_static_member(instance, old, member)
         self.timeline.rename_member(old, member)
@@ -994,6 +1001,7 @@ class GroupReplayer:
             return
         self._learn_topics(assigned)
         self._emit_assignment({member: assigned}, gen, e.ts, source)
+        self._replaced_assignment(member, assigned, gen, e.ts)
         self.assignment[member] = assigned
         owned = self.timeline.partitions_of(member)
         to_stop = sorted(owned - set(assigned))
@@ -1030,6 +1038,25 @@ class GroupReplayer:
         now = sorted((set(previous) - revoked) | added)
         self.assignment[member] = now
         self._emit_assignment({member: now}, gen, e.ts, "inferred")
+
+    def _await_replaced_assignment(self, instance: str | None, old: str, new: str | None) -> None:
+        """A static member replaced while Stable whose old id's assignment no line of the view showed
+        (its process logged nothing, and a broker line prints no assignment): the new id's SyncGroup in
+        the same generation will show it (`_replaced_assignment`). Keyed by the new id, or by the
+        instance until a line names the new id (`_name_replacement`)."""
+        key = new or instance
+        if key:
+            self.stable_replacements[key] = [old, self.group.generation_id]
+
+    def _replaced_assignment(self, member: str, assigned: list[TopicPartition], gen, ts: int) -> None:
+        """KIP-345: replacing a static member while Stable moves its member metadata, assignment
+        included, to the new member id (GroupMetadata.replaceStaticMember / ClassicGroup.replaceStaticMember)
+        and the new id's SyncGroup in that generation answers with it (GroupCoordinator.doSyncGroup,
+        Stable: the stored assignment). So what the new id synced is what the old id held in the same
+        generation: its rows, `inferred` (no line of the view printed them)."""
+        replaced = self.stable_replacements.pop(member, None)
+        if replaced is not None and replaced[1] == gen:
+            self._emit_assignment({replaced[0]: assigned}, gen, ts, "inferred")
 
     def _next_round_open(self, gen: int | None) -> bool:
         """Whether a round after generation `gen` is open already: a member's SyncGroup response for
@@ -1791,6 +1818,7 @@ _PLAIN_STATE = (
     "aliases",
     "joining_clients",
     "unnamed_replacements",
+    "stable_replacements",
     "poll_timed_out",
     "kip415_delay_inferred",
     "closed_leader",
@@ -1800,6 +1828,7 @@ _PLAIN_STATE = (
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
+    "stable_replacements": dict,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
