@@ -173,3 +173,30 @@ def test_a_generation_the_replay_opened_twice_is_silently_wrong():
     doubled = {**case.truth, "generations": case.truth["generations"] + [{**first, "members": []}]}
     outcome = f.compare(case, f.VIEW_BY_NAME["client-3.x"], case.truth, doubled)["generations"]
     assert (outcome.cls, outcome.mismatch) == (f.WRONG, "a generation in several rows")
+
+
+def test_assignment_rows_of_a_generation_whose_members_the_replay_does_not_know_are_flagged():
+    """A replay that reports a generation's members null says who was in it is unknown: its rows there
+    are the members the view showed (hand:static_restart, client logs of one process). Flagged when each
+    row is the truth's; a row that differs stays silently wrong."""
+    case = f.build_case("sim:01_eager_join")
+    truth = case.truth
+    gen = max(r["generation_id"] for r in truth["assignments"])
+    kept = min(r["member_id"] for r in truth["assignments"] if r["generation_id"] == gen)
+    partial = {
+        **truth,
+        "generations": [
+            {**r, "members": None} if r["generation_id"] == gen else r for r in truth["generations"]
+        ],
+        "assignments": [
+            r for r in truth["assignments"] if r["generation_id"] != gen or r["member_id"] == kept
+        ],
+    }
+    outcomes = f.compare(case, f.VIEW_BY_NAME["client-3.x"], truth, partial)
+    assert outcomes["assignments"].cls == f.FLAGGED
+    moved = [
+        {**r, "partition": r["partition"] + 100} if (r["generation_id"], r["member_id"]) == (gen, kept) else r
+        for r in partial["assignments"]
+    ]
+    outcomes = f.compare(case, f.VIEW_BY_NAME["client-3.x"], truth, {**partial, "assignments": moved})
+    assert outcomes["assignments"].cls == f.WRONG
