@@ -171,6 +171,9 @@ class MemberView:
     synced_generation: int | None = None  # the generation of its last sync
     rejoin_since: int | None = None  # rejoining and given its generation back (no rebalance) since then
     revoked_unsignalled: bool = False  # eager revocation with no signal before it (`_unsignalled_rejoin`)
+    # members' logs only: the first generation formed after this member's JoinGroup, which no line of
+    # its log answered (`_silent_joiner_may_be_in`)
+    unanswered_since: int | None = None
 
 
 @dataclass
@@ -204,6 +207,9 @@ class Round:
     owned_before: bool = True
     joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
     members_listed: bool = False  # member-side logs: the leader's assignment listed every member
+    # member-side logs: the latest first rebalance signal (JoinGroup) of a member whose response named
+    # this generation: the join phase still awaited it then (`_silent_joiner_may_be_in`)
+    latest_member_signal: int | None = None
     # member-side logs: the last member's LeaveGroup at this instant left the group no member to wait
     # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
     emptied_at: int | None = None
@@ -799,6 +805,7 @@ class GroupReplayer:
         if rnd is not None:
             if rnd.join_completed_at is None:
                 rnd.join_completed_at = e.ts
+            rnd.latest_member_signal = max(rnd.latest_member_signal or view.signal_ts, view.signal_ts)
             if e.leader_id:
                 rnd.leader_id = e.leader_id
             if rnd.members is None:
@@ -959,6 +966,7 @@ class GroupReplayer:
         synced_before = view.synced_generation is not None
         view.generation_id = gen
         view.signal_ts = None
+        view.unanswered_since = None
         member = view.member_id
         rejoined = view.rejoin_since is not None and gen == view.synced_generation
         if rejoined:
@@ -1482,7 +1490,16 @@ class GroupReplayer:
         if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
             # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
             # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
-            # (A Connect leader logs no assignment line: its workers' lines are all there is; not nulled.)
+            # (A Connect leader logs no assignment line: its workers' lines are all there is, unless a
+            # worker's JoinGroup went unanswered in its log: `_silent_joiner_may_be_in`.)
+            members = None
+            rnd.member_count = None
+        elif (
+            connect
+            and not self.has_coordinator
+            and not rnd.ended_empty
+            and self._silent_joiner_may_be_in(rnd)
+        ):
             members = None
             rnd.member_count = None
         self._out["generations"].append(
@@ -1512,6 +1529,34 @@ class GroupReplayer:
                 "timing_source": rnd.timing_source,
             }
         )
+
+    def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
+        """Connect workers' logs only (the leader logs no assignment, so the workers' own lines are the
+        member list): whether a worker whose log shows a JoinGroup and nothing answering it (it died or
+        stalled after sending it) may be in generation `rnd`. A JoinGroup sent before another one the
+        join phase still awaited (a member of the generation sent it later) reached the coordinator
+        before the phase completed, and an awaiting member is in the generation it completes
+        (GroupCoordinator.onCompleteJoin / ClassicGroup: every member that joined); one sent later may
+        have missed it (its response, if logged, names the next generation). The coordinator keeps it
+        in later generations until its session expires (heartbeat expiration is scheduled at the join's
+        completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration): session.timeout.ms
+        from the first generation it may be in (its config dump or `ReplaySettings.session_timeout_ms`;
+        unknown: every later generation)."""
+        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
+        if formed is None:
+            return False
+        for view in self.views.values():
+            if view.signal_ts is None or view.member_id in (rnd.members or ()):
+                continue
+            if view.unanswered_since is None:
+                awaited = rnd.latest_member_signal
+                if awaited is None or view.signal_ts >= awaited:
+                    continue
+                view.unanswered_since = formed
+            timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
+            if timeout is None or formed <= view.unanswered_since + timeout:
+                return True
+        return False
 
     def _maybe_end_episode(self) -> None:
         """An episode ends once its last round is Stable, every member with its own log applied that

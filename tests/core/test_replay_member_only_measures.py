@@ -218,3 +218,48 @@ def test_a_connect_worker_seen_only_from_mid_life_gets_no_assignment_rows():
         ]
     )
     assert not out["assignments"]
+
+
+def _worker(ts, event_type, client, **fields):
+    return ev(ts, event_type, client_id=client, protocol_type="connect", **fields)
+
+
+def _w3_joins_then_falls_silent(w3_rejoin_at: int):
+    """Connect workers w1, w2 in generation 1; w3 sends its JoinGroup with its member id (KIP-394's
+    second one) at `w3_rejoin_at` and its log shows nothing after it; w1 and w2 rejoin at 1000 and get
+    generation 2 at 1010."""
+    events = []
+    for n, client in enumerate(("w1", "w2")):
+        member = f"{client}-a"
+        events += [
+            _worker(n, "join_sent", client, member_id=member),
+            _worker(
+                10, "join_response", client, generation_id=1, member_id=member, protocol_name="sessioned"
+            ),
+            _worker(12, "sync_response", client, generation_id=1, member_id=member),
+            _worker(1000 + n, "join_sent", client, member_id=member),
+            _worker(
+                1010, "join_response", client, generation_id=2, member_id=member, protocol_name="sessioned"
+            ),
+            _worker(1012, "sync_response", client, generation_id=2, member_id=member),
+        ]
+    events.append(_worker(w3_rejoin_at, "join_sent", "w3", member_id="w3-a"))
+    return sorted(events, key=lambda e: e.ts)
+
+
+def test_a_connect_worker_whose_join_group_went_unanswered_makes_the_generations_members_unknown():
+    """A Connect leader logs no assignment: the workers' own lines are the member list. w3's JoinGroup
+    reached the coordinator before w1's and w2's (the join phase still awaited theirs), so it is in the
+    generation that phase completed (GroupCoordinator.onCompleteJoin: every member that joined), though
+    its log shows no response (it died): generation 2's members are not known (null), never [w1, w2]."""
+    out = run(_w3_joins_then_falls_silent(500))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: None}
+
+
+def test_a_connect_worker_joining_after_the_awaited_join_groups_leaves_the_generations_members_known():
+    """w3's JoinGroup was sent after every JoinGroup the generation's workers sent: it may have missed
+    that join phase (its response would name the next generation), so the logged workers stay the list."""
+    out = run(_w3_joins_then_falls_silent(1005))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: ["w1-a", "w2-a"]}
