@@ -171,8 +171,9 @@ class MemberView:
     synced_generation: int | None = None  # the generation of its last sync
     rejoin_since: int | None = None  # rejoining and given its generation back (no rebalance) since then
     revoked_unsignalled: bool = False  # eager revocation with no signal before it (`_unsignalled_rejoin`)
-    # members' logs only: the first generation formed after this member's JoinGroup, which no line of
-    # its log answered (`_silent_joiner_may_be_in`)
+    # members' logs only: its first JoinGroup no response of its log answered yet, and the first
+    # generation formed after it (`_silent_joiner_may_be_in`)
+    join_sent_at: int | None = None
     unanswered_since: int | None = None
 
 
@@ -207,9 +208,9 @@ class Round:
     owned_before: bool = True
     joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
     members_listed: bool = False  # member-side logs: the leader's assignment listed every member
-    # member-side logs: the latest first rebalance signal (JoinGroup) of a member whose response named
-    # this generation: the join phase still awaited it then (`_silent_joiner_may_be_in`)
-    latest_member_signal: int | None = None
+    # member-side logs: the latest JoinGroup of a member whose response named this generation: the
+    # join phase still awaited it then (`_silent_joiner_may_be_in`)
+    latest_member_join: int | None = None
     # member-side logs: the last member's LeaveGroup at this instant left the group no member to wait
     # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
     emptied_at: int | None = None
@@ -765,9 +766,15 @@ class GroupReplayer:
 
     _m_heartbeat_rebalancing = _signal
     _m_join_requested = _signal
-    _m_join_sent = _signal
+
+    def _m_join_sent(self, e: Event, view: MemberView) -> None:
+        if view.join_sent_at is None:
+            view.join_sent_at = e.ts
+        self._signal(e, view)
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
+        sent = view.join_sent_at if view.join_sent_at is not None else view.signal_ts
+        view.join_sent_at = view.unanswered_since = None
         self._set_protocol(e.protocol_name)
         if e.protocol_type and self.group.protocol_type is None:
             # the broker's lines do not print it; a JoinGroup of another protocol type is refused
@@ -805,7 +812,8 @@ class GroupReplayer:
         if rnd is not None:
             if rnd.join_completed_at is None:
                 rnd.join_completed_at = e.ts
-            rnd.latest_member_signal = max(rnd.latest_member_signal or view.signal_ts, view.signal_ts)
+            if sent is not None:
+                rnd.latest_member_join = max(rnd.latest_member_join or sent, sent)
             if e.leader_id:
                 rnd.leader_id = e.leader_id
             if rnd.members is None:
@@ -966,7 +974,6 @@ class GroupReplayer:
         synced_before = view.synced_generation is not None
         view.generation_id = gen
         view.signal_ts = None
-        view.unanswered_since = None
         member = view.member_id
         rejoined = view.rejoin_since is not None and gen == view.synced_generation
         if rejoined:
@@ -1546,11 +1553,11 @@ class GroupReplayer:
         if formed is None:
             return False
         for view in self.views.values():
-            if view.signal_ts is None or view.member_id in (rnd.members or ()):
+            if view.join_sent_at is None or view.member_id in (rnd.members or ()):
                 continue
             if view.unanswered_since is None:
-                awaited = rnd.latest_member_signal
-                if awaited is None or view.signal_ts >= awaited:
+                awaited = rnd.latest_member_join
+                if awaited is None or view.join_sent_at >= awaited:
                     continue
                 view.unanswered_since = formed
             timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms

@@ -263,3 +263,18 @@ def test_a_connect_worker_joining_after_the_awaited_join_groups_leaves_the_gener
     out = run(_w3_joins_then_falls_silent(1005))
     members = {g["generation_id"]: g["members"] for g in out["generations"]}
     assert members == {1: ["w1-a", "w2-a"], 2: ["w1-a", "w2-a"]}
+
+
+def test_a_restarted_workers_old_member_id_with_an_unanswered_join_group_may_still_be_in_the_group():
+    """A new process of client w3 (a JoinGroup without a member id) does not remove the old one's member
+    id: the coordinator keeps it until its session expires (GroupCoordinator heartbeat expiration), so
+    the old id whose JoinGroup went unanswered may be in the next generation: members null."""
+    events = _w3_joins_then_falls_silent(500) + [
+        _worker(700, "join_sent", "w3"),  # the new process: KIP-394's first JoinGroup, no member id
+        _worker(712, "join_sent", "w3", member_id="w3-b"),
+        _worker(1010, "join_response", "w3", generation_id=2, member_id="w3-b", protocol_name="sessioned"),
+        _worker(1012, "sync_response", "w3", generation_id=2, member_id="w3-b"),
+    ]
+    out = run(sorted(events, key=lambda e: e.ts))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: None}
