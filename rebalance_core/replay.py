@@ -171,6 +171,9 @@ class MemberView:
     synced_generation: int | None = None  # the generation of its last sync
     rejoin_since: int | None = None  # rejoining and given its generation back (no rebalance) since then
     revoked_unsignalled: bool = False  # eager revocation with no signal before it (`_unsignalled_rejoin`)
+    lost_before_rejoin: bool = (
+        False  # gave its partitions up as lost; a JoinGroup may follow (`_rejoin_after_lost`)
+    )
     # members' logs only: its first JoinGroup no response of its log answered yet, and the first
     # generation formed after it (`_silent_joiner_may_be_in`)
     join_sent_at: int | None = None
@@ -658,6 +661,7 @@ class GroupReplayer:
                 # just resolved to it, such as Connect's "Rebalance started" before a new worker's first
                 # JoinGroup, was this new process's)
                 previous.signal_ts = None
+                self._rejoin_after_lost(previous)
             if e.client_id:
                 self.joining_clients.add(e.client_id)
             if e.group_instance_id:
@@ -768,6 +772,7 @@ class GroupReplayer:
     _m_join_requested = _signal
 
     def _m_join_sent(self, e: Event, view: MemberView) -> None:
+        self._rejoin_after_lost(view)
         if view.join_sent_at is None:
             view.join_sent_at = e.ts
         self._signal(e, view)
@@ -1109,7 +1114,21 @@ class GroupReplayer:
             view.revoked_unsignalled = False
             self.timeline.stops_inferred(view.member_id)
 
+    def _rejoin_after_lost(self, view: MemberView) -> None:
+        """The member sends a JoinGroup after giving its partitions up as lost: that was
+        ConsumerCoordinator.onJoinPrepare finding its generation or member id reset ("Giving away all
+        assigned partitions as lost since generation/memberID has been reset"): the coordinator had
+        dropped it already (its session expired while the process stalled, or a heartbeat was fenced),
+        and the consumer learns it only at its next poll. It stopped consuming at an instant no line
+        shows, before that: the stops placed at the lost line are the latest they can be (`inferred`:
+        the unavailable and stop-the-world time from them are lower bounds). A close() gives them up as
+        lost in onLeavePrepare (during a rebalance) at the instant it stops, and sends no JoinGroup."""
+        if view.lost_before_rejoin:
+            view.lost_before_rejoin = False
+            self.timeline.stops_inferred(view.member_id)
+
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
+        view.lost_before_rejoin = True
         listed = list(e.partitions or ())
         if view.pending is not None:
             view.pending.to_stop = [tp for tp in view.pending.to_stop if tp not in listed]

@@ -278,3 +278,63 @@ def test_a_restarted_workers_old_member_id_with_an_unanswered_join_group_may_sti
     out = run(sorted(events, key=lambda e: e.ts))
     members = {g["generation_id"]: g["members"] for g in out["generations"]}
     assert members == {1: ["w1-a", "w2-a"], 2: None}
+
+
+def _a_loses_its_partitions(then: list) -> list:
+    """Cooperative consumers a and b in generation 1 (a: t-0, b: t-1); a's process stalls unlogged, the
+    coordinator drops it, and a's next line at 5000 gives its partitions up as lost; `then` follows."""
+    return [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(1, "join_sent", member_id="b-1", client_id="b"),
+        ev(
+            5,
+            "join_response",
+            generation_id=1,
+            member_id="a-1",
+            protocol_name="cooperative-sticky",
+            client_id="a",
+        ),
+        ev(
+            6,
+            "join_response",
+            generation_id=1,
+            member_id="b-1",
+            protocol_name="cooperative-sticky",
+            client_id="b",
+        ),
+        ev(
+            7,
+            "assignment_computed",
+            generation_id=1,
+            member_id="a-1",
+            assignment={"a-1": "t-0", "b-1": "t-1"},
+        ),
+        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(8, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(9, "sync_response", generation_id=1, member_id="b-1", partitions="t-1", client_id="b"),
+        ev(9, "partitions_assigned", member_id="b-1", partitions="t-1", client_id="b"),
+        ev(5000, "partitions_lost", member_id="a-1", partitions="t-0", client_id="a"),
+        *then,
+    ]
+
+
+def test_partitions_lost_before_a_rejoin_stopped_at_an_unlogged_instant_before_the_lost_line():
+    """ConsumerCoordinator.onJoinPrepare gives the partitions up as lost when the generation or member id
+    was reset: the coordinator had dropped the member (its session expired while it stalled) before it
+    noticed, so it stopped consuming earlier than the lost line, when no line shows: the stop placed at
+    the lost line is the latest it can be (`inferred`, the unavailable time a lower bound)."""
+    out = run(_a_loses_its_partitions([ev(5001, "join_sent", client_id="a")]))
+    (stop,) = [m for m in out["partition_movements"] if m["from_member_id"] == "a-1"]
+    assert rel(stop, "stop_cause", "revoked_at", "source") == ("lost", 5000, "inferred")
+
+
+def test_partitions_lost_by_a_close_during_a_rebalance_stop_at_the_close():
+    """A close() during a rebalance gives the partitions up as lost in onLeavePrepare, at the instant it
+    stops consuming, and sends a LeaveGroup, no JoinGroup: observed."""
+    out = run(
+        _a_loses_its_partitions(
+            [ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a")]
+        )
+    )
+    (stop,) = [m for m in out["partition_movements"] if m["from_member_id"] == "a-1"]
+    assert rel(stop, "stop_cause", "revoked_at", "source") == ("lost", 5000, "observed")
