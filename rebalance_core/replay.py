@@ -640,8 +640,10 @@ class GroupReplayer:
         """Whether `e` is the revoking member's requestRejoin, logged by ConsumerCoordinator.onJoinComplete
         after its onPartitionsRevoked and before its onPartitionsAssigned ("Adding newly assigned
         partitions", the instant the added partitions start): the member's pending synced assignment stays
-        pending for the callback line that follows, instead of being applied at the sync."""
-        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").startswith(
+        pending for the callback line that follows, instead of being applied at the sync. 2.4-2.x print
+        it as a sentence of its own ("Need to revoke partitions [..] and re-join the group"), 3.x as the
+        reason of "Request joining group due to: need to revoke partitions ...": either case."""
+        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").lower().startswith(
             REVOKE_REJOIN_PREFIX
         )
 

@@ -3,6 +3,8 @@ one episode are linked; partitions that stay with their owner never stop."""
 
 from __future__ import annotations
 
+import pytest
+
 from rebalance_core.replay import ReplaySettings
 from tests.core import replay_scenarios as sc
 from tests.core.replay_helpers import ev, rel, run
@@ -196,3 +198,41 @@ def test_a_members_sync_logged_after_the_revoking_rejoin_of_another_stays_in_its
         (2, 2, 3),
         (1, 4, 4),
     ]
+
+
+@pytest.mark.parametrize(
+    "rejoin_line",
+    [
+        "need to revoke partitions [t-0] as indicated by the current assignment and re-join",  # 3.x reason
+        "Need to revoke partitions [t-0] and re-join the group",  # 2.4-2.x: a sentence of its own
+    ],
+)
+def test_partitions_added_with_a_revocation_start_at_the_assigned_callback_in_either_wording(rejoin_line):
+    """Members' logs only, cooperative (KIP-429): a's sync in generation 2 revokes t-0 and adds t-1.
+    ConsumerCoordinator.onJoinComplete revokes, logs its requestRejoin, then runs onPartitionsAssigned
+    ("Adding newly assigned partitions"): t-1 starts at that line (2002), whichever wording the
+    requestRejoin had, not at the sync (2000)."""
+    coop = "cooperative-sticky"
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="a", protocol_name=coop, leader_id="a"),
+        ev(0, "join_response", generation_id=1, member_id="b", protocol_name=coop, leader_id="a"),
+        ev(1, "assignment_computed", generation_id=1, member_id="a", assignment={"a": "t-0", "b": "t-1"}),
+        ev(2, "sync_response", generation_id=1, member_id="a", partitions="t-0"),
+        ev(2, "partitions_assigned", member_id="a", partitions="t-0"),
+        ev(3, "sync_response", generation_id=1, member_id="b", partitions="t-1"),
+        ev(3, "partitions_assigned", member_id="b", partitions="t-1"),
+        ev(1000, "partitions_revoked", member_id="b", partitions="t-1"),
+        ev(1000, "join_requested", member_id="b", reason="subscription changed"),
+        ev(1005, "join_requested", member_id="a", reason="group is already rebalancing"),
+        ev(1010, "join_response", generation_id=2, member_id="a", protocol_name=coop, leader_id="a"),
+        ev(1010, "join_response", generation_id=2, member_id="b", protocol_name=coop, leader_id="a"),
+        ev(1011, "assignment_computed", generation_id=2, member_id="a", assignment={"a": "t-1", "b": ""}),
+        ev(2000, "sync_response", generation_id=2, member_id="a", partitions="t-1"),
+        ev(2000, "partitions_revoked", member_id="a", partitions="t-0"),
+        ev(2001, "join_requested", member_id="a", reason=rejoin_line),
+        ev(2002, "partitions_assigned", member_id="a", partitions="t-1"),
+        ev(2003, "sync_response", generation_id=2, member_id="b", partitions=""),
+    ]
+    out = run(events)
+    (moved,) = [m for m in out["partition_movements"] if m["partition"] == 1]
+    assert rel(moved, "from_member_id", "to_member_id", "revoked_at", "assigned_at") == ("b", "a", 1000, 2002)
