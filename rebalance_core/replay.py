@@ -178,6 +178,7 @@ class MemberView:
     # generation formed after it (`_silent_joiner_may_be_in`)
     join_sent_at: int | None = None
     unanswered_since: int | None = None
+    round_trip_ms: int | None = None  # KIP-394: its JoinGroup without a member id to the one with it
 
 
 @dataclass
@@ -265,6 +266,7 @@ class GroupReplayer:
         self.member_timed: set[str] = set()  # member ids and instance ids seen on the member side
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
+        self.fresh_join_sent: dict[str, int] = {}  # alias -> its JoinGroup without a member id (KIP-394)
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
         # new member id -> [old id, generation] of a static replacement while Stable whose old id's
         # assignment no line showed (`_replaced_assignment`)
@@ -605,6 +607,7 @@ class GroupReplayer:
         self.member_timed.clear()
         self.aliases.clear()
         self.joining_clients.clear()
+        self.fresh_join_sent.clear()
         self.unnamed_replacements.clear()
         self.poll_timed_out.clear()
         self.follow_up_due = self.kip415_delay_inferred = False
@@ -650,7 +653,7 @@ class GroupReplayer:
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
         from the same source and client (log lines of one consumer)."""
-        alias = f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"
+        alias = _alias(e)
         if e.member_id:
             self.aliases[alias] = e.member_id
             return e.member_id
@@ -666,6 +669,7 @@ class GroupReplayer:
                 self._rejoin_after_lost(previous)
             if e.client_id:
                 self.joining_clients.add(e.client_id)
+            self.fresh_join_sent[alias] = e.ts
             if e.group_instance_id:
                 self.member_timed.add(e.group_instance_id)
                 self._static_restart(e)
@@ -775,6 +779,11 @@ class GroupReplayer:
 
     def _m_join_sent(self, e: Event, view: MemberView) -> None:
         self._rejoin_after_lost(view)
+        fresh = self.fresh_join_sent.pop(_alias(e), None)
+        if fresh is not None:
+            # KIP-394: the coordinator answers a JoinGroup without a member id at once
+            # (MEMBER_ID_REQUIRED) and the member resends it with the id: one round trip
+            view.round_trip_ms = e.ts - fresh
         if view.join_sent_at is None:
             view.join_sent_at = e.ts
         self._signal(e, view)
@@ -1561,11 +1570,13 @@ class GroupReplayer:
     def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
         """Connect workers' logs only (the leader logs no assignment, so the workers' own lines are the
         member list): whether a worker whose log shows a JoinGroup and nothing answering it (it died or
-        stalled after sending it) may be in generation `rnd`. A JoinGroup sent before another one the
-        join phase still awaited (a member of the generation sent it later) reached the coordinator
-        before the phase completed, and an awaiting member is in the generation it completes
-        (GroupCoordinator.onCompleteJoin / ClassicGroup: every member that joined); one sent later may
-        have missed it (its response, if logged, names the next generation). The coordinator keeps it
+        stalled after sending it) may be in generation `rnd`. A JoinGroup that reached the coordinator
+        before the join phase completed is in the generation it completes (GroupCoordinator.onCompleteJoin
+        / ClassicGroup: every member that joined): one sent before another the phase still awaited (a
+        member of the generation sent it later), or more than twice the worker's own round trip
+        (KIP-394's two JoinGroups) before the first response naming the generation (the coordinator answers every
+        member at once on completion). One sent later may have missed it (its response, if logged,
+        names the next generation). The coordinator keeps it
         in later generations until its session expires (heartbeat expiration is scheduled at the join's
         completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration): session.timeout.ms
         from the first generation it may be in (its config dump or `ReplaySettings.session_timeout_ms`;
@@ -1577,8 +1588,11 @@ class GroupReplayer:
             if view.join_sent_at is None or view.member_id in (rnd.members or ()):
                 continue
             if view.unanswered_since is None:
-                awaited = rnd.latest_member_join
-                if awaited is None or view.join_sent_at >= awaited:
+                awaited, rtt = rnd.latest_member_join, view.round_trip_ms
+                before_awaited = awaited is not None and view.join_sent_at < awaited
+                # its JoinGroup's way there and the response's way back, each bounded by a round trip
+                before_completion = rtt is not None and view.join_sent_at < formed - 2 * rtt
+                if not (before_awaited or before_completion):
                     continue
                 view.unanswered_since = formed
             timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
@@ -1890,6 +1904,7 @@ _PLAIN_STATE = (
     "member_timed",
     "aliases",
     "joining_clients",
+    "fresh_join_sent",
     "unnamed_replacements",
     "stable_replacements",
     "poll_timed_out",
@@ -1902,6 +1917,7 @@ _PLAIN_STATE = (
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
     "stable_replacements": dict,
+    "fresh_join_sent": dict,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
@@ -1912,6 +1928,11 @@ _STATE_DEFAULTS = {
 
 
 _CONNECT_TASK = re.compile(r"^(.+)-(\d+)$")
+
+
+def _alias(e: Event) -> str:
+    """The log a member-side event comes from: source (or file), client id and group.instance.id."""
+    return f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"
 
 
 def _connect_tasks(listed: str | None) -> set[TopicPartition]:

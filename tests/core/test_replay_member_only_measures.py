@@ -338,3 +338,20 @@ def test_partitions_lost_by_a_close_during_a_rebalance_stop_at_the_close():
     )
     (stop,) = [m for m in out["partition_movements"] if m["from_member_id"] == "a-1"]
     assert rel(stop, "stop_cause", "revoked_at", "source") == ("lost", 5000, "observed")
+
+
+def test_a_connect_worker_joining_well_before_the_join_phase_completed_is_in_its_generation():
+    """w1 joins an empty group at 0; w3's JoinGroups (KIP-394: without, then with its member id, one round
+    trip of 10 ms apart) follow at 100 and 110, after w1's last one, and its log ends. The first response
+    naming generation 1 comes at 3000 (group.initial.rebalance.delay.ms held the join phase open,
+    InitialDelayedJoin): w3's JoinGroup reached the coordinator long before the phase completed (more
+    than two of its round trips), so it is in generation 1, which its log never shows: members null."""
+    events = [
+        _worker(0, "join_sent", "w1", member_id="w1-a"),
+        _worker(100, "join_sent", "w3"),
+        _worker(110, "join_sent", "w3", member_id="w3-a"),
+        _worker(3000, "join_response", "w1", generation_id=1, member_id="w1-a", protocol_name="sessioned"),
+        _worker(3002, "sync_response", "w1", generation_id=1, member_id="w1-a"),
+    ]
+    out = run(events)
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, None)]
