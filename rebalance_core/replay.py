@@ -1139,7 +1139,6 @@ class GroupReplayer:
             self.timeline.stops_inferred(view.member_id)
 
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
-        view.lost_before_rejoin = True
         listed = list(e.partitions or ())
         if view.pending is not None:
             view.pending.to_stop = [tp for tp in view.pending.to_stop if tp not in listed]
@@ -1147,6 +1146,8 @@ class GroupReplayer:
         for tp in listed:
             if self.timeline.owner_of(tp) == view.member_id:
                 self._stop(tp, view.member_id, e.ts, "lost", view.instance)
+                # its own poll timeout reset it: those stops are at that line already (observed)
+                view.lost_before_rejoin = view.poll_timeout_ts is None
 
     def _assume_owned_before_the_log(self, view: MemberView, tps: list[TopicPartition]) -> None:
         """A member revokes (or loses) partitions the replay never saw anyone get: it has been consuming
