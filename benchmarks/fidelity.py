@@ -816,7 +816,10 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
     for measure, column in (("members", "members"), ("leader", "leader_member_id")):
         out[measure] = _compare_generation_column(t_gen, r_gen, column)
     inferred = _inferred_generations(replayed)
-    out["assignments"] = _compare_assignments(_assignments(truth), _assignments(replayed), inferred)
+    members_unknown = {g for g, r in r_gen.items() if r.get("members") is None}
+    out["assignments"] = _compare_assignments(
+        _assignments(truth), _assignments(replayed), inferred, members_unknown
+    )
     out["rounds"] = _compare_rounds(case, view, truth, replayed)
     out.update(_compare_totals(case, truth, replayed, inferred))
     unobservable = case.unobservable_from_coordinator if view.broker_only else case.unobservable
@@ -880,7 +883,10 @@ def _compare_generation_column(t_gen: dict, r_gen: dict, column: str) -> Outcome
     return worst
 
 
-def _compare_assignments(t_asg: dict, r_asg: dict, inferred: set[int]) -> Outcome:
+def _compare_assignments(t_asg: dict, r_asg: dict, inferred: set[int], members_unknown: set[int]) -> Outcome:
+    """Per generation, the members' partitions. A generation whose member list the replay reports null
+    (it says it does not know who was in it) has the rows of the members the view showed: flagged when
+    each of them is the truth's (the others' rows are absent, not wrong)."""
     worst = Outcome(EXACT)
     for g in sorted(set(t_asg) | set(r_asg), key=lambda x: (x is None, x)):
         t_value, r_value = t_asg.get(g), r_asg.get(g)
@@ -891,6 +897,8 @@ def _compare_assignments(t_asg: dict, r_asg: dict, inferred: set[int]) -> Outcom
             outcome = Outcome(FLAGGED, "null", detail, mismatch="null")
         elif g in inferred:
             outcome = Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
+        elif g in members_unknown and t_value and all(t_value.get(m) == tps for m, tps in r_value.items()):
+            outcome = Outcome(FLAGGED, "null", detail, mismatch="members unknown: the rows the view showed")
         elif t_value is None:
             outcome = Outcome(WRONG, "", detail, mismatch="assignment of a generation the truth lacks")
         elif set(t_value) != set(r_value):

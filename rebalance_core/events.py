@@ -128,6 +128,13 @@ class Event:
 REVOKE_REJOIN_REASON = "need to revoke partitions and re-join"
 REVOKE_REJOIN_PREFIX = "need to revoke partitions"
 
+
+def is_revoke_rejoin(reason: str | None) -> bool:
+    """Whether a JoinGroup reason is that requestRejoin, in either wording: the 3.x reason above, or
+    2.4-2.8's sentence of its own "Need to revoke partitions [...] and re-join the group"."""
+    return (reason or "").lower().startswith(REVOKE_REJOIN_PREFIX)
+
+
 _EVENT_FIELDS = tuple(f.name for f in fields(Event))
 _EVENT_TYPES = {t.value: t for t in EventType}
 _COORDINATOR = Side.COORDINATOR.value  # a plain string: an enum member's .value is a Python-level property

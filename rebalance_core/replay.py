@@ -28,7 +28,7 @@ from typing import Any
 
 from rebalance_core import client_config
 from rebalance_core import coordinator as co
-from rebalance_core.events import REVOKE_REJOIN_PREFIX, Event, TopicPartition, format_ts
+from rebalance_core.events import Event, TopicPartition, format_ts, is_revoke_rejoin
 from rebalance_core.kafka_logs.values import classic_member_owner
 from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
 from rebalance_core.member_order import MemberMapOrder
@@ -171,6 +171,14 @@ class MemberView:
     synced_generation: int | None = None  # the generation of its last sync
     rejoin_since: int | None = None  # rejoining and given its generation back (no rebalance) since then
     revoked_unsignalled: bool = False  # eager revocation with no signal before it (`_unsignalled_rejoin`)
+    lost_before_rejoin: bool = (
+        False  # gave its partitions up as lost; a JoinGroup may follow (`_rejoin_after_lost`)
+    )
+    # members' logs only: its first JoinGroup no response of its log answered yet, and the first
+    # generation formed after it (`_silent_joiner_may_be_in`)
+    join_sent_at: int | None = None
+    unanswered_since: int | None = None
+    round_trip_ms: int | None = None  # KIP-394: its JoinGroup without a member id to the one with it
 
 
 @dataclass
@@ -204,6 +212,9 @@ class Round:
     owned_before: bool = True
     joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
     members_listed: bool = False  # member-side logs: the leader's assignment listed every member
+    # member-side logs: the latest JoinGroup of a member whose response named this generation: the
+    # join phase still awaited it then (`_silent_joiner_may_be_in`)
+    latest_member_join: int | None = None
     # member-side logs: the last member's LeaveGroup at this instant left the group no member to wait
     # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
     emptied_at: int | None = None
@@ -257,7 +268,11 @@ class GroupReplayer:
         self.member_timed: set[str] = set()  # member ids and instance ids seen on the member side
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
+        self.fresh_join_sent: dict[str, int] = {}  # alias -> its JoinGroup without a member id (KIP-394)
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
+        # new member id -> [old id, generation] of a static replacement while Stable whose old id's
+        # assignment no line showed (`_replaced_assignment`)
+        self.stable_replacements: dict[str, list] = {}
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
         self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
         self.closed_leader: str | None = None  # leader of the last round ended with a generation
@@ -585,6 +600,8 @@ class GroupReplayer:
             self.unnamed_replacements[instance] = old
         if not old:
             return
+        if stable and old not in self.assignment:
+            self._await_replaced_assignment(instance, old, new)
         if new and old in self.assignment:
             self.assignment[new] = self.assignment.pop(old)
             if stable:  # the new id holds the old one's assignment in the same generation
@@ -635,6 +652,7 @@ class GroupReplayer:
         self.member_timed.clear()
         self.aliases.clear()
         self.joining_clients.clear()
+        self.fresh_join_sent.clear()
         self.unnamed_replacements.clear()
         self.poll_timed_out.clear()
         self.follow_up_due = self.kip415_delay_inferred = False
@@ -673,14 +691,12 @@ class GroupReplayer:
         pending for the callback line that follows, instead of being applied at the sync. Its wording:
         "Request joining group due to: need to revoke partitions [...] as indicated by the current
         assignment and re-join" (3.x), "Need to revoke partitions [...] and re-join the group" (2.4-2.8)."""
-        return e.event_type == EventType.JOIN_REQUESTED.value and (e.reason or "").lower().startswith(
-            REVOKE_REJOIN_PREFIX
-        )
+        return e.event_type == EventType.JOIN_REQUESTED.value and is_revoke_rejoin(e.reason)
 
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
         from the same source and client (log lines of one consumer)."""
-        alias = f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"
+        alias = _alias(e)
         if e.member_id:
             self.aliases[alias] = e.member_id
             return e.member_id
@@ -693,8 +709,10 @@ class GroupReplayer:
                 # just resolved to it, such as Connect's "Rebalance started" before a new worker's first
                 # JoinGroup, was this new process's)
                 previous.signal_ts = None
+                self._rejoin_after_lost(previous)
             if e.client_id:
                 self.joining_clients.add(e.client_id)
+            self.fresh_join_sent[alias] = e.ts
             if e.group_instance_id:
                 self.member_timed.add(e.group_instance_id)
                 self._static_restart(e)
@@ -740,6 +758,8 @@ class GroupReplayer:
         if member == old:
             return  # a line of the old process, logged before its replacement
         del self.unnamed_replacements[instance]
+        if self.stable_replacements.get(instance, [None])[0] == old:
+            self.stable_replacements[member] = self.stable_replacements.pop(instance)
         if old in self.group.members and self.group.member_for_instance(instance) == old:
             self.group.replace_static_member(instance, old, member)
         self.timeline.rename_member(old, member)
@@ -807,9 +827,21 @@ class GroupReplayer:
 
     _m_heartbeat_rebalancing = _signal
     _m_join_requested = _signal
-    _m_join_sent = _signal
+
+    def _m_join_sent(self, e: Event, view: MemberView) -> None:
+        self._rejoin_after_lost(view)
+        fresh = self.fresh_join_sent.pop(_alias(e), None)
+        if fresh is not None:
+            # KIP-394: the coordinator answers a JoinGroup without a member id at once
+            # (MEMBER_ID_REQUIRED) and the member resends it with the id: one round trip
+            view.round_trip_ms = e.ts - fresh
+        if view.join_sent_at is None:
+            view.join_sent_at = e.ts
+        self._signal(e, view)
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
+        sent = view.join_sent_at if view.join_sent_at is not None else view.signal_ts
+        view.join_sent_at = view.unanswered_since = None
         self._set_protocol(e.protocol_name)
         if e.protocol_type and self.group.protocol_type is None:
             # the broker's lines do not print it; a JoinGroup of another protocol type is refused
@@ -847,6 +879,8 @@ class GroupReplayer:
         if rnd is not None:
             if rnd.join_completed_at is None:
                 rnd.join_completed_at = e.ts
+            if sent is not None:
+                rnd.latest_member_join = max(rnd.latest_member_join or sent, sent)
             if e.leader_id:
                 rnd.leader_id = e.leader_id
             if rnd.members is None:
@@ -1057,6 +1091,7 @@ class GroupReplayer:
             return
         self._learn_topics(assigned)
         self._emit_assignment({member: assigned}, gen, e.ts, source)
+        self._replaced_assignment(member, assigned, gen, e.ts)
         self.assignment[member] = assigned
         owned = self.timeline.partitions_of(member)
         to_stop = sorted(owned - set(assigned))
@@ -1094,6 +1129,25 @@ class GroupReplayer:
         self.assignment[member] = now
         self._emit_assignment({member: now}, gen, e.ts, "inferred")
 
+    def _await_replaced_assignment(self, instance: str | None, old: str, new: str | None) -> None:
+        """A static member replaced while Stable whose old id's assignment no line of the view showed
+        (its process logged nothing, and a broker line prints no assignment): the new id's SyncGroup in
+        the same generation will show it (`_replaced_assignment`). Keyed by the new id, or by the
+        instance until a line names the new id (`_name_replacement`)."""
+        key = new or instance
+        if key:
+            self.stable_replacements[key] = [old, self.group.generation_id]
+
+    def _replaced_assignment(self, member: str, assigned: list[TopicPartition], gen, ts: int) -> None:
+        """KIP-345: replacing a static member while Stable moves its member metadata, assignment
+        included, to the new member id (GroupMetadata.replaceStaticMember / ClassicGroup.replaceStaticMember)
+        and the new id's SyncGroup in that generation answers with it (GroupCoordinator.doSyncGroup,
+        Stable: the stored assignment). So what the new id synced is what the old id held in the same
+        generation: its rows, `inferred` (no line of the view printed them)."""
+        replaced = self.stable_replacements.pop(member, None)
+        if replaced is not None and replaced[1] == gen:
+            self._emit_assignment({replaced[0]: assigned}, gen, ts, "inferred")
+
     def _next_round_open(self, gen: int | None) -> bool:
         """Whether a round after generation `gen` is open already: a member's SyncGroup response for
         `gen` logged after another member's rejoin opened the next round. Its revoke-rejoin
@@ -1130,6 +1184,19 @@ class GroupReplayer:
             view.revoked_unsignalled = False
             self.timeline.stops_inferred(view.member_id)
 
+    def _rejoin_after_lost(self, view: MemberView) -> None:
+        """The member sends a JoinGroup after giving its partitions up as lost: that was
+        ConsumerCoordinator.onJoinPrepare finding its generation or member id reset ("Giving away all
+        assigned partitions as lost since generation/memberID has been reset"): the coordinator had
+        dropped it already (its session expired while the process stalled, or a heartbeat was fenced),
+        and the consumer learns it only at its next poll. It stopped consuming at an instant no line
+        shows, before that: the stops placed at the lost line are the latest they can be (`inferred`:
+        the unavailable and stop-the-world time from them are lower bounds). A close() gives them up as
+        lost in onLeavePrepare (during a rebalance) at the instant it stops, and sends no JoinGroup."""
+        if view.lost_before_rejoin:
+            view.lost_before_rejoin = False
+            self.timeline.stops_inferred(view.member_id)
+
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
         if view.pending is not None:
@@ -1138,6 +1205,8 @@ class GroupReplayer:
         for tp in listed:
             if self.timeline.owner_of(tp) == view.member_id:
                 self._stop(tp, view.member_id, e.ts, "lost", view.instance)
+                # its own poll timeout reset it: those stops are at that line already (observed)
+                view.lost_before_rejoin = view.poll_timeout_ts is None
 
     def _assume_owned_before_the_log(self, view: MemberView, tps: list[TopicPartition]) -> None:
         """A member revokes (or loses) partitions the replay never saw anyone get: it has been consuming
@@ -1573,7 +1642,16 @@ class GroupReplayer:
         if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
             # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
             # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
-            # (A Connect leader logs no assignment line: its workers' lines are all there is; not nulled.)
+            # (A Connect leader logs no assignment line: its workers' lines are all there is, unless a
+            # worker's JoinGroup went unanswered in its log: `_silent_joiner_may_be_in`.)
+            members = None
+            rnd.member_count = None
+        elif (
+            connect
+            and not self.has_coordinator
+            and not rnd.ended_empty
+            and self._silent_joiner_may_be_in(rnd)
+        ):
             members = None
             rnd.member_count = None
         self._out["generations"].append(
@@ -1603,6 +1681,39 @@ class GroupReplayer:
                 "timing_source": rnd.timing_source,
             }
         )
+
+    def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
+        """Connect workers' logs only (the leader logs no assignment, so the workers' own lines are the
+        member list): whether a worker whose log shows a JoinGroup and nothing answering it (it died or
+        stalled after sending it) may be in generation `rnd`. A JoinGroup that reached the coordinator
+        before the join phase completed is in the generation it completes (GroupCoordinator.onCompleteJoin
+        / ClassicGroup: every member that joined): one sent before another the phase still awaited (a
+        member of the generation sent it later), or more than twice the worker's own round trip
+        (KIP-394's two JoinGroups) before the first response naming the generation (the coordinator answers every
+        member at once on completion). One sent later may have missed it (its response, if logged,
+        names the next generation). The coordinator keeps it
+        in later generations until its session expires (heartbeat expiration is scheduled at the join's
+        completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration): session.timeout.ms
+        from the first generation it may be in (its config dump or `ReplaySettings.session_timeout_ms`;
+        unknown: every later generation)."""
+        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
+        if formed is None:
+            return False
+        for view in self.views.values():
+            if view.join_sent_at is None or view.member_id in (rnd.members or ()):
+                continue
+            if view.unanswered_since is None:
+                awaited, rtt = rnd.latest_member_join, view.round_trip_ms
+                before_awaited = awaited is not None and view.join_sent_at < awaited
+                # its JoinGroup's way there and the response's way back, each bounded by a round trip
+                before_completion = rtt is not None and view.join_sent_at < formed - 2 * rtt
+                if not (before_awaited or before_completion):
+                    continue
+                view.unanswered_since = formed
+            timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
+            if timeout is None or formed <= view.unanswered_since + timeout:
+                return True
+        return False
 
     def _maybe_end_episode(self) -> None:
         """An episode ends once its last round is Stable, every member with its own log applied that
@@ -1908,7 +2019,9 @@ _PLAIN_STATE = (
     "member_timed",
     "aliases",
     "joining_clients",
+    "fresh_join_sent",
     "unnamed_replacements",
+    "stable_replacements",
     "poll_timed_out",
     "kip415_delay_inferred",
     "closed_leader",
@@ -1918,6 +2031,8 @@ _PLAIN_STATE = (
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
+    "stable_replacements": dict,
+    "fresh_join_sent": dict,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,
@@ -1933,6 +2048,11 @@ _CONNECT_TASK = re.compile(r"^(.+)-(\d+)$")
 def _process_of(e: Event) -> str:
     """The consumer process whose log has `e`: its file (or source) and client id."""
     return f"{e.source or e.file or ''}|{e.client_id or ''}"
+
+
+def _alias(e: Event) -> str:
+    """The log a member-side event comes from: source (or file), client id and group.instance.id."""
+    return f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"
 
 
 def _connect_tasks(listed: str | None) -> set[TopicPartition]:

@@ -13,7 +13,7 @@ from typing import Any
 from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, REBALANCE_STARTED
 from rebalance_core.consumer_protocol import is_consumer_protocol_event
 from rebalance_core.coordinator import members_named_in_reason
-from rebalance_core.events import REVOKE_REJOIN_PREFIX, Event, format_ts
+from rebalance_core.events import Event, format_ts, is_revoke_rejoin
 from rebalance_core.kafka_logs.patterns import PATTERNS
 from rebalance_core.latency import LatencyFit, LatencyModel
 from rebalance_core.replay import ReplaySettings, rebalance_protocol_of
@@ -416,7 +416,7 @@ class TimelineExtractor:
             named is not None
             and _LEADER_REJOIN_IN_STABLE.search(e.reason or "")
             and not _ENFORCED.search(e.reason or "")
-            and REVOKE_REJOIN_PREFIX not in (e.reason or "")
+            and not is_revoke_rejoin(e.reason)
         ):
             self.round.leader_rejoin = named[0]  # its cause is in no line: decided when the round closes
         # the member the reason names rejoined of its own accord (joined, left, re-joined, expired)
@@ -442,7 +442,7 @@ class TimelineExtractor:
             self.leave_reasons[leaving.group(1)] = e.reason
         # ConsumerCoordinator.onJoinComplete (cooperative only, KIP-429): a member that had to revoke on
         # its sync rejoins with the client reason "need to revoke partitions and re-join"
-        if REVOKE_REJOIN_PREFIX in (e.reason or ""):
+        if is_revoke_rejoin(e.reason):
             self.revoked_after_sync = True
 
     def _c_join_completed(self, e: Event) -> None:

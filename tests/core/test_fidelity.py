@@ -216,3 +216,30 @@ def test_what_remains_shows_apart_what_the_view_cannot_know():
     lines = f.render_remaining([row("random:1", False), row("random:2", True), row("random:3", True)])
     assert "| view | measure | kind | groups | replay wrong | u | example |" in lines
     assert "| client-3.x | stw_ms | missed | 3 | 1 | 2 | `random:1` |" in lines
+
+
+def test_assignment_rows_of_a_generation_whose_members_the_replay_does_not_know_are_flagged():
+    """A replay that reports a generation's members null says who was in it is unknown: its rows there
+    are the members the view showed (hand:static_restart, client logs of one process). Flagged when each
+    row is the truth's; a row that differs stays silently wrong."""
+    case = f.build_case("sim:01_eager_join")
+    truth = case.truth
+    gen = max(r["generation_id"] for r in truth["assignments"])
+    kept = min(r["member_id"] for r in truth["assignments"] if r["generation_id"] == gen)
+    partial = {
+        **truth,
+        "generations": [
+            {**r, "members": None} if r["generation_id"] == gen else r for r in truth["generations"]
+        ],
+        "assignments": [
+            r for r in truth["assignments"] if r["generation_id"] != gen or r["member_id"] == kept
+        ],
+    }
+    outcomes = f.compare(case, f.VIEW_BY_NAME["client-3.x"], truth, partial)
+    assert outcomes["assignments"].cls == f.FLAGGED
+    moved = [
+        {**r, "partition": r["partition"] + 100} if (r["generation_id"], r["member_id"]) == (gen, kept) else r
+        for r in partial["assignments"]
+    ]
+    outcomes = f.compare(case, f.VIEW_BY_NAME["client-3.x"], truth, {**partial, "assignments": moved})
+    assert outcomes["assignments"].cls == f.WRONG

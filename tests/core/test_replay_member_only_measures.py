@@ -218,3 +218,140 @@ def test_a_connect_worker_seen_only_from_mid_life_gets_no_assignment_rows():
         ]
     )
     assert not out["assignments"]
+
+
+def _worker(ts, event_type, client, **fields):
+    return ev(ts, event_type, client_id=client, protocol_type="connect", **fields)
+
+
+def _w3_joins_then_falls_silent(w3_rejoin_at: int):
+    """Connect workers w1, w2 in generation 1; w3 sends its JoinGroup with its member id (KIP-394's
+    second one) at `w3_rejoin_at` and its log shows nothing after it; w1 and w2 rejoin at 1000 and get
+    generation 2 at 1010."""
+    events = []
+    for n, client in enumerate(("w1", "w2")):
+        member = f"{client}-a"
+        events += [
+            _worker(n, "join_sent", client, member_id=member),
+            _worker(
+                10, "join_response", client, generation_id=1, member_id=member, protocol_name="sessioned"
+            ),
+            _worker(12, "sync_response", client, generation_id=1, member_id=member),
+            _worker(1000 + n, "join_sent", client, member_id=member),
+            _worker(
+                1010, "join_response", client, generation_id=2, member_id=member, protocol_name="sessioned"
+            ),
+            _worker(1012, "sync_response", client, generation_id=2, member_id=member),
+        ]
+    events.append(_worker(w3_rejoin_at, "join_sent", "w3", member_id="w3-a"))
+    return sorted(events, key=lambda e: e.ts)
+
+
+def test_a_connect_worker_whose_join_group_went_unanswered_makes_the_generations_members_unknown():
+    """A Connect leader logs no assignment: the workers' own lines are the member list. w3's JoinGroup
+    reached the coordinator before w1's and w2's (the join phase still awaited theirs), so it is in the
+    generation that phase completed (GroupCoordinator.onCompleteJoin: every member that joined), though
+    its log shows no response (it died): generation 2's members are not known (null), never [w1, w2]."""
+    out = run(_w3_joins_then_falls_silent(500))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: None}
+
+
+def test_a_connect_worker_joining_after_the_awaited_join_groups_leaves_the_generations_members_known():
+    """w3's JoinGroup was sent after every JoinGroup the generation's workers sent: it may have missed
+    that join phase (its response would name the next generation), so the logged workers stay the list."""
+    out = run(_w3_joins_then_falls_silent(1005))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: ["w1-a", "w2-a"]}
+
+
+def test_a_restarted_workers_old_member_id_with_an_unanswered_join_group_may_still_be_in_the_group():
+    """A new process of client w3 (a JoinGroup without a member id) does not remove the old one's member
+    id: the coordinator keeps it until its session expires (GroupCoordinator heartbeat expiration), so
+    the old id whose JoinGroup went unanswered may be in the next generation: members null."""
+    events = _w3_joins_then_falls_silent(500) + [
+        _worker(700, "join_sent", "w3"),  # the new process: KIP-394's first JoinGroup, no member id
+        _worker(712, "join_sent", "w3", member_id="w3-b"),
+        _worker(1010, "join_response", "w3", generation_id=2, member_id="w3-b", protocol_name="sessioned"),
+        _worker(1012, "sync_response", "w3", generation_id=2, member_id="w3-b"),
+    ]
+    out = run(sorted(events, key=lambda e: e.ts))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: None}
+
+
+def _a_loses_its_partitions(then: list) -> list:
+    """Cooperative consumers a and b in generation 1 (a: t-0, b: t-1); a's process stalls unlogged, the
+    coordinator drops it, and a's next line at 5000 gives its partitions up as lost; `then` follows."""
+    return [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(1, "join_sent", member_id="b-1", client_id="b"),
+        ev(
+            5,
+            "join_response",
+            generation_id=1,
+            member_id="a-1",
+            protocol_name="cooperative-sticky",
+            client_id="a",
+        ),
+        ev(
+            6,
+            "join_response",
+            generation_id=1,
+            member_id="b-1",
+            protocol_name="cooperative-sticky",
+            client_id="b",
+        ),
+        ev(
+            7,
+            "assignment_computed",
+            generation_id=1,
+            member_id="a-1",
+            assignment={"a-1": "t-0", "b-1": "t-1"},
+        ),
+        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(8, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(9, "sync_response", generation_id=1, member_id="b-1", partitions="t-1", client_id="b"),
+        ev(9, "partitions_assigned", member_id="b-1", partitions="t-1", client_id="b"),
+        ev(5000, "partitions_lost", member_id="a-1", partitions="t-0", client_id="a"),
+        *then,
+    ]
+
+
+def test_partitions_lost_before_a_rejoin_stopped_at_an_unlogged_instant_before_the_lost_line():
+    """ConsumerCoordinator.onJoinPrepare gives the partitions up as lost when the generation or member id
+    was reset: the coordinator had dropped the member (its session expired while it stalled) before it
+    noticed, so it stopped consuming earlier than the lost line, when no line shows: the stop placed at
+    the lost line is the latest it can be (`inferred`, the unavailable time a lower bound)."""
+    out = run(_a_loses_its_partitions([ev(5001, "join_sent", client_id="a")]))
+    (stop,) = [m for m in out["partition_movements"] if m["from_member_id"] == "a-1"]
+    assert rel(stop, "stop_cause", "revoked_at", "source") == ("lost", 5000, "inferred")
+
+
+def test_partitions_lost_by_a_close_during_a_rebalance_stop_at_the_close():
+    """A close() during a rebalance gives the partitions up as lost in onLeavePrepare, at the instant it
+    stops consuming, and sends a LeaveGroup, no JoinGroup: observed."""
+    out = run(
+        _a_loses_its_partitions(
+            [ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a")]
+        )
+    )
+    (stop,) = [m for m in out["partition_movements"] if m["from_member_id"] == "a-1"]
+    assert rel(stop, "stop_cause", "revoked_at", "source") == ("lost", 5000, "observed")
+
+
+def test_a_connect_worker_joining_well_before_the_join_phase_completed_is_in_its_generation():
+    """w1 joins an empty group at 0; w3's JoinGroups (KIP-394: without, then with its member id, one round
+    trip of 10 ms apart) follow at 100 and 110, after w1's last one, and its log ends. The first response
+    naming generation 1 comes at 3000 (group.initial.rebalance.delay.ms held the join phase open,
+    InitialDelayedJoin): w3's JoinGroup reached the coordinator long before the phase completed (more
+    than two of its round trips), so it is in generation 1, which its log never shows: members null."""
+    events = [
+        _worker(0, "join_sent", "w1", member_id="w1-a"),
+        _worker(100, "join_sent", "w3"),
+        _worker(110, "join_sent", "w3", member_id="w3-a"),
+        _worker(3000, "join_response", "w1", generation_id=1, member_id="w1-a", protocol_name="sessioned"),
+        _worker(3002, "sync_response", "w1", generation_id=1, member_id="w1-a"),
+    ]
+    out = run(events)
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, None)]

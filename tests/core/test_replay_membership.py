@@ -64,6 +64,25 @@ def test_static_restart_broker_only_gives_the_old_assignment_back():
     assert (move["unavailable_ms"], move["moved"], move["source"]) == (None, False, "inferred")
 
 
+def test_a_static_member_replaced_while_stable_held_what_its_replacement_synced_inferred():
+    """KIP-345 with the broker's log and only the new process's own log: no line prints what the old
+    member id held (the broker's "Assignment received from leader" carries no assignment). Replacing a
+    static member while Stable moves its metadata, assignment included, to the new id
+    (GroupMetadata.replaceStaticMember / ClassicGroup.replaceStaticMember) and the new id's SyncGroup
+    answers with it (GroupCoordinator.doSyncGroup, Stable): the old id's rows in that generation are the
+    new id's, `inferred`; the members with no log at all have none (not claimed empty)."""
+    events = []
+    for e in sc.static_restart():
+        if e.event_type == "assignment_received":  # as the broker logs it: no assignment
+            e = dataclasses.replace(e, assignment=None)
+        events.append(e)
+    out = run(events)
+    rows = sorted(
+        (r["generation_id"], r["member_id"], r["partition"], r["source"]) for r in out["assignments"]
+    )
+    assert rows == [(1, "i1-A", 0, "inferred"), (1, "i1-B", 0, "observed")]
+
+
 def test_dead_group_restarts_generations_expected_04():
     out = run(sc.log_04_dead_then_generation_zero())
     gens = [(g["generation_id"], g["ended_empty"], g["rebalance_ms"]) for g in out["generations"]]
