@@ -331,7 +331,7 @@ class GroupReplayer:
         # set before a deferred fresh join is resolved: with the coordinator's lines there, they say
         # whether that JoinGroup started anything (a KIP-394 pending member triggers nothing)
         self.has_coordinator = self.has_coordinator or coordinator
-        if self.fresh_join is not None:
+        if self.fresh_join is not None and not self._new_members_signal(e):
             self._signal_fresh_join()
         if coordinator:
             if self.unnamed_replacements:
@@ -638,7 +638,7 @@ class GroupReplayer:
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
         from the same source and client (log lines of one consumer)."""
-        alias = f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"
+        alias = self._alias(e)
         if e.member_id:
             self.aliases[alias] = e.member_id
             return e.member_id
@@ -656,15 +656,30 @@ class GroupReplayer:
             if e.group_instance_id:
                 self.member_timed.add(e.group_instance_id)
                 self._static_restart(e)
-        if fresh_join and not self.has_coordinator:
+        unknown_signal = e.event_type in _SIGNALS and alias not in self.aliases
+        if (fresh_join or unknown_signal) and not self.has_coordinator:
+            # a new member owns nothing yet, but its join is a rebalance signal once a later line shows
+            # one follows (a Connect worker's "Rebalance started" precedes its first JoinGroup)
             self._defer_fresh_join(e)
             return None
-        if fresh_join or (e.event_type in _SIGNALS and alias not in self.aliases):
-            # a new member owns nothing yet, but its join is a rebalance signal
-            if not self.has_coordinator:
-                self._member_round_signal(e.ts, e.reason)
+        if fresh_join or unknown_signal:
             return None
         return self.aliases.get(alias)
+
+    @staticmethod
+    def _alias(e: Event) -> str:
+        return f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"
+
+    def _new_members_signal(self, e: Event) -> bool:
+        """A member-side line of a member with no id yet that only signals its own join (its first
+        JoinGroup, a Connect worker's "Rebalance started" before it): it tells nothing more about whether
+        a rebalance followed a deferred fresh join (`_defer_fresh_join`)."""
+        return (
+            e.side != _COORDINATOR
+            and not e.member_id
+            and e.event_type in _SIGNALS
+            and (e.event_type == EventType.JOIN_SENT.value or self._alias(e) not in self.aliases)
+        )
 
     def _defer_fresh_join(self, e: Event) -> None:
         """Members' logs only: a JoinGroup without a member id. Since KIP-394 (2.2) the coordinator only
