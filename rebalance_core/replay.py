@@ -365,7 +365,7 @@ class GroupReplayer:
         # set before a deferred fresh join is resolved: with the coordinator's lines there, they say
         # whether that JoinGroup started anything (a KIP-394 pending member triggers nothing)
         self.has_coordinator = self.has_coordinator or coordinator
-        if self.fresh_join is not None:
+        if self.fresh_join is not None and not self._new_members_signal(e):
             self._signal_fresh_join()
         if coordinator:
             if self.unnamed_replacements:
@@ -716,15 +716,26 @@ class GroupReplayer:
             if e.group_instance_id:
                 self.member_timed.add(e.group_instance_id)
                 self._static_restart(e)
-        if fresh_join and not self.has_coordinator:
+        unknown_signal = e.event_type in _SIGNALS and alias not in self.aliases
+        if (fresh_join or unknown_signal) and not self.has_coordinator:
+            # a new member owns nothing yet, but its join is a rebalance signal once a later line shows
+            # one follows (a Connect worker's "Rebalance started" precedes its first JoinGroup)
             self._defer_fresh_join(e)
             return None
-        if fresh_join or (e.event_type in _SIGNALS and alias not in self.aliases):
-            # a new member owns nothing yet, but its join is a rebalance signal
-            if not self.has_coordinator:
-                self._member_round_signal(e.ts, e.reason)
+        if fresh_join or unknown_signal:
             return None
         return self.aliases.get(alias)
+
+    def _new_members_signal(self, e: Event) -> bool:
+        """A member-side line of a member with no id yet that only signals its own join (its first
+        JoinGroup, a Connect worker's "Rebalance started" before it): it tells nothing more about whether
+        a rebalance followed a deferred fresh join (`_defer_fresh_join`)."""
+        return (
+            e.side != _COORDINATOR
+            and not e.member_id
+            and e.event_type in _SIGNALS
+            and (e.event_type == EventType.JOIN_SENT.value or _alias(e) not in self.aliases)
+        )
 
     def _defer_fresh_join(self, e: Event) -> None:
         """Members' logs only: a JoinGroup without a member id. Since KIP-394 (2.2) the coordinator only

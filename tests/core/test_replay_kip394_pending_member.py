@@ -112,3 +112,24 @@ def test_a_join_answered_with_a_pending_member_id_by_the_coordinator_opens_no_re
     assert out["rebalance_episodes"] == []
     (day,) = out["group_daily_summary"]
     assert day["rebalances"] == 0
+
+
+@pytest.mark.parametrize("with_coordinator", [False, True])
+def test_a_new_connect_workers_rebalance_started_and_first_join_open_no_rebalance_alone(with_coordinator):
+    """A new Connect worker logs "Rebalance started" (WorkerCoordinator.onJoinPrepare) before its first
+    JoinGroup; the coordinator only reserves a member id for it (KIP-394, MEMBER_ID_REQUIRED), and the
+    process dies before rejoining with it: no rebalance, with or without the broker's lines
+    (random:798)."""
+    events = [
+        ev(0, "join_requested", client_id="w1", source="w1", reason="rebalance started"),
+        ev(0, "join_sent", client_id="w1", source="w1"),
+    ]
+    if with_coordinator:
+        events += [
+            ev(3, "join_received", member_id="w1-1", client_id="w1", protocol_name="sessioned",
+               protocol_type="connect", attributes={"state": "Empty", "pending": "true"}),
+            ev(45003, "member_removed", member_id="w1-1", reason="session_timeout",
+               attributes={"pending": "true"}),
+        ]  # fmt: skip
+    out = run(events)
+    assert out["rebalance_episodes"] == []
