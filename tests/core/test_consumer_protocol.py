@@ -1399,3 +1399,72 @@ def test_consumer_logs_alone_a_member_holding_nothing_while_another_is_given_eve
     client_line(log, "2025-03-10 14:00:20,002", "c2b", None, 5, "ACKNOWLEDGING", "STABLE")
     out = log.replay()
     assert members_by_epoch(out)[5] == ["c2b"]
+
+
+def _three_members_at_epoch_3(c3_takes_its_partition: bool) -> list[str]:
+    """c1 (t-0..t-2), c2 and c3 join; c1 revokes t-2 for c2 and t-1 for c3. c3 takes t-1, or falls silent
+    (a crash) before it does."""
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1, t-2") if "GroupCoordinator" not in line),
+        *(line for line in _joins("00:02", "c2", 2, "") if "GroupCoordinator" not in line),
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-2")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-2")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        *(line for line in _joins("01:00", "c3", 3, "") if "GroupCoordinator" not in line),
+        _stamped("01:05,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:05,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:05,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    if c3_takes_its_partition:
+        lines += [
+            _stamped("01:08,000", _MM.format("c3", 3, "STABLE", "RECONCILING")),
+            _stamped("01:08,002", _CB.format("c3", "Adding newly assigned partitions:", "t-1")),
+            _stamped("01:08,002", _MM.format("c3", 3, "RECONCILING", "ACKNOWLEDGING")),
+            _stamped("01:08,002", _MM.format("c3", 3, "ACKNOWLEDGING", "STABLE")),
+        ]
+    return lines
+
+
+def _epoch_4_gives_c1(partition: str) -> list[str]:
+    return [
+        _stamped("01:50,000", _MM.format("c1", 4, "STABLE", "RECONCILING")),
+        _stamped("01:50,002", _CB.format("c1", "Adding newly assigned partitions:", partition)),
+        _stamped("01:50,002", _MM.format("c1", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:50,002", _MM.format("c1", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+
+
+def test_consumer_logs_alone_an_epoch_no_line_explains_has_an_unknown_member_list():
+    """c3 falls silent (a crash) before taking t-1; 45 s later (group.consumer.session.timeout.ms, the
+    broker's) the coordinator fences it (GroupMetadataManager.consumerGroupFenceMember bumps the epoch) and
+    t-1 goes back to c1 at epoch 4. No member log states that bump's cause: a join, a leave (epoch -1) or a
+    fence shows in the member's own log (ConsumerMembershipManager), a silent member's session expiry does
+    not. c3 never stated epoch 4, so whether epoch 4 counts it cannot be told: null, never the guess that c3
+    is still in."""
+    lines = [*_three_members_at_epoch_3(c3_takes_its_partition=False), *_epoch_4_gives_c1("t-1")]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert generations[3]["members"] == ["c1", "c2", "c3"]
+    assert generations[4]["members"] is None
+    assert generations[4]["member_count"] is None
+
+
+def test_consumer_logs_alone_a_bump_that_brings_a_partition_never_consumed_keeps_the_member_list_known():
+    """Epoch 4 gives c1 t-3, a partition no member consumed since the group's first epoch: the topic grew,
+    and the coordinator bumps the epoch on a subscription metadata change (GroupMetadataManager
+    .consumerGroupHeartbeat), a cause that removes no member. Epoch 4 keeps c1, c2 and c3."""
+    lines = [*_three_members_at_epoch_3(c3_takes_its_partition=True), *_epoch_4_gives_c1("t-3")]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    assert members_by_epoch(replay(parsed.events, group="g"))[4] == ["c1", "c2", "c3"]
