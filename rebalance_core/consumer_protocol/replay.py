@@ -509,7 +509,8 @@ class ConsumerGroupReplayer:
         if _bumps_group_epoch(to_state, e.member_epoch):
             self.causes_seen += 1
         elif to_state is ClientState.FATAL and from_state is ClientState.JOINING and self.causes_seen:
-            self.causes_seen -= 1  # a join refused (e.g. UNRELEASED_INSTANCE_ID) creates no member, bumps nothing
+            # a join refused (e.g. UNRELEASED_INSTANCE_ID) creates no member: it bumps nothing
+            self.causes_seen -= 1
         if to_state is ClientState.JOINING:
             view.left_static = False
             view.joined_in_input = True
