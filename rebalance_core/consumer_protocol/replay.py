@@ -504,9 +504,15 @@ class ConsumerGroupReplayer:
             return
         if from_state is not None and not is_valid_client_transition(from_state, to_state):
             self._anomaly(INVALID_TRANSITION, e, f"{from_state.value} -> {to_state.value}")
+        # a member the coordinator never answered with a member epoch is none: its leave heartbeat (a close
+        # while JOINING) finds no member (GroupMetadataManager: UNKNOWN_MEMBER_ID, or FENCED_INSTANCE_ID for
+        # an instance id another member holds), so it neither bumps the epoch nor reserves anything
+        had_epoch = view.joined or (view.client_epoch or 0) > 0
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
-        if _bumps_group_epoch(to_state, e.member_epoch):
+        if to_state is ClientState.LEAVING and not had_epoch:
+            pass
+        elif _bumps_group_epoch(to_state, e.member_epoch):
             self.causes_seen += 1
         elif to_state is ClientState.FATAL and from_state is ClientState.JOINING and self.causes_seen:
             # a join refused (e.g. UNRELEASED_INSTANCE_ID) creates no member: it bumps nothing
@@ -541,7 +547,7 @@ class ConsumerGroupReplayer:
                 self.tracker.member_out(replaced)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
-            view.left_static, view.left_static_at = True, e.ts
+            view.left_static, view.left_static_at = had_epoch, e.ts
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
             view.left_in_epoch = self.tracker.epoch
         elif (

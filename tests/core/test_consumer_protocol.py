@@ -1468,3 +1468,40 @@ def test_consumer_logs_alone_a_bump_that_brings_a_partition_never_consumed_keeps
     parsed = parse_lines(lines, file="consumers.log", cluster="sim")
     assert parsed.quarantine == []
     assert members_by_epoch(replay(parsed.events, group="g"))[4] == ["c1", "c2", "c3"]
+
+
+def test_a_consumer_closed_before_its_first_member_epoch_is_no_member_and_its_leave_reserves_nothing():
+    """Static c1 (instance i1) crashes; its restarted consumer c1b is closed while still JOINING (epoch 0):
+    it sends its leave heartbeat (epoch -2) without ever having been answered with a member epoch, so the
+    coordinator has no such member (GroupMetadataManager.consumerGroupStaticMemberGroupLeave: i1 is still
+    c1's, FENCED_INSTANCE_ID) and nothing is reserved for c1b. When c1's session expires the group is empty:
+    epoch 2 has no member and ends Empty."""
+    log = Log("g")
+    stamp = "2025-03-10 14:00:00"
+    client_line(log, f"{stamp},000", "c1", "i1", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{stamp},001", "coordinator", EventType.JOIN_RECEIVED, member_id="c1", group_instance_id="i1")
+    log.add(
+        f"{stamp},001", "coordinator", EventType.GROUP_EPOCH_BUMPED, group_epoch=1, reason="member joined"
+    )
+    log.add(f"{stamp},001", "coordinator", EventType.MEMBER_EPOCH_UPDATED, member_id="c1", group_instance_id="i1",
+            member_epoch=1, partitions=tps("t", 0, 1), attributes={"previous_epoch": "0", "state": "STABLE"})  # fmt: skip
+    client_line(log, f"{stamp},002", "c1", "i1", 1, "JOINING", "RECONCILING")
+    log.add(f"{stamp},004", "member", EventType.PARTITIONS_ASSIGNED, member_id="c1", group_instance_id="i1",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, f"{stamp},004", "c1", "i1", 1, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{stamp},004", "c1", "i1", 1, "ACKNOWLEDGING", "STABLE")
+    # c1 crashes at 14:00:10; its consumer restarts as c1b and is closed at once
+    restart = "2025-03-10 14:00:12,000"
+    client_line(log, restart, "c1b", "i1", 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, restart, "c1b", "i1", 0, "JOINING", "PREPARE_LEAVING")
+    client_line(log, restart, "c1b", "i1", -2, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, restart, "c1b", "i1", 0, "LEAVING", "UNSUBSCRIBED")
+    expiry = "2025-03-10 14:00:55,000"
+    log.add(expiry, "coordinator", EventType.MEMBER_REMOVED, member_id="c1", group_instance_id="i1",
+            reason=RemovalReason.SESSION_TIMEOUT.value, attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    log.add(
+        expiry, "coordinator", EventType.GROUP_EPOCH_BUMPED, group_epoch=2, reason="member session expired"
+    )
+    generations = {g["generation_id"]: g for g in log.replay()["generations"]}
+    assert generations[2]["members"] == []
+    assert generations[2]["ended_empty"] is True
