@@ -396,7 +396,11 @@ class ConsumerGroupReplayer:
         cause = _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left")
         if reason == RemovalReason.LEAVE_GROUP.value:
             self._unacted_starts_inferred(view, e.ts, cause)
+        owned = bool(self.timeline.partitions_of(view.member_id))
         self._stop_all(view, stop_at, cause, source)
+        if owned and stop_at < e.ts:
+            # placed at its last heartbeat: partitions others started since were all that was consumed
+            self.timeline.recount_backdated_stop(stop_at)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
         if not self._group_members():

@@ -1505,3 +1505,73 @@ def test_a_consumer_closed_before_its_first_member_epoch_is_no_member_and_its_le
     generations = {g["generation_id"]: g for g in log.replay()["generations"]}
     assert generations[2]["members"] == []
     assert generations[2]["ended_empty"] is True
+
+
+def test_a_crash_known_at_its_session_expiry_recounts_the_stop_the_world_before_the_next_start():
+    """c1 consumes t-0 and t-1, c2 nothing. c1 crashes at 14:00:10 (its last heartbeat); at 14:00:13 the topic
+    grows and c2 starts t-2 (its callback, 14:00:13.002). The coordinator fences c1 only at 14:00:55 (group.consumer.session.timeout.ms,
+    GroupMetadataManager.consumerGroupFenceMember), and the replay places c1's stops at its last heartbeat:
+    from 14:00:10 to 14:00:13.002 nothing was consumed, 3 s of stop-the-world the running count could not see
+    when c2 started (c1 still counted as consuming then)."""
+    log = Log("g")
+    day = "2025-03-10 14:00"
+
+    def coordinator(when: str, event_type: EventType, **fields) -> None:
+        log.add(f"{day}:{when}", "coordinator", event_type, **fields)
+
+    def member_epoch(when: str, member: str, epoch: int, state: str, *partitions: int) -> None:
+        coordinator(when, EventType.MEMBER_EPOCH_UPDATED, member_id=member, member_epoch=epoch,
+                    partitions=tps("t", *partitions), attributes={"state": state})  # fmt: skip
+
+    def assigned(when: str, member: str, *partitions: int) -> None:
+        log.add(f"{day}:{when}", "member", EventType.PARTITIONS_ASSIGNED, member_id=member,
+                partitions=tps("t", *partitions))  # fmt: skip
+
+    def client(when: str, member: str, epoch: int, old: str, new: str) -> None:
+        log.add(f"{day}:{when}", "member", EventType.MEMBER_STATE_CHANGED, member_id=member, member_epoch=epoch,
+                attributes={"from_state": old, "to_state": new})  # fmt: skip
+
+    for member, epoch, at, partitions in (("c1", 1, "00", (0, 1)), ("c2", 2, "02", ())):
+        client(f"{at},000", member, 0, "UNSUBSCRIBED", "JOINING")
+        coordinator(f"{at},001", EventType.JOIN_RECEIVED, member_id=member)
+        coordinator(f"{at},001", EventType.GROUP_EPOCH_BUMPED, group_epoch=epoch, reason="member joined")
+        member_epoch(f"{at},001", member, epoch, "STABLE", *partitions)
+        client(f"{at},002", member, epoch, "JOINING", "RECONCILING")
+        assigned(f"{at},004", member, *partitions)
+        client(f"{at},004", member, epoch, "RECONCILING", "STABLE")
+    member_epoch("02,500", "c1", 2, "STABLE", 0, 1)
+    coordinator("13,000", EventType.GROUP_EPOCH_BUMPED, group_epoch=3, reason="topic metadata changed")
+    member_epoch("13,000", "c2", 3, "STABLE", 2)
+    client("13,001", "c2", 3, "STABLE", "RECONCILING")
+    assigned("13,002", "c2", 2)
+    client("13,002", "c2", 3, "RECONCILING", "STABLE")
+    coordinator("55,000", EventType.MEMBER_REMOVED, member_id="c1", reason=RemovalReason.SESSION_TIMEOUT.value,
+                attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    coordinator("55,000", EventType.GROUP_EPOCH_BUMPED, group_epoch=4, reason="member session expired")
+    member_epoch("55,000", "c2", 4, "STABLE", 0, 1, 2)
+    client("55,001", "c2", 4, "STABLE", "RECONCILING")
+    assigned("55,002", "c2", 0, 1)
+    client("55,002", "c2", 4, "RECONCILING", "STABLE")
+    out = log.replay()
+    assert sum(ep["stw_ms"] for ep in out["rebalance_episodes"]) == 3_002
+
+
+def test_simulator_a_frozen_member_fenced_later_stopped_at_its_last_heartbeat_and_the_gap_is_stop_the_world():
+    """The oracle: c1 (t-0) freezes in a GC pause right after a heartbeat and stays frozen beyond the broker's
+    session timeout; meanwhile t grows and c2 starts the new t-1. The coordinator fences c1 at the session
+    expiry (GroupMetadataManager.consumerGroupFenceMember): its stop is at its last heartbeat, so nothing was
+    consumed from that heartbeat until c2 started t-1, which the truth's stop-the-world counts, as it does for
+    a crash (whose stop is recorded at the heartbeat itself)."""
+    _, sim = simulate(
+        [Join(0, "c1"), Join(1_000, "c2"), Pause(20_000, "c1", 120_000), PartitionCount(30_000, "t", 2)],
+        topics={"t": 1},
+    )
+    [stop] = [m["revoked_at"] for m in sim.truth["partition_movements"] if m["from_member_id"] == "c1"]
+    start = min(
+        e.ts
+        for e in sim.events
+        if e.event_type == EventType.PARTITIONS_ASSIGNED.value
+        and TopicPartition("t", 1) in (e.partitions or ())
+    )
+    assert stop < start
+    assert sum(ep["stw_ms"] for ep in sim.truth["rebalance_episodes"]) == start - stop
