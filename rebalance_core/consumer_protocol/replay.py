@@ -508,15 +508,13 @@ class ConsumerGroupReplayer:
             return
         if from_state is not None and not is_valid_client_transition(from_state, to_state):
             self._anomaly(INVALID_TRANSITION, e, f"{from_state.value} -> {to_state.value}")
-        # a member the coordinator never answered with a member epoch is none: its leave heartbeat (a close
-        # while JOINING) finds no member (GroupMetadataManager: UNKNOWN_MEMBER_ID, or FENCED_INSTANCE_ID for
-        # an instance id another member holds), so it neither bumps the epoch nor reserves anything
+        # a static member closed before the coordinator answered it with a member epoch reserves nothing: its
+        # leave heartbeat (epoch -2) finds the instance still held by its previous member, or no member
+        # (GroupMetadataManager.consumerGroupStaticMemberGroupLeave: FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID)
         had_epoch = view.joined or (view.client_epoch or 0) > 0
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
-        if to_state is ClientState.LEAVING and not had_epoch:
-            pass
-        elif _bumps_group_epoch(to_state, e.member_epoch):
+        if _bumps_group_epoch(to_state, e.member_epoch):
             self.causes_seen += 1
         elif to_state is ClientState.FATAL and from_state is ClientState.JOINING and self.causes_seen:
             # a join refused (e.g. UNRELEASED_INSTANCE_ID) creates no member: it bumps nothing
@@ -1122,6 +1120,8 @@ class ConsumerGroupReplayer:
                 not self.has_coordinator
                 and m not in self.gone
                 and parse_client_state(v.client_state) not in _CLIENT_NOT_IN
+                # closed while JOINING (PREPARE_LEAVING at epoch 0): never answered with a member epoch
+                and not (v.client_state == ClientState.PREPARE_LEAVING.value and not v.client_epoch)
             )
         }
 

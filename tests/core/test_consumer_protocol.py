@@ -1575,3 +1575,18 @@ def test_simulator_a_frozen_member_fenced_later_stopped_at_its_last_heartbeat_an
     )
     assert stop < start
     assert sum(ep["stw_ms"] for ep in sim.truth["rebalance_episodes"]) == start - stop
+
+
+def test_consumer_logs_alone_a_consumer_closed_while_joining_is_in_no_epoch_before_its_own():
+    """c3 closes while JOINING (PREPARE_LEAVING at epoch 0, then its leave heartbeat): the coordinator never
+    answered it with a member epoch (ConsumerMembershipManager logs the epoch of the response it acts on), so
+    it is no member of the epoch the others are at (its join, if it arrived, bumps a later one)."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "", 1, 0, 1)
+    client_joins(log, "00:01", "c2", "", 2)
+    stamp = "2025-03-10 14:00:02,000"
+    client_line(log, stamp, "c3", "", 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, stamp, "c3", "", 0, "JOINING", "PREPARE_LEAVING")
+    client_line(log, stamp, "c3", "", -1, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, stamp, "c3", "", 0, "LEAVING", "UNSUBSCRIBED")
+    assert members_by_epoch(log.replay())[2] == ["c1", "c2"]
