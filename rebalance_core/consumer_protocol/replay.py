@@ -563,10 +563,11 @@ class ConsumerGroupReplayer:
             self._stop_all(view, e.ts, "lost")
         elif to_state in (ClientState.LEAVING, ClientState.UNSUBSCRIBED):
             self._stop_all(view, e.ts, "member_left")
-        if to_state in (ClientState.FATAL, ClientState.UNSUBSCRIBED) and not (
+        if to_state in (ClientState.FATAL, ClientState.UNSUBSCRIBED, ClientState.STALE) and not (
             view.joined or view.left_static
         ):
-            # out of the group as far as we know (refused, or a leave only its own log shows)
+            # out of the group as far as we know (refused, or a leave only its own log shows; STALE: its poll
+            # timer expired and it sent its leave heartbeat, AbstractMembershipManager.transitionToStale)
             self._forget(view.member_id, e.ts)
             self.emptied = not self._group_members()
             if self.emptied and not self.has_coordinator:

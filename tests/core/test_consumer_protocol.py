@@ -1590,3 +1590,25 @@ def test_consumer_logs_alone_a_consumer_closed_while_joining_is_in_no_epoch_befo
     client_line(log, stamp, "c3", "", -1, "PREPARE_LEAVING", "LEAVING")
     client_line(log, stamp, "c3", "", 0, "LEAVING", "UNSUBSCRIBED")
     assert members_by_epoch(log.replay())[2] == ["c1", "c2"]
+
+
+def test_consumer_logs_alone_a_member_gone_stale_has_left_and_its_group_is_empty_until_it_rejoins():
+    """The lone c1's poll timer expires: it sends its leave heartbeat (epoch -1) and goes STALE
+    (AbstractMembershipManager.transitionToStale), out of the group; its partitions are reported lost only when
+    the application polls again, 15 s later, and it rejoins. The group was empty in between: no stop-the-world
+    and no unavailability are counted across it."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "", 1, 0)
+    stamp = "2025-03-10 14:01:00,000"
+    client_line(log, stamp, "c1", "", 1, "STABLE", "PREPARE_LEAVING")
+    client_line(log, stamp, "c1", "", -1, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, stamp, "c1", "", 1, "LEAVING", "STALE")
+    back = "2025-03-10 14:01:15"
+    log.add(f"{back},000", "member", EventType.PARTITIONS_LOST, member_id="c1", partitions=tps("t", 0))
+    client_line(log, f"{back},000", "c1", "", 0, "STALE", "JOINING")
+    client_line(log, f"{back},002", "c1", "", 3, "JOINING", "RECONCILING")
+    log.add(f"{back},004", "member", EventType.PARTITIONS_ASSIGNED, member_id="c1", partitions=tps("t", 0))
+    client_line(log, f"{back},004", "c1", "", 3, "RECONCILING", "STABLE")
+    out = log.replay()
+    assert sum(ep["stw_ms"] or 0 for ep in out["rebalance_episodes"]) == 0
+    assert sum(m["unavailable_ms"] or 0 for m in out["partition_movements"]) == 0
