@@ -186,6 +186,8 @@ class OwnershipTimeline:
         self._stopped: dict[TopicPartition, Stop] = {}
         self._stw_since: int | None = None  # all partitions stopped since then
         self._last_stop_ts: int | None = None  # latest stop instant since the last start
+        self._last_handover_stop: int | None = None  # latest stop instant of a partition started again since
+        self._stw_recounted_to: int | None = None  # end of the latest gap recount_backdated_stop counted
         self._last_ts: int | None = None  # latest instant the timeline was told about
         self._owners_known = True  # False: the caller does not know who owns what (`owners_unknown`)
         self.episode: EpisodeRecord | None = None
@@ -386,6 +388,8 @@ class OwnershipTimeline:
             problem = DOUBLE_OWNERSHIP
         stop = self._stopped.pop(tp, None)
         if stop is not None:
+            if stop.ts is not None:
+                self._last_handover_stop = max(self._last_handover_stop or stop.ts, stop.ts)
             if stop.ts is not None and ts < stop.ts:
                 problem = problem or START_BEFORE_STOP
             self._movement(tp, stop, member, instance, ts, generation_id, source)
@@ -499,6 +503,25 @@ class OwnershipTimeline:
             if source == "inferred":
                 self.episode.source = "inferred"
         self._owners_known = True  # nobody owns anything now
+
+    def recount_backdated_stop(self, ts: int) -> None:
+        """Stops were just placed in the past at `ts` (a crashed member, known only at its session expiry, stopped
+        at its last heartbeat), while partitions started since were counted as consumed beside its own. If
+        every partition consumed now started after `ts` and none was consumed in between (no stop of another
+        partition came later than `ts`), nothing was consumed from `ts` to the earliest of those starts: that
+        gap is stop-the-world the running count could not see."""
+        if not self._consuming or self._stw_since is not None:
+            return  # nothing consumed now: the running count covers it
+        starts = [h.since for h in self._consuming.values()]
+        if any(t is None or t <= ts for t in starts):
+            return
+        later_stops = [s.ts for s in self._stopped.values() if s.ts is not None]
+        # (a gap an earlier recount covered counts once)
+        gap_start = max([ts, *later_stops, self._last_handover_stop or ts, self._stw_recounted_to or ts])
+        gap_end = min(t for t in starts if t is not None)
+        if gap_end > gap_start:
+            self._add_stw(gap_end - gap_start, gap_end)
+            self._stw_recounted_to = gap_end
 
     def latest_stop(self) -> int | None:
         """The latest instant a partition still stopped was stopped at (None: none, or no instant shown)."""
@@ -642,6 +665,8 @@ class OwnershipTimeline:
             "stw_since": self._stw_since,
             "last_ts": self._last_ts,
             "last_stop_ts": self._last_stop_ts,
+            "last_handover_stop": self._last_handover_stop,
+            "stw_recounted_to": self._stw_recounted_to,
             "owners_known": self._owners_known,
             "episode": episode,
             "days": {d.isoformat(): asdict(t) for d, t in sorted(self._days.items())},
@@ -660,6 +685,8 @@ class OwnershipTimeline:
         self._stw_since = state["stw_since"]
         self._last_ts = state["last_ts"]
         self._last_stop_ts = state["last_stop_ts"]
+        self._last_handover_stop = state.get("last_handover_stop")
+        self._stw_recounted_to = state.get("stw_recounted_to")
         self._owners_known = state.get("owners_known", True)
         if state["episode"] is not None:
             ep = dict(state["episode"])

@@ -198,6 +198,17 @@ class ConsumerGroupReplayer:
         self.pending_start: int | None = None  # a bump cause seen, its epoch not yet
         self.pending_reason: str | None = None
         self.member_signal: int | None = None  # member-only logs: first rebalance signal, its epoch not yet
+        # member-only logs: bumps the members' own lines explain and no epoch has shown yet (a join, a leave,
+        # a fence, a member found removed unseen), and how many bumps up to the current epoch no line
+        # explains (see _epoch_unexplained)
+        self.causes_seen = 0
+        self.unexplained = 0
+        self.shown_in_epoch: set[str] = set()  # members whose own line stated the current epoch (or a later)
+        # member-only logs from the group's first epoch on: every partition it ever consumed (so one never
+        # seen is a new one), and the last epoch whose bump such a partition explained
+        self.history_in_input = False
+        self.partitions_seen: set[TopicPartition] = set()
+        self.new_partitions_epoch: int | None = None
         self.emptied = False  # the last known member was removed
         # topic -> partition count: configured, then as the coordinator's subscription metadata states it
         self.partition_counts: dict[str, int] = dict(settings.topics)
@@ -239,6 +250,7 @@ class ConsumerGroupReplayer:
         closing: dict[str, list[dict]] = {}
         if self.presumed_converged is not None and self.last_ts is not None:
             self._settle_presumed(self.last_ts)
+        self._settle_unexplained()
         if self.settings.final:
             self.tracker.finish(final=True, last_ts=self.last_ts)
             closing = self.timeline.finish(final=True)  # returns (drains) the rows it closes
@@ -264,6 +276,12 @@ class ConsumerGroupReplayer:
             "pending_start": self.pending_start,
             "pending_reason": self.pending_reason,
             "member_signal": self.member_signal,
+            "causes_seen": self.causes_seen,
+            "unexplained": self.unexplained,
+            "shown_in_epoch": sorted(self.shown_in_epoch),
+            "history_in_input": self.history_in_input,
+            "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
+            "new_partitions_epoch": self.new_partitions_epoch,
             "emptied": self.emptied,
             "partition_counts": dict(self.partition_counts),
             "presumed_converged": self.presumed_converged,
@@ -300,6 +318,7 @@ class ConsumerGroupReplayer:
                 and e.member_epoch >= epoch
             ):
                 self.members[e.member_id].current_at = e.ts
+                self.shown_in_epoch.add(e.member_id)
             if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
@@ -377,7 +396,11 @@ class ConsumerGroupReplayer:
         cause = _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left")
         if reason == RemovalReason.LEAVE_GROUP.value:
             self._unacted_starts_inferred(view, e.ts, cause)
+        owned = bool(self.timeline.partitions_of(view.member_id))
         self._stop_all(view, stop_at, cause, source)
+        if owned and stop_at < e.ts:
+            # placed at its last heartbeat: partitions others started since were all that was consumed
+            self.timeline.recount_backdated_stop(stop_at)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
         if not self._group_members():
@@ -485,8 +508,17 @@ class ConsumerGroupReplayer:
             return
         if from_state is not None and not is_valid_client_transition(from_state, to_state):
             self._anomaly(INVALID_TRANSITION, e, f"{from_state.value} -> {to_state.value}")
+        # a static member closed before the coordinator answered it with a member epoch reserves nothing: its
+        # leave heartbeat (epoch -2) finds the instance still held by its previous member, or no member
+        # (GroupMetadataManager.consumerGroupStaticMemberGroupLeave: FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID)
+        had_epoch = view.joined or (view.client_epoch or 0) > 0
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
+        if _bumps_group_epoch(to_state, e.member_epoch):
+            self.causes_seen += 1
+        elif to_state is ClientState.FATAL and from_state is ClientState.JOINING and self.causes_seen:
+            # a join refused (e.g. UNRELEASED_INSTANCE_ID) creates no member: it bumps nothing
+            self.causes_seen -= 1
         if to_state is ClientState.JOINING:
             view.left_static = False
             view.joined_in_input = True
@@ -517,7 +549,7 @@ class ConsumerGroupReplayer:
                 self.tracker.member_out(replaced)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
-            view.left_static, view.left_static_at = True, e.ts
+            view.left_static, view.left_static_at = had_epoch, e.ts
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
             view.left_in_epoch = self.tracker.epoch
         elif (
@@ -531,13 +563,16 @@ class ConsumerGroupReplayer:
             self._stop_all(view, e.ts, "lost")
         elif to_state in (ClientState.LEAVING, ClientState.UNSUBSCRIBED):
             self._stop_all(view, e.ts, "member_left")
-        if to_state in (ClientState.FATAL, ClientState.UNSUBSCRIBED) and not (
+        if to_state in (ClientState.FATAL, ClientState.UNSUBSCRIBED, ClientState.STALE) and not (
             view.joined or view.left_static
         ):
-            # out of the group as far as we know (refused, or a leave only its own log shows)
+            # out of the group as far as we know (refused, or a leave only its own log shows; STALE: its poll
+            # timer expired and it sent its leave heartbeat, AbstractMembershipManager.transitionToStale)
             self._forget(view.member_id, e.ts)
             self.emptied = not self._group_members()
             if self.emptied and not self.has_coordinator:
+                self._settle_unexplained()
+                self.unexplained = 0
                 self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
         if not self.has_coordinator:
             if to_state is ClientState.STABLE:
@@ -555,9 +590,11 @@ class ConsumerGroupReplayer:
         current = self.tracker.current
         epoch = e.member_epoch
         if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
-            self._open_epoch(epoch, e.ts, None, "inferred")
-            cur = self.tracker.current
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
+            self._epoch_unexplained(epoch, current.epoch if current is not None else None)
+            self._open_epoch(epoch, e.ts, None, "inferred")
+            self.shown_in_epoch = {view.member_id}
+            cur = self.tracker.current
             self._leavers_processed_after(epoch if joined else None)
             if (
                 joined
@@ -582,6 +619,47 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _epoch_unexplained(self, epoch: int, previous: int | None) -> None:
+        """Member-side logs only: a member's line shows group epoch `epoch`, the latest shown was `previous`.
+        Every bump has a cause (GroupMetadataManager: a member joined, left, was fenced, or the subscribed
+        topics' metadata changed); the members' own logs show joins, leaves and fences, not a silent member
+        whose session expired (a crash: the coordinator's consumerGroupFenceMember after
+        group.consumer.session.timeout.ms) nor a metadata change. More bumps than the lines explain: the
+        epochs they opened may no longer count a member whose log is silent, so the epoch that closes now
+        and the new one are settled by _settle_unexplained (member list null unless every member counted
+        stated the epoch)."""
+        self._settle_unexplained()
+        # the first epoch shown: one bump (the join that shows it, or one from before the input)
+        bumps = epoch - previous if previous is not None else 1
+        if previous is None:
+            self.history_in_input = epoch == 1
+        self.unexplained = max(0, bumps - self.causes_seen) if previous is not None else 0
+        self.causes_seen = max(0, self.causes_seen - bumps)
+
+    def _removed_unseen(self, member: str) -> None:
+        """Member-side logs only: `member` turned out to have been removed unseen (its session expired): the
+        removal bumped the group epoch, so it explains a bump (the current epoch's, or the next one's)."""
+        self.tracker.member_out(member)
+        self._bump_explained()
+
+    def _bump_explained(self) -> None:
+        """Member-side logs only: a cause of a bump no member line states was found (see _epoch_unexplained):
+        the current epoch's unexplained bump, else the next one's."""
+        if self.unexplained:
+            self.unexplained -= 1
+        else:
+            self.causes_seen += 1
+
+    def _settle_unexplained(self) -> None:
+        """Member-side logs only: the current epoch closes (or the input ends). Opened by a bump no line
+        explains, its member list is what its members' own lines state: one counted member that never
+        stated the epoch may be the silent member whose removal bumped it, so the list is unknown (null)."""
+        cur = self.tracker.current
+        if not self.unexplained or self.has_coordinator or cur is None or cur.closed or cur.members is None:
+            return
+        if any(m not in self.shown_in_epoch for m in cur.members):
+            self.tracker.members_unknown()
 
     def _leavers_processed_after(self, join_epoch: int | None) -> None:
         """Member-side logs only: a new epoch opened (`join_epoch`: a joiner's first epoch, else None). A
@@ -622,7 +700,7 @@ class ConsumerGroupReplayer:
             ):
                 other.client_state = ClientState.FENCED.value
                 self._forget(member, ts)
-                self.tracker.member_out(member)
+                self._removed_unseen(member)
 
     def _instance_taken_over(self, view: MemberView, ts: int) -> None:
         """Member-side logs only: `view` joined with a group.instance.id and was accepted (given a member
@@ -642,6 +720,7 @@ class ConsumerGroupReplayer:
             other.client_state = ClientState.FENCED.value
             other.left_static = False
             self._forget(other.member_id, ts)
+            self._bump_explained()  # its removal (session expired) bumped the epoch
 
     def _process_restarted(self, view: MemberView) -> None:
         """Member-side logs only: `view` joins from a consumer process that logged another member id before,
@@ -704,7 +783,22 @@ class ConsumerGroupReplayer:
         for tp in self._names(e.partitions or ()):
             if not self.has_coordinator:
                 self._owner_removed_unseen(tp, view, e.ts)
+                self._new_partition(tp)
             self._start(tp, view, e.ts)
+
+    def _new_partition(self, tp: TopicPartition) -> None:
+        """Member-side logs only, the group's whole history in the input: a partition no member ever consumed
+        is new to the group (a topic's partition count grew, or a subscription added a topic): the
+        coordinator bumps the group epoch when the subscribed topics' metadata changes
+        (GroupMetadataManager.consumerGroupHeartbeat: subscription metadata refreshed), a cause no member log
+        states; one such bump per epoch is explained."""
+        if tp in self.partitions_seen:
+            return
+        self.partitions_seen.add(tp)
+        epoch = self.tracker.epoch
+        if self.history_in_input and epoch is not None and epoch > 1 and self.new_partitions_epoch != epoch:
+            self.new_partitions_epoch = epoch
+            self._bump_explained()
 
     def _owner_removed_unseen(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
         """Member-side logs only: tp is assigned to `view` while another member consumes it and never
@@ -722,12 +816,12 @@ class ConsumerGroupReplayer:
             if stopper is not None and stopper.left_static and stopper.member_id != view.member_id:
                 stopper.left_static = False
                 self._forget(stopper.member_id, ts)
-                self.tracker.member_out(stopper.member_id)
+                self._removed_unseen(stopper.member_id)
             return
         self._stop_all(previous, ts, "member_failed", "inferred")
         previous.client_state = ClientState.FENCED.value
         self._forget(previous.member_id, ts)
-        self.tracker.member_out(previous.member_id)
+        self._removed_unseen(previous.member_id)
 
     def _m_partitions_revoked(self, e: Event) -> None:
         view = self._view(e.member_id, e.group_instance_id)
@@ -1027,6 +1121,8 @@ class ConsumerGroupReplayer:
                 not self.has_coordinator
                 and m not in self.gone
                 and parse_client_state(v.client_state) not in _CLIENT_NOT_IN
+                # closed while JOINING (PREPARE_LEAVING at epoch 0): never answered with a member epoch
+                and not (v.client_state == ClientState.PREPARE_LEAVING.value and not v.client_epoch)
             )
         }
 
@@ -1124,11 +1220,26 @@ class ConsumerGroupReplayer:
         self.pending_start = state["pending_start"]
         self.pending_reason = state["pending_reason"]
         self.member_signal = state["member_signal"]
+        self.causes_seen = state.get("causes_seen", 0)
+        self.unexplained = int(state.get("unexplained", 0))
+        self.shown_in_epoch = set(state.get("shown_in_epoch", ()))
+        self.history_in_input = state.get("history_in_input", False)
+        self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
+        self.new_partitions_epoch = state.get("new_partitions_epoch")
         self.emptied = state["emptied"]
         self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}
         self.presumed_converged = state.get("presumed_converged")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
+
+
+def _bumps_group_epoch(to_state: ClientState, member_epoch: int | None) -> bool:
+    """A member's own state change that makes the coordinator bump the group epoch: its join (a new member,
+    GroupMetadataManager.consumerGroupHeartbeat), its leave for good (epoch -1: consumerGroupFenceMember; a
+    static member's epoch -2 keeps its place, no bump), or its fencing (the coordinator removed it)."""
+    if to_state is ClientState.LEAVING:
+        return member_epoch == LEAVE_GROUP_MEMBER_EPOCH
+    return to_state in (ClientState.JOINING, ClientState.FENCED)
 
 
 def _rejoins(e: Event) -> bool:

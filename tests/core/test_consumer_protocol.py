@@ -1399,3 +1399,216 @@ def test_consumer_logs_alone_a_member_holding_nothing_while_another_is_given_eve
     client_line(log, "2025-03-10 14:00:20,002", "c2b", None, 5, "ACKNOWLEDGING", "STABLE")
     out = log.replay()
     assert members_by_epoch(out)[5] == ["c2b"]
+
+
+def _three_members_at_epoch_3(c3_takes_its_partition: bool) -> list[str]:
+    """c1 (t-0..t-2), c2 and c3 join; c1 revokes t-2 for c2 and t-1 for c3. c3 takes t-1, or falls silent
+    (a crash) before it does."""
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1, t-2") if "GroupCoordinator" not in line),
+        *(line for line in _joins("00:02", "c2", 2, "") if "GroupCoordinator" not in line),
+        _stamped("00:05,000", _MM.format("c1", 2, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-2")),
+        _stamped("00:05,002", _MM.format("c1", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", _MM.format("c1", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-2")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        *(line for line in _joins("01:00", "c3", 3, "") if "GroupCoordinator" not in line),
+        _stamped("01:05,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:05,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:05,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    if c3_takes_its_partition:
+        lines += [
+            _stamped("01:08,000", _MM.format("c3", 3, "STABLE", "RECONCILING")),
+            _stamped("01:08,002", _CB.format("c3", "Adding newly assigned partitions:", "t-1")),
+            _stamped("01:08,002", _MM.format("c3", 3, "RECONCILING", "ACKNOWLEDGING")),
+            _stamped("01:08,002", _MM.format("c3", 3, "ACKNOWLEDGING", "STABLE")),
+        ]
+    return lines
+
+
+def _epoch_4_gives_c1(partition: str) -> list[str]:
+    return [
+        _stamped("01:50,000", _MM.format("c1", 4, "STABLE", "RECONCILING")),
+        _stamped("01:50,002", _CB.format("c1", "Adding newly assigned partitions:", partition)),
+        _stamped("01:50,002", _MM.format("c1", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:50,002", _MM.format("c1", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+
+
+def test_consumer_logs_alone_an_epoch_no_line_explains_has_an_unknown_member_list():
+    """c3 falls silent (a crash) before taking t-1; 45 s later (group.consumer.session.timeout.ms, the
+    broker's) the coordinator fences it (GroupMetadataManager.consumerGroupFenceMember bumps the epoch) and
+    t-1 goes back to c1 at epoch 4. No member log states that bump's cause: a join, a leave (epoch -1) or a
+    fence shows in the member's own log (ConsumerMembershipManager), a silent member's session expiry does
+    not. c3 never stated epoch 4, so whether epoch 4 counts it cannot be told: null, never the guess that c3
+    is still in."""
+    lines = [*_three_members_at_epoch_3(c3_takes_its_partition=False), *_epoch_4_gives_c1("t-1")]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert generations[3]["members"] == ["c1", "c2", "c3"]
+    assert generations[4]["members"] is None
+    assert generations[4]["member_count"] is None
+
+
+def test_consumer_logs_alone_a_bump_that_brings_a_partition_never_consumed_keeps_the_member_list_known():
+    """Epoch 4 gives c1 t-3, a partition no member consumed since the group's first epoch: the topic grew,
+    and the coordinator bumps the epoch on a subscription metadata change (GroupMetadataManager
+    .consumerGroupHeartbeat), a cause that removes no member. Epoch 4 keeps c1, c2 and c3."""
+    lines = [*_three_members_at_epoch_3(c3_takes_its_partition=True), *_epoch_4_gives_c1("t-3")]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    assert members_by_epoch(replay(parsed.events, group="g"))[4] == ["c1", "c2", "c3"]
+
+
+def test_a_consumer_closed_before_its_first_member_epoch_is_no_member_and_its_leave_reserves_nothing():
+    """Static c1 (instance i1) crashes; its restarted consumer c1b is closed while still JOINING (epoch 0):
+    it sends its leave heartbeat (epoch -2) without ever having been answered with a member epoch, so the
+    coordinator has no such member (GroupMetadataManager.consumerGroupStaticMemberGroupLeave: i1 is still
+    c1's, FENCED_INSTANCE_ID) and nothing is reserved for c1b. When c1's session expires the group is empty:
+    epoch 2 has no member and ends Empty."""
+    log = Log("g")
+    stamp = "2025-03-10 14:00:00"
+    client_line(log, f"{stamp},000", "c1", "i1", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{stamp},001", "coordinator", EventType.JOIN_RECEIVED, member_id="c1", group_instance_id="i1")
+    log.add(
+        f"{stamp},001", "coordinator", EventType.GROUP_EPOCH_BUMPED, group_epoch=1, reason="member joined"
+    )
+    log.add(f"{stamp},001", "coordinator", EventType.MEMBER_EPOCH_UPDATED, member_id="c1", group_instance_id="i1",
+            member_epoch=1, partitions=tps("t", 0, 1), attributes={"previous_epoch": "0", "state": "STABLE"})  # fmt: skip
+    client_line(log, f"{stamp},002", "c1", "i1", 1, "JOINING", "RECONCILING")
+    log.add(f"{stamp},004", "member", EventType.PARTITIONS_ASSIGNED, member_id="c1", group_instance_id="i1",
+            partitions=tps("t", 0, 1))  # fmt: skip
+    client_line(log, f"{stamp},004", "c1", "i1", 1, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{stamp},004", "c1", "i1", 1, "ACKNOWLEDGING", "STABLE")
+    # c1 crashes at 14:00:10; its consumer restarts as c1b and is closed at once
+    restart = "2025-03-10 14:00:12,000"
+    client_line(log, restart, "c1b", "i1", 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, restart, "c1b", "i1", 0, "JOINING", "PREPARE_LEAVING")
+    client_line(log, restart, "c1b", "i1", -2, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, restart, "c1b", "i1", 0, "LEAVING", "UNSUBSCRIBED")
+    expiry = "2025-03-10 14:00:55,000"
+    log.add(expiry, "coordinator", EventType.MEMBER_REMOVED, member_id="c1", group_instance_id="i1",
+            reason=RemovalReason.SESSION_TIMEOUT.value, attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    log.add(
+        expiry, "coordinator", EventType.GROUP_EPOCH_BUMPED, group_epoch=2, reason="member session expired"
+    )
+    generations = {g["generation_id"]: g for g in log.replay()["generations"]}
+    assert generations[2]["members"] == []
+    assert generations[2]["ended_empty"] is True
+
+
+def test_a_crash_known_at_its_session_expiry_recounts_the_stop_the_world_before_the_next_start():
+    """c1 consumes t-0 and t-1, c2 nothing. c1 crashes at 14:00:10 (its last heartbeat); at 14:00:13 the topic
+    grows and c2 starts t-2 (its callback, 14:00:13.002). The coordinator fences c1 only at 14:00:55 (group.consumer.session.timeout.ms,
+    GroupMetadataManager.consumerGroupFenceMember), and the replay places c1's stops at its last heartbeat:
+    from 14:00:10 to 14:00:13.002 nothing was consumed, 3 s of stop-the-world the running count could not see
+    when c2 started (c1 still counted as consuming then)."""
+    log = Log("g")
+    day = "2025-03-10 14:00"
+
+    def coordinator(when: str, event_type: EventType, **fields) -> None:
+        log.add(f"{day}:{when}", "coordinator", event_type, **fields)
+
+    def member_epoch(when: str, member: str, epoch: int, state: str, *partitions: int) -> None:
+        coordinator(when, EventType.MEMBER_EPOCH_UPDATED, member_id=member, member_epoch=epoch,
+                    partitions=tps("t", *partitions), attributes={"state": state})  # fmt: skip
+
+    def assigned(when: str, member: str, *partitions: int) -> None:
+        log.add(f"{day}:{when}", "member", EventType.PARTITIONS_ASSIGNED, member_id=member,
+                partitions=tps("t", *partitions))  # fmt: skip
+
+    def client(when: str, member: str, epoch: int, old: str, new: str) -> None:
+        log.add(f"{day}:{when}", "member", EventType.MEMBER_STATE_CHANGED, member_id=member, member_epoch=epoch,
+                attributes={"from_state": old, "to_state": new})  # fmt: skip
+
+    for member, epoch, at, partitions in (("c1", 1, "00", (0, 1)), ("c2", 2, "02", ())):
+        client(f"{at},000", member, 0, "UNSUBSCRIBED", "JOINING")
+        coordinator(f"{at},001", EventType.JOIN_RECEIVED, member_id=member)
+        coordinator(f"{at},001", EventType.GROUP_EPOCH_BUMPED, group_epoch=epoch, reason="member joined")
+        member_epoch(f"{at},001", member, epoch, "STABLE", *partitions)
+        client(f"{at},002", member, epoch, "JOINING", "RECONCILING")
+        assigned(f"{at},004", member, *partitions)
+        client(f"{at},004", member, epoch, "RECONCILING", "STABLE")
+    member_epoch("02,500", "c1", 2, "STABLE", 0, 1)
+    coordinator("13,000", EventType.GROUP_EPOCH_BUMPED, group_epoch=3, reason="topic metadata changed")
+    member_epoch("13,000", "c2", 3, "STABLE", 2)
+    client("13,001", "c2", 3, "STABLE", "RECONCILING")
+    assigned("13,002", "c2", 2)
+    client("13,002", "c2", 3, "RECONCILING", "STABLE")
+    coordinator("55,000", EventType.MEMBER_REMOVED, member_id="c1", reason=RemovalReason.SESSION_TIMEOUT.value,
+                attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    coordinator("55,000", EventType.GROUP_EPOCH_BUMPED, group_epoch=4, reason="member session expired")
+    member_epoch("55,000", "c2", 4, "STABLE", 0, 1, 2)
+    client("55,001", "c2", 4, "STABLE", "RECONCILING")
+    assigned("55,002", "c2", 0, 1)
+    client("55,002", "c2", 4, "RECONCILING", "STABLE")
+    out = log.replay()
+    assert sum(ep["stw_ms"] for ep in out["rebalance_episodes"]) == 3_002
+
+
+def test_simulator_a_frozen_member_fenced_later_stopped_at_its_last_heartbeat_and_the_gap_is_stop_the_world():
+    """The oracle: c1 (t-0) freezes in a GC pause right after a heartbeat and stays frozen beyond the broker's
+    session timeout; meanwhile t grows and c2 starts the new t-1. The coordinator fences c1 at the session
+    expiry (GroupMetadataManager.consumerGroupFenceMember): its stop is at its last heartbeat, so nothing was
+    consumed from that heartbeat until c2 started t-1, which the truth's stop-the-world counts, as it does for
+    a crash (whose stop is recorded at the heartbeat itself)."""
+    _, sim = simulate(
+        [Join(0, "c1"), Join(1_000, "c2"), Pause(20_000, "c1", 120_000), PartitionCount(30_000, "t", 2)],
+        topics={"t": 1},
+    )
+    [stop] = [m["revoked_at"] for m in sim.truth["partition_movements"] if m["from_member_id"] == "c1"]
+    start = min(
+        e.ts
+        for e in sim.events
+        if e.event_type == EventType.PARTITIONS_ASSIGNED.value
+        and TopicPartition("t", 1) in (e.partitions or ())
+    )
+    assert stop < start
+    assert sum(ep["stw_ms"] for ep in sim.truth["rebalance_episodes"]) == start - stop
+
+
+def test_consumer_logs_alone_a_consumer_closed_while_joining_is_in_no_epoch_before_its_own():
+    """c3 closes while JOINING (PREPARE_LEAVING at epoch 0, then its leave heartbeat): the coordinator never
+    answered it with a member epoch (ConsumerMembershipManager logs the epoch of the response it acts on), so
+    it is no member of the epoch the others are at (its join, if it arrived, bumps a later one)."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "", 1, 0, 1)
+    client_joins(log, "00:01", "c2", "", 2)
+    stamp = "2025-03-10 14:00:02,000"
+    client_line(log, stamp, "c3", "", 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, stamp, "c3", "", 0, "JOINING", "PREPARE_LEAVING")
+    client_line(log, stamp, "c3", "", -1, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, stamp, "c3", "", 0, "LEAVING", "UNSUBSCRIBED")
+    assert members_by_epoch(log.replay())[2] == ["c1", "c2"]
+
+
+def test_consumer_logs_alone_a_member_gone_stale_has_left_and_its_group_is_empty_until_it_rejoins():
+    """The lone c1's poll timer expires: it sends its leave heartbeat (epoch -1) and goes STALE
+    (AbstractMembershipManager.transitionToStale), out of the group; its partitions are reported lost only when
+    the application polls again, 15 s later, and it rejoins. The group was empty in between: no stop-the-world
+    and no unavailability are counted across it."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "", 1, 0)
+    stamp = "2025-03-10 14:01:00,000"
+    client_line(log, stamp, "c1", "", 1, "STABLE", "PREPARE_LEAVING")
+    client_line(log, stamp, "c1", "", -1, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, stamp, "c1", "", 1, "LEAVING", "STALE")
+    back = "2025-03-10 14:01:15"
+    log.add(f"{back},000", "member", EventType.PARTITIONS_LOST, member_id="c1", partitions=tps("t", 0))
+    client_line(log, f"{back},000", "c1", "", 0, "STALE", "JOINING")
+    client_line(log, f"{back},002", "c1", "", 3, "JOINING", "RECONCILING")
+    log.add(f"{back},004", "member", EventType.PARTITIONS_ASSIGNED, member_id="c1", partitions=tps("t", 0))
+    client_line(log, f"{back},004", "c1", "", 3, "RECONCILING", "STABLE")
+    out = log.replay()
+    assert sum(ep["stw_ms"] or 0 for ep in out["rebalance_episodes"]) == 0
+    assert sum(m["unavailable_ms"] or 0 for m in out["partition_movements"]) == 0
