@@ -281,7 +281,7 @@ class GroupReplayer:
         self.remaining_members: list[str] | None = None
         # members' logs only: a JoinGroup without a member id (instant, reason), a rebalance signal only
         # once a later line shows the member went on (`_defer_fresh_join`)
-        self.fresh_join: tuple[int, str | None] | None = None
+        self.fresh_join: tuple[int, str | None, list[str]] | None = None
         # clients' own settings from their config dumps (rebalance_core.client_config)
         self.client_configs: client_config.ClientConfigs = {}
 
@@ -745,14 +745,17 @@ class GroupReplayer:
         (the earliest instant of the rebalance it leads to), once any later line is replayed; when the
         input ends here, no rebalance followed it in the input (`finish`)."""
         if self.fresh_join is None:
-            self.fresh_join = (e.ts, e.reason, _process_of(e))
+            self.fresh_join = (e.ts, e.reason, [])
+        # every process whose join waits here is a joiner of the round it opens (`_alone_in_join_phase`)
+        self.fresh_join[2].append(_process_of(e))
 
     def _signal_fresh_join(self) -> None:
-        ts, reason, *process = self.fresh_join
+        ts, reason, processes = self.fresh_join
         self.fresh_join = None
         if not self.has_coordinator:
             self._member_round_signal(ts, reason)
-            self._note_joiner(process[0] if process else None)
+            for process in processes:
+                self._note_joiner(process)
 
     def _note_joiner(self, process: str | None) -> None:
         """Members' logs only: a process's JoinGroup line during the open join phase (`_alone_in_join_phase`)."""
