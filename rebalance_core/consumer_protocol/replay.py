@@ -763,10 +763,32 @@ class ConsumerGroupReplayer:
             self._settle_presumed(shown)
         started = cause if cause is not None and cause <= shown else ts
         timing = "member" if self.has_member_side else "coordinator"
+        episode_before = self.timeline.episode
         if self.tracker.open_epoch(
             epoch, started, reason or self.pending_reason, source, timing, seen_at=shown
         ):
             self.pending_start = self.pending_reason = self.member_signal = None
+            episode = self.timeline.episode
+            if episode is not None and episode is not episode_before and episode.started_at is not None:
+                self._young_starts_inferred(episode.started_at)
+
+    def _young_starts_inferred(self, opened_at: int) -> None:
+        """A rebalance opens at `opened_at` while a member timed by the coordinator alone was handed partitions
+        less than a heartbeat interval before. The coordinator logs the assignment when it answers the
+        heartbeat (CurrentAssignmentBuilder moves the member to STABLE at once); the member consumes them only
+        once its onPartitionsAssigned has run, and it acknowledges that in a later heartbeat that no broker line
+        shows (the member's state does not change: GroupMetadataManager logs a new assignment state only on a
+        change). Whether it owned them before this rebalance, and so whether they move in it, is unknown: the
+        episode's movement count is inferred (never an exact-looking count of moves it cannot see)."""
+        episode = self.timeline.episode
+        for view in self.members.values():
+            if view.member_timed or not view.server_started or view.server_started_at is None:
+                continue
+            if opened_at - view.server_started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+                continue
+            if set(view.server_started) & self.timeline.partitions_of(view.member_id):
+                episode.source = "inferred"
+                return
 
     def _check_convergence(self, ts: int) -> None:
         cur = self.tracker.current

@@ -1399,3 +1399,38 @@ def test_consumer_logs_alone_a_member_holding_nothing_while_another_is_given_eve
     client_line(log, "2025-03-10 14:00:20,002", "c2b", None, 5, "ACKNOWLEDGING", "STABLE")
     out = log.replay()
     assert members_by_epoch(out)[5] == ["c2b"]
+
+
+def log_3_8_second_member_joins(after: str) -> Log:
+    """Kafka 3.8 broker: m1 joins alone and is STABLE with t-0..t-3 at 14:00:00,001; m2 joins at `after`;
+    m1 revokes t-2, t-3 for m2 (target map at INFO)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(f"{day}00:00,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=1, protocol_name="uniform",
+            assignment={M1: tps("t", 0, 1, 2, 3)})  # fmt: skip
+    assignment_state(log, f"{day}00:00,001", M1, 1, 0, "STABLE", 0, 1, 2, 3)
+    log.add(f"{day}{after}", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}{after}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(f"{day}{after}", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=2, protocol_name="uniform",
+            assignment={M1: tps("t", 0, 1), M2: tps("t", 2, 3)})  # fmt: skip
+    assignment_state(log, f"{day}{after}", M2, 2, 0, "UNRELEASED_PARTITIONS")
+    assignment_state(log, f"{day}01:00,000", M1, 1, 1, "UNREVOKED_PARTITIONS", 0, 1, revoked="t-2,t-3")
+    assignment_state(log, f"{day}01:00,010", M1, 2, 1, "STABLE", 0, 1)
+    assignment_state(log, f"{day}01:05,000", M2, 2, 2, "STABLE", 2, 3)
+    return log
+
+
+@pytest.mark.parametrize(("after", "source"), [("00:00,003", "inferred"), ("00:30,000", "observed")])
+def test_a_rebalance_right_after_an_assignment_the_broker_alone_cannot_tell_was_consumed_moves_inferred(
+    after, source
+):
+    """The coordinator logs m1's assignment when it answers m1's heartbeat (CurrentAssignmentBuilder makes it
+    STABLE at once); m1 consumes t-2, t-3 only once its onPartitionsAssigned has run, which it acknowledges in a
+    heartbeat no broker line shows. m2 joining 2 ms later: whether t-2, t-3 moved from m1 (or m1 never started
+    them) is unknown to the broker's log, so that episode is inferred; 30 s later m1 surely heartbeated since,
+    and the moves are the broker's to count."""
+    out = log_3_8_second_member_joins(after).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["partitions_moved"]) for r in episodes] == [(1, 0), (2, 2)]
+    assert [r["source"] for r in episodes] == ["observed", source]
