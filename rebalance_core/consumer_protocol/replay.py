@@ -1075,6 +1075,13 @@ class ConsumerGroupReplayer:
         self._stop_all(previous, ts, "member_left")
         away = previous.left_static_at
         if self.presumed_converged is not None and away is not None and away <= self.presumed_converged:
+            target_at = self.tracker.current.target_at
+            if target_at is not None and away >= target_at:
+                # it left after the epoch's target was computed, before the others' heartbeats were surely
+                # due: the epoch may have converged with it first (and a static member rejoining with epoch 0
+                # then replaces it at the same epoch, GroupMetadataManager.consumerGroupHeartbeat: no bump),
+                # or only with its replacement; no INFO line of a 4.0 broker tells which member id it counted
+                self.tracker.members_unknown()
             # away (epoch -2) when the others' heartbeats were due: the group is not Stable while a member
             # is not at the target epoch (ConsumerGroup.maybeUpdateGroupState); the replacement is
             # reconciled in the heartbeat that recomputes the target (consumerGroupHeartbeat), so no sooner

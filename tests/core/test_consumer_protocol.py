@@ -1434,3 +1434,56 @@ def test_a_rebalance_right_after_an_assignment_the_broker_alone_cannot_tell_was_
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert [(r["first_generation_id"], r["partitions_moved"]) for r in episodes] == [(1, 0), (2, 2)]
     assert [r["source"] for r in episodes] == ["observed", source]
+
+
+def log_4_0_static_member_bounces(left: str) -> Log:
+    """Kafka 4.0 broker, static members a (m1) and b (m2): b joins (epoch 2, target map at DEBUG only); a
+    "temporarily left" (epoch -2) at `left` and re-joins at 14:05:20 as m1-new, which replaces m1 at epoch 2
+    (no bump) and recomputes the target."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    log.add(f"{day}05:00,000", c, EventType.JOIN_RECEIVED, member_id=M2, group_instance_id="b")
+    log.add(f"{day}05:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    log.add(f"{day}{left}", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    log.add(f"{day}05:20,000", c, EventType.STATIC_MEMBER_REPLACED, member_id="m1-new", group_instance_id="a",
+            attributes={"old_member_id": M1})  # fmt: skip
+    log.add(
+        f"{day}05:20,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    return log
+
+
+@pytest.mark.parametrize(("left", "members"), [("05:04,000", None), ("05:15,000", [M1, M2])])
+def test_a_4_0_broker_log_cannot_tell_which_id_of_a_static_member_that_bounced_mid_epoch_the_epoch_counted(
+    left, members
+):
+    """A static member rejoining with epoch 0 replaces its predecessor (epoch -2) at the same epoch
+    (GroupMetadataManager.consumerGroupHeartbeat, ConsumerGroupMember with the same instanceId). a left 4 s
+    after epoch 2's target: the epoch may have converged with m1 before it left, or only with m1-new; a 4.0
+    broker logs neither the members' assignment states nor the Stable group, so epoch 2's members are null,
+    never a guess. a leaving 15 s after the target: every member's heartbeats were due long before, so epoch 2
+    converged with m1 (inferred, as every presumed convergence)."""
+    out = log_4_0_static_member_bounces(left).replay()
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[2]["members"] == members
+    assert gens[2]["source"] == "inferred"
