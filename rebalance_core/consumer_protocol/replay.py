@@ -204,6 +204,8 @@ class ConsumerGroupReplayer:
         # a 4.0 broker log alone (no assignment-state line, no member log): when the current epoch has
         # converged at the latest if nothing stops it (see _presume_convergence)
         self.presumed_converged: int | None = None
+        # the target instant of the latest epoch whose convergence was presumed (see _settle_presumed)
+        self.presumed_target_at: int | None = None
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -267,6 +269,7 @@ class ConsumerGroupReplayer:
             "emptied": self.emptied,
             "partition_counts": dict(self.partition_counts),
             "presumed_converged": self.presumed_converged,
+            "presumed_target_at": self.presumed_target_at,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -362,6 +365,8 @@ class ConsumerGroupReplayer:
                 if source == "inferred" or target_at is None or stop_at >= target_at:
                     self._presumed_episode()
                 self.presumed_converged = None
+            if self.presumed_target_at is not None and stop_at < self.presumed_target_at:
+                self._presumption_failed()
             cur = self.tracker.current
             if (
                 cur is not None
@@ -918,7 +923,18 @@ class ConsumerGroupReplayer:
         if any(t is not None and t <= at for t in away):
             return  # a static member away (epoch -2) since before: never Stable (ConsumerGroup.maybeUpdateGroupState)
         self._presumed_episode()
+        self.presumed_target_at = cur.target_at
         self.tracker.converged(at)
+
+    def _presumption_failed(self) -> None:
+        """A fenced member was silent since before the target of an epoch whose convergence was presumed: it
+        never had that epoch, and the group is not Stable until every member has (ConsumerGroup
+        .maybeUpdateGroupState), so that epoch converged only later, if at all, and the rebalances since may be
+        rounds of that one. The presumed episode says inferred already; so does the open one, which the presumption
+        made a separate rebalance (the rows emitted in between stay as they are)."""
+        self.presumed_target_at = None
+        if self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
 
     def _presumed_episode(self) -> None:
         """The current epoch's convergence (or not) was presumed: its generation and episode say inferred."""
@@ -1156,6 +1172,7 @@ class ConsumerGroupReplayer:
         self.emptied = state["emptied"]
         self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}
         self.presumed_converged = state.get("presumed_converged")
+        self.presumed_target_at = state.get("presumed_target_at")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 

@@ -1487,3 +1487,55 @@ def test_a_4_0_broker_log_cannot_tell_which_id_of_a_static_member_that_bounced_m
     gens = {g["generation_id"]: g for g in out["generations"]}
     assert gens[2]["members"] == members
     assert gens[2]["source"] == "inferred"
+
+
+def log_4_0_presumed_convergence_then_a_late_fence(fenced: str) -> Log:
+    """Kafka 4.0 broker: m1 alone (epoch 1); m2 joins at 14:05:00 (epoch 2, target map at DEBUG); m2 leaves at
+    14:05:20 (epoch 3); m1's session expires at `fenced` (its last heartbeat one default 45 s session before)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    log.add(f"{day}05:00,000", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    log.add(
+        f"{day}05:20,000", c, EventType.MEMBER_REMOVED, member_id=M2, reason=RemovalReason.LEAVE_GROUP.value
+    )
+    log.add(f"{day}05:20,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add(
+        f"{day}{fenced}",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M1,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}{fenced}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    return log
+
+
+@pytest.mark.parametrize(("fenced", "source"), [("05:40,000", "inferred"), ("06:30,000", "observed")])
+def test_a_4_0_broker_log_a_fence_showing_a_member_silent_before_a_presumed_convergence_makes_the_next_rebalance_inferred(
+    fenced, source
+):
+    """With a 4.0 broker log alone, epoch 2 is presumed converged once the members' heartbeats were due (10 s),
+    so m2's leave at 05:20 opens a new rebalance. m1 fenced at 05:40 was silent since 04:55, before epoch 2's
+    target: it never had epoch 2 and the group is not Stable until every member has (ConsumerGroup
+    .maybeUpdateGroupState), so epochs 3-4 may be further rounds of epoch 2's rebalance: that rebalance is
+    inferred. Fenced at 06:30, m1 heartbeated until 05:45, long after epoch 2's target: nothing says otherwise."""
+    out = log_4_0_presumed_convergence_then_a_late_fence(fenced).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
+    assert episodes[2]["source"] == source
