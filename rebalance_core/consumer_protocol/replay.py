@@ -206,6 +206,8 @@ class ConsumerGroupReplayer:
         self.presumed_converged: int | None = None
         # the target instant of the latest epoch whose convergence was presumed (see _settle_presumed)
         self.presumed_target_at: int | None = None
+        # the broker's log states the targets it computes ("Computed a new target assignment for epoch N")
+        self.targets_logged = False
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -270,6 +272,7 @@ class ConsumerGroupReplayer:
             "partition_counts": dict(self.partition_counts),
             "presumed_converged": self.presumed_converged,
             "presumed_target_at": self.presumed_target_at,
+            "targets_logged": self.targets_logged,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -399,6 +402,7 @@ class ConsumerGroupReplayer:
         epoch = e.assignment_epoch
         if epoch is None:
             return
+        self.targets_logged = True
         current = self.tracker.epoch
         if current is not None and epoch < current:
             self._anomaly(STALE_EPOCH, e, f"target for epoch {epoch} while at {current}")
@@ -806,6 +810,11 @@ class ConsumerGroupReplayer:
                     return
             self.tracker.converged(ts)
         elif self.has_coordinator:
+            if self.targets_logged and cur.target_at is None:
+                # the broker logs each target it computes, and none for this epoch yet: the group is
+                # Assigning while its epoch is ahead of the target's (ConsumerGroup.maybeUpdateGroupState),
+                # whatever its members' own lines say; the target comes with some member's next heartbeat
+                return
             # no target map (4.0+: DEBUG): converged once every member the coordinator knows is STABLE at
             # the epoch (ConsumerGroup turns Stable when all members are reconciled to the target epoch).
             # A member with no assignment-state line (4.0 logs them at DEBUG) but its own log: STABLE with
@@ -1173,6 +1182,7 @@ class ConsumerGroupReplayer:
         self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}
         self.presumed_converged = state.get("presumed_converged")
         self.presumed_target_at = state.get("presumed_target_at")
+        self.targets_logged = state.get("targets_logged", False)
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 

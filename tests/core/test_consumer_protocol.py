@@ -1539,3 +1539,60 @@ def test_a_4_0_broker_log_a_fence_showing_a_member_silent_before_a_presumed_conv
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
     assert episodes[2]["source"] == source
+
+
+def member_state(log: Log, when: str, member: str, epoch: int, from_state: str, to_state: str) -> None:
+    """ConsumerMembershipManager "Member m with epoch E transitioned from A to B." (the member's own log)."""
+    log.add(when, "member", EventType.MEMBER_STATE_CHANGED, member_id=member, client_id=member, member_epoch=epoch,
+            attributes={"from_state": from_state, "to_state": to_state})  # fmt: skip
+
+
+def test_with_a_4_0_broker_log_an_epoch_whose_target_is_not_computed_yet_has_not_converged():
+    """Kafka 4.0 broker + consumers' logs. m2's session expires at 14:05:10 (epoch 3); m1 is STABLE by its own
+    log, but the broker logs every target it computes and none for epoch 3 follows before m3 joins (epoch 4): the
+    group stays Assigning while its epoch is ahead of the target's (ConsumerGroup.maybeUpdateGroupState), so
+    epochs 3 and 4 are rounds of one rebalance, not two."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:04,000", M1, 2, "STABLE", "RECONCILING")
+    member_state(log, f"{day}05:04,001", M1, 2, "RECONCILING", "STABLE")
+    log.add(
+        f"{day}05:10,000",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M2,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}05:10,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add(f"{day}05:11,000", c, EventType.JOIN_RECEIVED, member_id="member-3")
+    log.add(f"{day}05:11,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    log.add(
+        f"{day}05:11,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=4,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:14,000", M1, 4, "STABLE", "RECONCILING")
+    member_state(log, f"{day}05:14,001", M1, 4, "RECONCILING", "STABLE")
+    assert rounds(log.replay()) == [1, 1, 2]
