@@ -167,6 +167,8 @@ class MemberView:
     # the instant of its own latest line stating the group's current epoch (a line at an older epoch, after
     # a pause, does not show it is still a member)
     current_at: int | None = None
+    # the latest instant a coordinator line shows it heartbeating (its join, an assignment state of its own)
+    heartbeat_seen_at: int | None = None
 
 
 class ConsumerGroupReplayer:
@@ -322,7 +324,8 @@ class ConsumerGroupReplayer:
         if previous is not None and previous.member_id != e.member_id:
             self._replace_static(previous, e.member_id, e.ts)
             return
-        self._view(e.member_id, e.group_instance_id).joined = True
+        view = self._view(e.member_id, e.group_instance_id)
+        view.joined, view.heartbeat_seen_at = True, e.ts
         self._cause(e.ts, REASON_JOINED)
 
     def _c_static_member_replaced(self, e: Event) -> None:
@@ -354,7 +357,11 @@ class ConsumerGroupReplayer:
             timeout = self._session_timeout(e)
             if timeout is None:
                 timeout, source = DEFAULT_CONSUMER_SESSION_TIMEOUT_MS, "inferred"
-            stop_at = e.ts - timeout
+                # never before a heartbeat the coordinator logged (its join, an assignment state): then the
+                # session was shorter than the default, and the last heartbeat is at least that one
+                stop_at = max(e.ts - timeout, view.heartbeat_seen_at or e.ts - timeout)
+            else:
+                stop_at = e.ts - timeout
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
                 # heartbeat acknowledges) and no later one shows it did: it may have died first, so the
@@ -453,6 +460,7 @@ class ConsumerGroupReplayer:
         if not view.member_timed:
             self._coordinator_timing(view, assigned, e.ts)
         view.joined = view.server_lines = True
+        view.heartbeat_seen_at = e.ts  # the coordinator states an assignment in answer to its heartbeat
         view.server_epoch = e.member_epoch
         view.server_state = state.value
         view.server_assigned = assigned

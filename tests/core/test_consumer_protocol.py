@@ -1596,3 +1596,35 @@ def test_with_a_4_0_broker_log_an_epoch_whose_target_is_not_computed_yet_has_not
     member_state(log, f"{day}05:14,000", M1, 4, "STABLE", "RECONCILING")
     member_state(log, f"{day}05:14,001", M1, 4, "RECONCILING", "STABLE")
     assert rounds(log.replay()) == [1, 1, 2]
+
+
+def test_a_fence_without_its_session_timeout_never_places_the_last_heartbeat_before_a_logged_one():
+    """Kafka 4.0 broker: m1 joins alone (its joining heartbeat reconciles it: epoch 1 converges at once) and its
+    session expires 6 s later. The fence line states no timeout; the default 45 s (group.consumer.session
+    .timeout.ms) would place m1's last heartbeat before its own join, which the coordinator logged: the session was
+    shorter, and the last heartbeat is at least the join. So epoch 1 stays converged (the join reconciled m1
+    before it went silent), a rebalance of its own, and the fence one more."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(
+        f"{day}00:06,003",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M1,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}00:06,003", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    out = log.replay()
+    assert rounds(out) == [1, 1]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[1]["stabilized_at"] == ms(f"{day}00:00,001")
