@@ -342,6 +342,7 @@ class ConsumerGroupReplayer:
             # "temporarily left": stays a member with epoch -2, its partitions reserved (no new epoch)
             if view is not None:
                 view.left_static, view.left_static_at = True, e.ts
+                view.heartbeat_seen_at = e.ts  # its leave heartbeat: its session runs from here
                 view.server_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
                 self._stop_all(view, e.ts, "member_left")
             return

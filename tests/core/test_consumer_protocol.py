@@ -1628,3 +1628,48 @@ def test_a_fence_without_its_session_timeout_never_places_the_last_heartbeat_bef
     assert rounds(out) == [1, 1]
     gens = {g["generation_id"]: g for g in out["generations"]}
     assert gens[1]["stabilized_at"] == ms(f"{day}00:00,001")
+
+
+def test_a_static_members_session_runs_from_its_leave_heartbeat():
+    """Kafka 4.0 broker + consumers' logs. Static m1 "temporarily left" (epoch -2) at 14:00:30, after epoch 2
+    converged (14:00:15, m1's RECONCILING line at epoch 2), and its session expires at 14:00:59. The leave is a heartbeat
+    (GroupMetadataManager.consumerGroupStaticMemberGroupLeave keeps the member and its session timer), so its
+    last heartbeat is 14:00:30, not the default 45 s before the fence (14:00:14, before the convergence): epoch 2
+    stays converged, and the fence is a rebalance of its own."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}00:10,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:10,001", c, EventType.JOIN_RECEIVED, member_id=M2, group_instance_id="b")
+    log.add(f"{day}00:10,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}00:10,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:10,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:15,000", M1, 2, "STABLE", "RECONCILING")
+    member_state(log, f"{day}00:15,001", M1, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}00:20,000", M2, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}00:30,000", M1, -2, "PREPARE_LEAVING", "LEAVING")
+    log.add(f"{day}00:30,001", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    log.add(f"{day}00:59,000", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a",
+            reason=RemovalReason.SESSION_TIMEOUT.value)  # fmt: skip
+    log.add(f"{day}00:59,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    out = log.replay()
+    assert rounds(out) == [1, 1, 1]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[2]["stabilized_at"] == ms(f"{day}00:15,000")
