@@ -210,6 +210,8 @@ class ConsumerGroupReplayer:
         self.presumed_target_at: int | None = None
         # the broker's log states the targets it computes ("Computed a new target assignment for epoch N")
         self.targets_logged = False
+        # with the broker's log: the epoch at which a member logged RECONCILING again (handed more partitions)
+        self.reopened_epoch: int | None = None
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -275,6 +277,7 @@ class ConsumerGroupReplayer:
             "presumed_converged": self.presumed_converged,
             "presumed_target_at": self.presumed_target_at,
             "targets_logged": self.targets_logged,
+            "reopened_epoch": self.reopened_epoch,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -565,6 +568,9 @@ class ConsumerGroupReplayer:
             # (a join's own response, JOINING -> RECONCILING, is no further step of a converged epoch)
             # a provisional convergence did not hold: a member reconciles again at this epoch (a join, a
             # leave or a fence is the coordinator's own line, and its bump opens the next epoch)
+            cur = self.tracker.current
+            if cur is not None and not cur.closed and e.member_epoch == cur.epoch:
+                self.reopened_epoch = cur.epoch
             self.tracker.unconverged()
 
     def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event) -> None:
@@ -779,6 +785,7 @@ class ConsumerGroupReplayer:
         current = self.tracker.epoch
         if self.presumed_converged is not None and (current is None or epoch > current):
             self._settle_presumed(shown)
+        self._reopened_unsettled(epoch)
         started = cause if cause is not None and cause <= shown else ts
         timing = "member" if self.has_member_side else "coordinator"
         episode_before = self.timeline.episode
@@ -789,6 +796,21 @@ class ConsumerGroupReplayer:
             episode = self.timeline.episode
             if episode is not None and episode is not episode_before and episode.started_at is not None:
                 self._young_starts_inferred(episode.started_at)
+
+    def _reopened_unsettled(self, epoch: int) -> None:
+        """Epoch `epoch` opens while the current one, in which a member logged RECONCILING again at that same
+        epoch, has not converged (again). That line answers a heartbeat that handed the member partitions at the same
+        epoch: the coordinator hands them once their previous owners released them, and the member is then
+        STABLE for it (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE, no acknowledgement needed for
+        added partitions), so the epoch may have converged right there, while the member's own callback (what
+        its log times) had not run yet. Whether the new epoch is a further round or a rebalance of its own,
+        no line tells: the episode says inferred."""
+        cur = self.tracker.current
+        reopened, self.reopened_epoch = self.reopened_epoch, None
+        if cur is None or cur.closed or reopened != cur.epoch or epoch <= cur.epoch:
+            return
+        if cur.stabilized_at is None and self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
 
     def _young_starts_inferred(self, opened_at: int) -> None:
         """A rebalance opens at `opened_at` while a member timed by the coordinator alone was handed partitions
@@ -1192,6 +1214,7 @@ class ConsumerGroupReplayer:
         self.presumed_converged = state.get("presumed_converged")
         self.presumed_target_at = state.get("presumed_target_at")
         self.targets_logged = state.get("targets_logged", False)
+        self.reopened_epoch = state.get("reopened_epoch")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 

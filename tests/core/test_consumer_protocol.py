@@ -1673,3 +1673,52 @@ def test_a_static_members_session_runs_from_its_leave_heartbeat():
     assert rounds(out) == [1, 1, 1]
     gens = {g["generation_id"]: g for g in out["generations"]}
     assert gens[2]["stabilized_at"] == ms(f"{day}00:15,000")
+
+
+def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_makes_its_rebalance_inferred():
+    """Kafka 4.0 broker + consumers' logs. m1 revokes t-2, t-3 for the joiner m2; m2, told epoch 2, logs
+    RECONCILING again at epoch 2 (14:05:05): the coordinator hands it the released partitions and m2 is STABLE for
+    it at once (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE; added partitions need no
+    acknowledgement), so epoch 2 may have converged there; m2's callback never runs (it leaves at 14:05:10), so its
+    own log never shows it consuming them. Whether m2's leave is a further round of epoch 2's rebalance or a
+    rebalance of its own, no line tells: the rebalance says inferred."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00:00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1, 2, 3))  # fmt: skip
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:03,000", M1, 1, "STABLE", "RECONCILING")
+    log.add(f"{day}05:03,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
+            partitions=tps("t", 2, 3))  # fmt: skip
+    member_state(log, f"{day}05:03,002", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:05,000", M2, 2, "STABLE", "RECONCILING")
+    member_state(log, f"{day}05:10,000", M2, 2, "RECONCILING", "PREPARE_LEAVING")
+    log.add(
+        f"{day}05:10,001", c, EventType.MEMBER_REMOVED, member_id=M2, reason=RemovalReason.LEAVE_GROUP.value
+    )
+    log.add(f"{day}05:10,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    out = log.replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["source"]) for r in episodes] == [(1, "observed"), (2, "inferred")]
