@@ -572,6 +572,23 @@ class ConsumerGroupReplayer:
             if cur is not None and not cur.closed and e.member_epoch == cur.epoch:
                 self.reopened_epoch = cur.epoch
             self.tracker.unconverged()
+        elif self._lags_converged_epoch(view, e):
+            # its own line states an older epoch after the (provisional) convergence: the client logs the epoch
+            # of the last heartbeat response it processed (ConsumerMembershipManager), so the coordinator had
+            # not moved it to the current one yet, and the group is not Stable until it has
+            # (ConsumerGroup.maybeUpdateGroupState)
+            self.tracker.unconverged()
+
+    def _lags_converged_epoch(self, view: MemberView, e: Event) -> bool:
+        cur = self.tracker.current
+        return (
+            cur is not None
+            and not cur.closed
+            and cur.stabilized_at is not None
+            and e.member_epoch is not None
+            and 0 < e.member_epoch < cur.epoch
+            and view.member_id in (cur.members or {})
+        )
 
     def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event) -> None:
         """Member-side logs only: epochs come from the members' own (lagging) epochs, a rebalance starts

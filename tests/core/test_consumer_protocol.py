@@ -1722,3 +1722,42 @@ def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_
     out = log.replay()
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert [(r["first_generation_id"], r["source"]) for r in episodes] == [(1, "observed"), (2, "inferred")]
+
+
+def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence():
+    """Kafka 4.0 broker + consumers' logs. Epoch 2 (m2's join) looks converged at 14:05:00,002 (m2 told epoch 2; m1 STABLE
+    and its epoch may have moved silently). m1's own line at 14:05:02 still states epoch 1: the client logs the epoch
+    of the last heartbeat response it processed (ConsumerMembershipManager), so m1 never had epoch 2 before it
+    left (-2), and the group is not Stable until every member has (ConsumerGroup.maybeUpdateGroupState): epoch 2 has
+    not converged."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:02,000", M1, 1, "STABLE", "PREPARE_LEAVING")
+    member_state(log, f"{day}05:02,001", M1, -2, "PREPARE_LEAVING", "LEAVING")
+    log.add(f"{day}05:02,002", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    gens = {g["generation_id"]: g for g in log.replay()["generations"]}
+    assert gens[2]["stabilized_at"] is None
