@@ -167,6 +167,8 @@ class MemberView:
     # the instant of its own latest line stating the group's current epoch (a line at an older epoch, after
     # a pause, does not show it is still a member)
     current_at: int | None = None
+    # the latest instant a coordinator line shows it heartbeating (its join, an assignment state of its own)
+    heartbeat_seen_at: int | None = None
 
 
 class ConsumerGroupReplayer:
@@ -215,6 +217,12 @@ class ConsumerGroupReplayer:
         # a 4.0 broker log alone (no assignment-state line, no member log): when the current epoch has
         # converged at the latest if nothing stops it (see _presume_convergence)
         self.presumed_converged: int | None = None
+        # the target instant of the latest epoch whose convergence was presumed (see _settle_presumed)
+        self.presumed_target_at: int | None = None
+        # the broker's log states the targets it computes ("Computed a new target assignment for epoch N")
+        self.targets_logged = False
+        # with the broker's log: the epoch at which a member logged RECONCILING again (handed more partitions)
+        self.reopened_epoch: int | None = None
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -285,6 +293,9 @@ class ConsumerGroupReplayer:
             "emptied": self.emptied,
             "partition_counts": dict(self.partition_counts),
             "presumed_converged": self.presumed_converged,
+            "presumed_target_at": self.presumed_target_at,
+            "targets_logged": self.targets_logged,
+            "reopened_epoch": self.reopened_epoch,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -335,7 +346,8 @@ class ConsumerGroupReplayer:
         if previous is not None and previous.member_id != e.member_id:
             self._replace_static(previous, e.member_id, e.ts)
             return
-        self._view(e.member_id, e.group_instance_id).joined = True
+        view = self._view(e.member_id, e.group_instance_id)
+        view.joined, view.heartbeat_seen_at = True, e.ts
         self._cause(e.ts, REASON_JOINED)
 
     def _c_static_member_replaced(self, e: Event) -> None:
@@ -352,6 +364,7 @@ class ConsumerGroupReplayer:
             # "temporarily left": stays a member with epoch -2, its partitions reserved (no new epoch)
             if view is not None:
                 view.left_static, view.left_static_at = True, e.ts
+                view.heartbeat_seen_at = e.ts  # its leave heartbeat: its session runs from here
                 view.server_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
                 self._stop_all(view, e.ts, "member_left")
             return
@@ -367,7 +380,11 @@ class ConsumerGroupReplayer:
             timeout = self._session_timeout(e)
             if timeout is None:
                 timeout, source = DEFAULT_CONSUMER_SESSION_TIMEOUT_MS, "inferred"
-            stop_at = e.ts - timeout
+                # never before a heartbeat the coordinator logged (its join, an assignment state): then the
+                # session was shorter than the default, and the last heartbeat is at least that one
+                stop_at = max(e.ts - timeout, view.heartbeat_seen_at or e.ts - timeout)
+            else:
+                stop_at = e.ts - timeout
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
                 # heartbeat acknowledges) and no later one shows it did: it may have died first, so the
@@ -381,6 +398,8 @@ class ConsumerGroupReplayer:
                 if source == "inferred" or target_at is None or stop_at >= target_at:
                     self._presumed_episode()
                 self.presumed_converged = None
+            if self.presumed_target_at is not None and stop_at < self.presumed_target_at:
+                self._presumption_failed()
             cur = self.tracker.current
             if (
                 cur is not None
@@ -417,6 +436,7 @@ class ConsumerGroupReplayer:
         epoch = e.assignment_epoch
         if epoch is None:
             return
+        self.targets_logged = True
         current = self.tracker.epoch
         if current is not None and epoch < current:
             self._anomaly(STALE_EPOCH, e, f"target for epoch {epoch} while at {current}")
@@ -467,6 +487,7 @@ class ConsumerGroupReplayer:
         if not view.member_timed:
             self._coordinator_timing(view, assigned, e.ts)
         view.joined = view.server_lines = True
+        view.heartbeat_seen_at = e.ts  # the coordinator states an assignment in answer to its heartbeat
         view.server_epoch = e.member_epoch
         view.server_state = state.value
         view.server_assigned = assigned
@@ -582,7 +603,27 @@ class ConsumerGroupReplayer:
             # (a join's own response, JOINING -> RECONCILING, is no further step of a converged epoch)
             # a provisional convergence did not hold: a member reconciles again at this epoch (a join, a
             # leave or a fence is the coordinator's own line, and its bump opens the next epoch)
+            cur = self.tracker.current
+            if cur is not None and not cur.closed and e.member_epoch == cur.epoch:
+                self.reopened_epoch = cur.epoch
             self.tracker.unconverged()
+        elif self._lags_converged_epoch(view, e):
+            # its own line states an older epoch after the (provisional) convergence: the client logs the epoch
+            # of the last heartbeat response it processed (ConsumerMembershipManager), so the coordinator had
+            # not moved it to the current one yet, and the group is not Stable until it has
+            # (ConsumerGroup.maybeUpdateGroupState)
+            self.tracker.unconverged()
+
+    def _lags_converged_epoch(self, view: MemberView, e: Event) -> bool:
+        cur = self.tracker.current
+        return (
+            cur is not None
+            and not cur.closed
+            and cur.stabilized_at is not None
+            and e.member_epoch is not None
+            and 0 < e.member_epoch < cur.epoch
+            and view.member_id in (cur.members or {})
+        )
 
     def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event) -> None:
         """Member-side logs only: epochs come from the members' own (lagging) epochs, a rebalance starts
@@ -855,12 +896,50 @@ class ConsumerGroupReplayer:
         current = self.tracker.epoch
         if self.presumed_converged is not None and (current is None or epoch > current):
             self._settle_presumed(shown)
+        self._reopened_unsettled(epoch)
         started = cause if cause is not None and cause <= shown else ts
         timing = "member" if self.has_member_side else "coordinator"
+        episode_before = self.timeline.episode
         if self.tracker.open_epoch(
             epoch, started, reason or self.pending_reason, source, timing, seen_at=shown
         ):
             self.pending_start = self.pending_reason = self.member_signal = None
+            episode = self.timeline.episode
+            if episode is not None and episode is not episode_before and episode.started_at is not None:
+                self._young_starts_inferred(episode.started_at)
+
+    def _reopened_unsettled(self, epoch: int) -> None:
+        """Epoch `epoch` opens while the current one, in which a member logged RECONCILING again at that same
+        epoch, has not converged (again). That line answers a heartbeat that handed the member partitions at the same
+        epoch: the coordinator hands them once their previous owners released them, and the member is then
+        STABLE for it (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE, no acknowledgement needed for
+        added partitions), so the epoch may have converged right there, while the member's own callback (what
+        its log times) had not run yet. Whether the new epoch is a further round or a rebalance of its own,
+        no line tells: the episode says inferred."""
+        cur = self.tracker.current
+        reopened, self.reopened_epoch = self.reopened_epoch, None
+        if cur is None or cur.closed or reopened != cur.epoch or epoch <= cur.epoch:
+            return
+        if cur.stabilized_at is None and self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
+
+    def _young_starts_inferred(self, opened_at: int) -> None:
+        """A rebalance opens at `opened_at` while a member timed by the coordinator alone was handed partitions
+        less than a heartbeat interval before. The coordinator logs the assignment when it answers the
+        heartbeat (CurrentAssignmentBuilder moves the member to STABLE at once); the member consumes them only
+        once its onPartitionsAssigned has run, and it acknowledges that in a later heartbeat that no broker line
+        shows (the member's state does not change: GroupMetadataManager logs a new assignment state only on a
+        change). Whether it owned them before this rebalance, and so whether they move in it, is unknown: the
+        episode's movement count is inferred (never an exact-looking count of moves it cannot see)."""
+        episode = self.timeline.episode
+        for view in self.members.values():
+            if view.member_timed or not view.server_started or view.server_started_at is None:
+                continue
+            if opened_at - view.server_started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+                continue
+            if set(view.server_started) & self.timeline.partitions_of(view.member_id):
+                episode.source = "inferred"
+                return
 
     def _check_convergence(self, ts: int) -> None:
         cur = self.tracker.current
@@ -873,6 +952,11 @@ class ConsumerGroupReplayer:
                     return
             self.tracker.converged(ts)
         elif self.has_coordinator:
+            if self.targets_logged and cur.target_at is None:
+                # the broker logs each target it computes, and none for this epoch yet: the group is
+                # Assigning while its epoch is ahead of the target's (ConsumerGroup.maybeUpdateGroupState),
+                # whatever its members' own lines say; the target comes with some member's next heartbeat
+                return
             # no target map (4.0+: DEBUG): converged once every member the coordinator knows is STABLE at
             # the epoch (ConsumerGroup turns Stable when all members are reconciled to the target epoch).
             # A member with no assignment-state line (4.0 logs them at DEBUG) but its own log: STABLE with
@@ -990,7 +1074,18 @@ class ConsumerGroupReplayer:
         if any(t is not None and t <= at for t in away):
             return  # a static member away (epoch -2) since before: never Stable (ConsumerGroup.maybeUpdateGroupState)
         self._presumed_episode()
+        self.presumed_target_at = cur.target_at
         self.tracker.converged(at)
+
+    def _presumption_failed(self) -> None:
+        """A fenced member was silent since before the target of an epoch whose convergence was presumed: it
+        never had that epoch, and the group is not Stable until every member has (ConsumerGroup
+        .maybeUpdateGroupState), so that epoch converged only later, if at all, and the rebalances since may be
+        rounds of that one. The presumed episode says inferred already; so does the open one, which the presumption
+        made a separate rebalance (the rows emitted in between stay as they are)."""
+        self.presumed_target_at = None
+        if self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
 
     def _presumed_episode(self) -> None:
         """The current epoch's convergence (or not) was presumed: its generation and episode say inferred."""
@@ -1149,6 +1244,13 @@ class ConsumerGroupReplayer:
         self._stop_all(previous, ts, "member_left")
         away = previous.left_static_at
         if self.presumed_converged is not None and away is not None and away <= self.presumed_converged:
+            target_at = self.tracker.current.target_at
+            if target_at is not None and away >= target_at:
+                # it left after the epoch's target was computed, before the others' heartbeats were surely
+                # due: the epoch may have converged with it first (and a static member rejoining with epoch 0
+                # then replaces it at the same epoch, GroupMetadataManager.consumerGroupHeartbeat: no bump),
+                # or only with its replacement; no INFO line of a 4.0 broker tells which member id it counted
+                self.tracker.members_unknown()
             # away (epoch -2) when the others' heartbeats were due: the group is not Stable while a member
             # is not at the target epoch (ConsumerGroup.maybeUpdateGroupState); the replacement is
             # reconciled in the heartbeat that recomputes the target (consumerGroupHeartbeat), so no sooner
@@ -1229,6 +1331,9 @@ class ConsumerGroupReplayer:
         self.emptied = state["emptied"]
         self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}
         self.presumed_converged = state.get("presumed_converged")
+        self.presumed_target_at = state.get("presumed_target_at")
+        self.targets_logged = state.get("targets_logged", False)
+        self.reopened_epoch = state.get("reopened_epoch")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 

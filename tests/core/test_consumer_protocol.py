@@ -1612,3 +1612,365 @@ def test_consumer_logs_alone_a_member_gone_stale_has_left_and_its_group_is_empty
     out = log.replay()
     assert sum(ep["stw_ms"] or 0 for ep in out["rebalance_episodes"]) == 0
     assert sum(m["unavailable_ms"] or 0 for m in out["partition_movements"]) == 0
+
+
+def log_3_8_second_member_joins(after: str) -> Log:
+    """Kafka 3.8 broker: m1 joins alone and is STABLE with t-0..t-3 at 14:00:00,001; m2 joins at `after`;
+    m1 revokes t-2, t-3 for m2 (target map at INFO)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(f"{day}00:00,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=1, protocol_name="uniform",
+            assignment={M1: tps("t", 0, 1, 2, 3)})  # fmt: skip
+    assignment_state(log, f"{day}00:00,001", M1, 1, 0, "STABLE", 0, 1, 2, 3)
+    log.add(f"{day}{after}", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}{after}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(f"{day}{after}", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=2, protocol_name="uniform",
+            assignment={M1: tps("t", 0, 1), M2: tps("t", 2, 3)})  # fmt: skip
+    assignment_state(log, f"{day}{after}", M2, 2, 0, "UNRELEASED_PARTITIONS")
+    assignment_state(log, f"{day}01:00,000", M1, 1, 1, "UNREVOKED_PARTITIONS", 0, 1, revoked="t-2,t-3")
+    assignment_state(log, f"{day}01:00,010", M1, 2, 1, "STABLE", 0, 1)
+    assignment_state(log, f"{day}01:05,000", M2, 2, 2, "STABLE", 2, 3)
+    return log
+
+
+@pytest.mark.parametrize(("after", "source"), [("00:00,003", "inferred"), ("00:30,000", "observed")])
+def test_a_rebalance_right_after_an_assignment_the_broker_alone_cannot_tell_was_consumed_moves_inferred(
+    after, source
+):
+    """The coordinator logs m1's assignment when it answers m1's heartbeat (CurrentAssignmentBuilder makes it
+    STABLE at once); m1 consumes t-2, t-3 only once its onPartitionsAssigned has run, which it acknowledges in a
+    heartbeat no broker line shows. m2 joining 2 ms later: whether t-2, t-3 moved from m1 (or m1 never started
+    them) is unknown to the broker's log, so that episode is inferred; 30 s later m1 surely heartbeated since,
+    and the moves are the broker's to count."""
+    out = log_3_8_second_member_joins(after).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["partitions_moved"]) for r in episodes] == [(1, 0), (2, 2)]
+    assert [r["source"] for r in episodes] == ["observed", source]
+
+
+def log_4_0_static_member_bounces(left: str) -> Log:
+    """Kafka 4.0 broker, static members a (m1) and b (m2): b joins (epoch 2, target map at DEBUG only); a
+    "temporarily left" (epoch -2) at `left` and re-joins at 14:05:20 as m1-new, which replaces m1 at epoch 2
+    (no bump) and recomputes the target."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    log.add(f"{day}05:00,000", c, EventType.JOIN_RECEIVED, member_id=M2, group_instance_id="b")
+    log.add(f"{day}05:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    log.add(f"{day}{left}", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    log.add(f"{day}05:20,000", c, EventType.STATIC_MEMBER_REPLACED, member_id="m1-new", group_instance_id="a",
+            attributes={"old_member_id": M1})  # fmt: skip
+    log.add(
+        f"{day}05:20,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    return log
+
+
+@pytest.mark.parametrize(("left", "members"), [("05:04,000", None), ("05:15,000", [M1, M2])])
+def test_a_4_0_broker_log_cannot_tell_which_id_of_a_static_member_that_bounced_mid_epoch_the_epoch_counted(
+    left, members
+):
+    """A static member rejoining with epoch 0 replaces its predecessor (epoch -2) at the same epoch
+    (GroupMetadataManager.consumerGroupHeartbeat, ConsumerGroupMember with the same instanceId). a left 4 s
+    after epoch 2's target: the epoch may have converged with m1 before it left, or only with m1-new; a 4.0
+    broker logs neither the members' assignment states nor the Stable group, so epoch 2's members are null,
+    never a guess. a leaving 15 s after the target: every member's heartbeats were due long before, so epoch 2
+    converged with m1 (inferred, as every presumed convergence)."""
+    out = log_4_0_static_member_bounces(left).replay()
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[2]["members"] == members
+    assert gens[2]["source"] == "inferred"
+
+
+def log_4_0_presumed_convergence_then_a_late_fence(fenced: str) -> Log:
+    """Kafka 4.0 broker: m1 alone (epoch 1); m2 joins at 14:05:00 (epoch 2, target map at DEBUG); m2 leaves at
+    14:05:20 (epoch 3); m1's session expires at `fenced` (its last heartbeat one default 45 s session before)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    log.add(f"{day}05:00,000", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    log.add(
+        f"{day}05:20,000", c, EventType.MEMBER_REMOVED, member_id=M2, reason=RemovalReason.LEAVE_GROUP.value
+    )
+    log.add(f"{day}05:20,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add(
+        f"{day}{fenced}",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M1,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}{fenced}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    return log
+
+
+@pytest.mark.parametrize(("fenced", "source"), [("05:40,000", "inferred"), ("06:30,000", "observed")])
+def test_a_4_0_broker_log_a_fence_showing_a_member_silent_before_a_presumed_convergence_makes_the_next_rebalance_inferred(
+    fenced, source
+):
+    """With a 4.0 broker log alone, epoch 2 is presumed converged once the members' heartbeats were due (10 s),
+    so m2's leave at 05:20 opens a new rebalance. m1 fenced at 05:40 was silent since 04:55, before epoch 2's
+    target: it never had epoch 2 and the group is not Stable until every member has (ConsumerGroup
+    .maybeUpdateGroupState), so epochs 3-4 may be further rounds of epoch 2's rebalance: that rebalance is
+    inferred. Fenced at 06:30, m1 heartbeated until 05:45, long after epoch 2's target: nothing says otherwise."""
+    out = log_4_0_presumed_convergence_then_a_late_fence(fenced).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
+    assert episodes[2]["source"] == source
+
+
+def member_state(log: Log, when: str, member: str, epoch: int, from_state: str, to_state: str) -> None:
+    """ConsumerMembershipManager "Member m with epoch E transitioned from A to B." (the member's own log)."""
+    log.add(when, "member", EventType.MEMBER_STATE_CHANGED, member_id=member, client_id=member, member_epoch=epoch,
+            attributes={"from_state": from_state, "to_state": to_state})  # fmt: skip
+
+
+def test_with_a_4_0_broker_log_an_epoch_whose_target_is_not_computed_yet_has_not_converged():
+    """Kafka 4.0 broker + consumers' logs. m2's session expires at 14:05:10 (epoch 3); m1 is STABLE by its own
+    log, but the broker logs every target it computes and none for epoch 3 follows before m3 joins (epoch 4): the
+    group stays Assigning while its epoch is ahead of the target's (ConsumerGroup.maybeUpdateGroupState), so
+    epochs 3 and 4 are rounds of one rebalance, not two."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:04,000", M1, 2, "STABLE", "RECONCILING")
+    member_state(log, f"{day}05:04,001", M1, 2, "RECONCILING", "STABLE")
+    log.add(
+        f"{day}05:10,000",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M2,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}05:10,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    log.add(f"{day}05:11,000", c, EventType.JOIN_RECEIVED, member_id="member-3")
+    log.add(f"{day}05:11,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    log.add(
+        f"{day}05:11,000",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=4,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:14,000", M1, 4, "STABLE", "RECONCILING")
+    member_state(log, f"{day}05:14,001", M1, 4, "RECONCILING", "STABLE")
+    assert rounds(log.replay()) == [1, 1, 2]
+
+
+def test_a_fence_without_its_session_timeout_never_places_the_last_heartbeat_before_a_logged_one():
+    """Kafka 4.0 broker: m1 joins alone (its joining heartbeat reconciles it: epoch 1 converges at once) and its
+    session expires 6 s later. The fence line states no timeout; the default 45 s (group.consumer.session
+    .timeout.ms) would place m1's last heartbeat before its own join, which the coordinator logged: the session was
+    shorter, and the last heartbeat is at least the join. So epoch 1 stays converged (the join reconciled m1
+    before it went silent), a rebalance of its own, and the fence one more."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(
+        f"{day}00:06,003",
+        c,
+        EventType.MEMBER_REMOVED,
+        member_id=M1,
+        reason=RemovalReason.SESSION_TIMEOUT.value,
+    )
+    log.add(f"{day}00:06,003", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    out = log.replay()
+    assert rounds(out) == [1, 1]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[1]["stabilized_at"] == ms(f"{day}00:00,001")
+
+
+def test_a_static_members_session_runs_from_its_leave_heartbeat():
+    """Kafka 4.0 broker + consumers' logs. Static m1 "temporarily left" (epoch -2) at 14:00:30, after epoch 2
+    converged (14:00:15, m1's RECONCILING line at epoch 2), and its session expires at 14:00:59. The leave is a heartbeat
+    (GroupMetadataManager.consumerGroupStaticMemberGroupLeave keeps the member and its session timer), so its
+    last heartbeat is 14:00:30, not the default 45 s before the fence (14:00:14, before the convergence): epoch 2
+    stays converged, and the fence is a rebalance of its own."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}00:10,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:10,001", c, EventType.JOIN_RECEIVED, member_id=M2, group_instance_id="b")
+    log.add(f"{day}00:10,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}00:10,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:10,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:15,000", M1, 2, "STABLE", "RECONCILING")
+    member_state(log, f"{day}00:15,001", M1, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}00:20,000", M2, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}00:30,000", M1, -2, "PREPARE_LEAVING", "LEAVING")
+    log.add(f"{day}00:30,001", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    log.add(f"{day}00:59,000", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a",
+            reason=RemovalReason.SESSION_TIMEOUT.value)  # fmt: skip
+    log.add(f"{day}00:59,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    out = log.replay()
+    assert rounds(out) == [1, 1, 1]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[2]["stabilized_at"] == ms(f"{day}00:15,000")
+
+
+def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_makes_its_rebalance_inferred():
+    """Kafka 4.0 broker + consumers' logs. m1 revokes t-2, t-3 for the joiner m2; m2, told epoch 2, logs
+    RECONCILING again at epoch 2 (14:05:05): the coordinator hands it the released partitions and m2 is STABLE for
+    it at once (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE; added partitions need no
+    acknowledgement), so epoch 2 may have converged there; m2's callback never runs (it leaves at 14:05:10), so its
+    own log never shows it consuming them. Whether m2's leave is a further round of epoch 2's rebalance or a
+    rebalance of its own, no line tells: the rebalance says inferred."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00:00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1, 2, 3))  # fmt: skip
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:03,000", M1, 1, "STABLE", "RECONCILING")
+    log.add(f"{day}05:03,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
+            partitions=tps("t", 2, 3))  # fmt: skip
+    member_state(log, f"{day}05:03,002", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:05,000", M2, 2, "STABLE", "RECONCILING")
+    member_state(log, f"{day}05:10,000", M2, 2, "RECONCILING", "PREPARE_LEAVING")
+    log.add(
+        f"{day}05:10,001", c, EventType.MEMBER_REMOVED, member_id=M2, reason=RemovalReason.LEAVE_GROUP.value
+    )
+    log.add(f"{day}05:10,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    out = log.replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["source"]) for r in episodes] == [(1, "observed"), (2, "inferred")]
+
+
+def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence():
+    """Kafka 4.0 broker + consumers' logs. Epoch 2 (m2's join) looks converged at 14:05:00,002 (m2 told epoch 2; m1 STABLE
+    and its epoch may have moved silently). m1's own line at 14:05:02 still states epoch 1: the client logs the epoch
+    of the last heartbeat response it processed (ConsumerMembershipManager), so m1 never had epoch 2 before it
+    left (-2), and the group is not Stable until every member has (ConsumerGroup.maybeUpdateGroupState): epoch 2 has
+    not converged."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
+    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(
+        f"{day}00:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=1,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(
+        f"{day}05:00,001",
+        c,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=2,
+        protocol_name="uniform",
+    )
+    member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}05:02,000", M1, 1, "STABLE", "PREPARE_LEAVING")
+    member_state(log, f"{day}05:02,001", M1, -2, "PREPARE_LEAVING", "LEAVING")
+    log.add(f"{day}05:02,002", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    gens = {g["generation_id"]: g for g in log.replay()["generations"]}
+    assert gens[2]["stabilized_at"] is None
