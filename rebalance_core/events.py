@@ -130,9 +130,10 @@ REVOKE_REJOIN_PREFIX = "need to revoke partitions"
 
 
 def is_revoke_rejoin(reason: str | None) -> bool:
-    """Whether a JoinGroup reason is that requestRejoin, in either wording: the 3.x reason above, or
+    """Whether a reason carries that requestRejoin, in either wording: the 3.x reason above (also quoted
+    as a "client reason" in the broker's lines), or
     2.4-2.8's sentence of its own "Need to revoke partitions [...] and re-join the group"."""
-    return (reason or "").lower().startswith(REVOKE_REJOIN_PREFIX)
+    return REVOKE_REJOIN_PREFIX in (reason or "").lower()
 
 
 _EVENT_FIELDS = tuple(f.name for f in fields(Event))
