@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rebalance_core.connect import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.java_hash import java_int, java_string_hash
 from schemas.events import EventType, RemovalReason
@@ -145,7 +146,7 @@ class KafkaLogWriter:
         client_era: str = "3.x",
         record_carried: bool = False,
     ):
-        from rebalance_core.kafka_logs import writer_broker, writer_client
+        from rebalance_core.kafka_logs import writer_broker, writer_client, writer_connect
 
         if broker_era not in BROKER_ERAS:
             raise WriterError(f"unknown broker era {broker_era!r}; one of {', '.join(BROKER_ERAS)}")
@@ -160,6 +161,7 @@ class KafkaLogWriter:
         self.broker_era, self.client_era = broker_era, client_era
         self.broker = writer_broker.wording(broker_era, consumer_protocol)
         self.client = writer_client.wording(client_era, consumer_protocol)
+        self.worker = writer_connect.wording(client_era)  # a Connect worker's member events
         self.members: dict[str, MemberRecord] = {}
         self.pending: set[str] = set()  # KIP-394: member ids created by a JoinGroup without one
         self.leave_reasons: dict[str, str] = {}
@@ -192,9 +194,9 @@ class KafkaLogWriter:
                 return out
             if event.event_type == E.REBALANCE_PREPARED.value and event.ts == first.ts:
                 out.extend(self._render_preparing(event))
-                out.extend(self.flush())
+                out.extend(self._release_held())
                 return out
-            out.extend(self.flush())
+            out.extend(self._release_held())
         if self.broker.holds(event):
             self._held.append(event)
             return out
@@ -212,6 +214,10 @@ class KafkaLogWriter:
 
     def flush(self) -> list[LogLine]:
         """Entries still held back (call at the end of the group's events)."""
+        return self._release_held() + self.worker.flush()
+
+    def _release_held(self) -> list[LogLine]:
+        """The coordinator events held back, written."""
         held, self._held = self._held, []
         if not held:
             return []
@@ -235,7 +241,7 @@ class KafkaLogWriter:
     def _render(self, event: Event) -> list[LogLine]:
         if event.is_coordinator:
             self.coordinator = broker_id(event.source)
-        wording = self.broker if event.is_coordinator else self.client
+        wording = self.member_wording(event.protocol_type) if not event.is_coordinator else self.broker
         lines = wording.render(self, event)
         self._keep_carried(event, wording)
         self._note(event)
@@ -264,10 +270,15 @@ class KafkaLogWriter:
             raise WriterError("carried() needs KafkaLogWriter(record_carried=True)")
         return self._carried[event.event_id]
 
-    def fields_carried(self, event_type: str, side: str) -> tuple[str, ...]:
-        """The fields `carried` gives for lines read back as `event_type` on a side (coordinator/member)."""
-        wording = self.broker if side == "coordinator" else self.client
+    def fields_carried(self, event_type: str, side: str, protocol_type: str | None = None) -> tuple[str, ...]:
+        """The fields `carried` gives for lines read back as `event_type` on a side (coordinator/member;
+        a member's `protocol_type` `connect`: a Connect worker's lines)."""
+        wording = self.broker if side == "coordinator" else self.member_wording(protocol_type)
         return wording.fields.get(EventType(event_type), ())
+
+    def member_wording(self, protocol_type: str | None):
+        """A member's wording: a Connect worker's (its events' protocol type `connect`) or the consumer's."""
+        return self.worker if protocol_type == CONNECT_PROTOCOL_TYPE else self.client
 
     # -- state ---------------------------------------------------------------------------------
     def client_state(self, event: Event) -> ClientRecord:

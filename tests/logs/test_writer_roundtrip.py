@@ -85,6 +85,34 @@ def consumer_events(static: bool) -> list[Event]:
     return simulate_consumer_group(timeline, settings).events
 
 
+def connect_events(protocol: str, max_delay_ms: int | None = None) -> list[Event]:
+    """A Kafka Connect worker group (KIP-415): workers join, one crashes and comes back within the
+    scheduled rebalance delay, one restarts, one leaves."""
+    timeline = Timeline(
+        topics={"jdbc-source": 4, "s3-sink": 6},  # connectors and their task counts
+        actions=(
+            Join(0, "w1"),
+            Join(0, "w2"),
+            Join(20 * S, "w3"),
+            Restart(60 * S, "w2", down_ms=30 * S, graceful=False),
+            Restart(300 * S, "w1", down_ms=10 * S),
+            Leave(600 * S, "w3"),
+        ),
+        group_id="connect-cluster",
+        start_ms=1_731_060_000_000,
+    )
+    settings = SimulationSettings(
+        assignor=protocol,
+        session_timeout_ms=10 * S,
+        heartbeat_interval_ms=3 * S,
+        max_poll_interval_ms=60 * S,
+        scheduled_rebalance_max_delay_ms=max_delay_ms,
+        seed=3,
+        coordinator="broker-2",
+    )
+    return simulate(timeline, settings).events
+
+
 def projection(event: Event, event_type: str, values: dict) -> tuple:
     """What the log text carries of an event (the writer's `carried`, or the same fields of a read one)."""
     key: tuple = (event.ts, event.side, event_type, event.group_id)
@@ -102,7 +130,7 @@ def projection(event: Event, event_type: str, values: dict) -> tuple:
 
 
 def read_back(event: Event, writer: KafkaLogWriter) -> tuple:
-    names = writer.fields_carried(event.event_type, event.side)
+    names = writer.fields_carried(event.event_type, event.side, event.protocol_type)
     return projection(event, event.event_type, {name: getattr(event, name) for name in names})
 
 
@@ -249,6 +277,51 @@ def test_generated_fleet_histories_read_back(kind, broker_era, client_era):
         client_era=client_era,
     )
     assert got == expected, differences(expected, got)
+
+
+# what a Connect worker logs at INFO (WorkerCoordinator / DistributedHerder / AbstractCoordinator)
+CONNECT_CLIENT_TYPES = {
+    EventType.JOIN_REQUESTED,  # "Rebalance started"
+    EventType.JOIN_SENT,
+    EventType.JOIN_RESPONSE,
+    EventType.SYNC_RESPONSE,  # "Successfully synced", completed by "Joined group ... got assignment"
+    EventType.PARTITIONS_REVOKED,  # its revokedTaskIds
+    EventType.PARTITIONS_ASSIGNED,  # its taskIds
+    EventType.LEAVE_SENT,
+}
+
+
+@pytest.mark.parametrize(("broker_era", "client_era"), ERA_PAIRS)
+@pytest.mark.parametrize(("protocol", "max_delay_ms"), [("sessioned", 60 * S), ("compatible", 0)])
+def test_connect_worker_logs_read_back_as_the_written_events(protocol, max_delay_ms, broker_era, client_era):
+    events = connect_events(protocol, max_delay_ms)
+    expected, got, types = roundtrip(
+        events, consumer_protocol=False, broker_era=broker_era, client_era=client_era
+    )
+    assert got == expected, differences(expected, got)
+    assert types >= CONNECT_CLIENT_TYPES
+    # the heartbeat's rebalance signal: INFO in 2.x, WorkerCoordinator.requestRejoin's DEBUG from 3.0
+    assert (EventType.HEARTBEAT_REBALANCING in types) == (client_era == "2.x")
+
+
+def test_a_connect_worker_logs_its_assignment_once_its_revoked_tasks_are_stopped():
+    """WorkerCoordinator.onJoinComplete calls onRevoked (the herder stops the tasks) before onAssigned logs
+    "Joined group": the line comes at the stop, after "Finished stopping tasks in preparation for
+    rebalance", and names the leader, the tasks added and revoked, and the KIP-415 delay."""
+    events = connect_events("sessioned", 60 * S)
+    lines = KafkaLogWriter(client_era="3.x").write_all(events)
+    revoked = next(e for e in events if e.event_type == EventType.PARTITIONS_REVOKED.value)
+    texts = [line.text for line in lines if line.stream == CLIENT and line.ts == revoked.ts]
+    joined = next(i for i, t in enumerate(texts) if "Joined group at generation" in t)
+    assert "Finished stopping tasks in preparation for rebalance" in texts[joined - 2]
+    assert (
+        "[Worker clientId=" in texts[joined]
+        and "(org.apache.kafka.connect.runtime.distributed.DistributedHerder:" in texts[joined]
+    )
+    tasks = ", ".join(str(tp) for tp in revoked.partitions)
+    assert f"revokedTaskIds=[{tasks}]" in texts[joined] and "with rebalance delay: " in texts[joined]
+    assert "Starting connectors and tasks using config offset" in texts[joined + 1]
+    assert not any("Request joining group" in line.text for line in lines if line.stream == CLIENT)
 
 
 def test_kafka_has_no_kip848_group_before_3_6():
