@@ -1043,10 +1043,6 @@ def applies(view: View, case: Case) -> bool:
     hand-written log of one side has no view of the other)."""
     if not view.applies(case.consumer_protocol):
         return False
-    if case.assignor in CONNECT_ASSIGNORS and view.client_era is not None:
-        # the writer knows the consumer's wording, not the Connect worker's (WorkerCoordinator /
-        # DistributedHerder): a Connect group's worker logs are not written yet, only its broker's
-        return False
     sides = {e.side for e in case.events}
     if view.broker_only:
         return "coordinator" in sides

@@ -67,15 +67,12 @@ def test_nothing_silently_wrong_where_the_view_carries_it(rows, section, view, m
 
 def test_every_case_is_measured_in_every_view_that_applies(rows):
     """KIP-848 groups have no 0.10 or 2.x view; Connect worker groups (KIP-415, the `sessioned` and
-    `compatible` protocols) have no client-log view, the writer knowing only the consumer's wording."""
+    `compatible` protocols) have every classic view, their workers' logs in the Connect wording."""
     seen = {(r.case_id, r.view) for r in rows}
     cases = {c: f.build_case(c) for c in CASES}
-    connect = {c for c, case in cases.items() if case.assignor in ("sessioned", "compatible")}
+    connect = {c for c, case in cases.items() if case.assignor in f.CONNECT_ASSIGNORS}
     expected = {
-        (c, v.name)
-        for c, case in cases.items()
-        for v in f.VIEWS
-        if v.applies(case.consumer_protocol) and not (c in connect and v.client_era is not None)
+        (c, v.name) for c, case in cases.items() for v in f.VIEWS if v.applies(case.consumer_protocol)
     }
     assert {"sim:03_kip415_bounce", "sim:04_kip415_leaves", "sim:06_kip415_join"} <= connect
     assert any(c.startswith("random:") for c in connect)
