@@ -268,6 +268,8 @@ class GroupReplayer:
         self.member_timed: set[str] = set()  # member ids and instance ids seen on the member side
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
         self.joining_clients: set[str] = set()  # client ids of member-side joins without a member id yet
+        # member ids the coordinator gave such a join (`_claim_logged_join`), not synced yet: new processes
+        self.claimed_new: set[str] = set()
         self.fresh_join_sent: dict[str, int] = {}  # alias -> its JoinGroup without a member id (KIP-394)
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
         # new member id -> [old id, generation] of a static replacement while Stable whose old id's
@@ -652,6 +654,7 @@ class GroupReplayer:
         self.member_timed.clear()
         self.aliases.clear()
         self.joining_clients.clear()
+        self.claimed_new.clear()
         self.fresh_join_sent.clear()
         self.unnamed_replacements.clear()
         self.poll_timed_out.clear()
@@ -1040,6 +1043,7 @@ class GroupReplayer:
         if client_id is not None and client_id in self.joining_clients:
             self.joining_clients.remove(client_id)
             self.member_timed.add(member)
+            self.claimed_new.add(member)
 
     def _superseded(self, gen: int | None) -> bool:
         """The broker's log shows the group already left generation `gen` (or is rebalancing again):
@@ -1132,10 +1136,16 @@ class GroupReplayer:
         if self.protocol_name not in KIP415_PROTOCOLS:
             return
         attributes = e.attributes or {}
+        new_process = member in self.claimed_new
+        self.claimed_new.discard(member)
         if synced_before:
             previous = self.assignment.get(member)
         else:
-            previous = [] if e.client_id in self.joining_clients else None
+            # a new worker runs nothing; its log shows its JoinGroup without a member id, and the
+            # coordinator's line for it may have claimed that join already (a 4.x broker logs the
+            # KIP-394 second JoinGroup, the worker's "need to re-join with the given member-id" is
+            # WorkerCoordinator.requestRejoin's DEBUG: its second "(Re-)joining group" looks fresh too)
+            previous = [] if e.client_id in self.joining_clients or new_process else None
         if previous is None:
             return
         revoked, added = (_connect_tasks(attributes.get(key)) for key in ("revoked", "added"))
@@ -2033,6 +2043,7 @@ _PLAIN_STATE = (
     "member_timed",
     "aliases",
     "joining_clients",
+    "claimed_new",
     "fresh_join_sent",
     "unnamed_replacements",
     "stable_replacements",
@@ -2053,6 +2064,7 @@ _STATE_DEFAULTS = {
     "remaining_members": lambda: None,
     "fresh_join": lambda: None,
     "client_configs": dict,
+    "claimed_new": set,
 }  # fields added after STATE_VERSION 1 states were written
 
 
