@@ -1077,8 +1077,16 @@ class GroupReplayer:
         if e.leader_id:
             # Connect's assignment line names the leader (DistributedHerder "Joined group at generation N
             # ... Assignment{leader='...'}", ConnectProtocol.Assignment): it fills the generation's leader
+            # (not the round a revoking worker's follow-up rejoin opened while this generation's other
+            # workers still log their assignments: that one's leader is the next generation's)
             named = rnd if rnd is not None else self.round
-            if named is not None and named.generation_id in (None, gen) and named.leader_id is None:
+            of_closed = named is self.round and self._next_round_open(gen)
+            if (
+                named is not None
+                and named.generation_id in (None, gen)
+                and named.leader_id is None
+                and not of_closed
+            ):
                 named.leader_id = e.leader_id
         if rnd is not None:
             if rnd.members is None:
