@@ -20,8 +20,10 @@ Client eras (`CLIENT_ERAS`), the Java consumer:
     3.x    3.9: `ConsumerCoordinator` / `ConsumerRebalanceListenerInvoker`, KIP-848 membership manager
     4.x    3.9's wording with the bracketed partition lists observed from 4.1 clients, KIP-848 state
            transitions at INFO
+  a Kafka Connect worker (member events of protocol type `connect`), same eras: `writer_connect`
+  (WorkerCoordinator / DistributedHerder of 2.8 and trunk), in connect-log4j's `(%c:%L)` layout
 in Kafka's shipped log4j layout `[%d] %p %m (%c)%n`, `%d` = `yyyy-MM-dd HH:mm:ss,SSS` (here UTC).
-The wordings themselves live in `writer_broker` and `writer_client`, one class per era.
+The wordings themselves live in `writer_broker`, `writer_client` and `writer_connect`, one class per era.
 
 Pure: events in, `LogLine`s out. One writer per group, fed the group's events in order; it remembers what
 the text needs and the event does not carry (a member's client id and timeouts for the LeaveGroup line,

@@ -4,6 +4,7 @@ back the events the writer wrote (the fields `ROUNDTRIP_FIELDS` says the text ca
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 
 import pytest
@@ -33,6 +34,7 @@ from rebalance_core.workload import (
     topic_id,
 )
 from schemas.events import EventType, RemovalReason
+from tests.logs.kafka_log_fixtures import REAL
 
 TOPIC_IDS = {"orders": "8iWjCLGESE6MUiR5ANkArg"}
 S = 1_000
@@ -322,6 +324,30 @@ def test_a_connect_worker_logs_its_assignment_once_its_revoked_tasks_are_stopped
     assert f"revokedTaskIds=[{tasks}]" in texts[joined] and "with rebalance delay: " in texts[joined]
     assert "Starting connectors and tasks using config offset" in texts[joined + 1]
     assert not any("Request joining group" in line.text for line in lines if line.stream == CLIENT)
+
+
+def _worker_templates(texts) -> set[tuple[str, str]]:
+    """(message, logger) of `[Worker …]` entries with ids, numbers and lists blanked, no source line."""
+    out = set()
+    for text in texts:
+        m = re.match(r"\[[^\]]+\] \w+ \[Worker [^\]]*\] (?P<message>.*) \((?P<logger>[\w.$]+):\d+\)$", text)
+        if m:
+            message = re.sub(r"\d+", "N", re.sub(r"'[^']*'", "''", re.sub(r"\[[^\]]*\]", "[]", m["message"])))
+            out.add((message, m["logger"]))
+    return out
+
+
+def test_a_connect_worker_writes_what_a_real_3_x_worker_logs():
+    """Every worker line written in the 3.x wording has the shape (message, logger) of a line a real
+    Connect worker of 3.0-3.1 logged (tests/fixtures/kafka_logs/real/12_client_connect_…)."""
+    real = _worker_templates(
+        (REAL / "12_client_connect_incremental_cooperative.log").read_text().splitlines()
+    )
+    lines = KafkaLogWriter(client_era="3.x").write_all(connect_events("sessioned", 60 * S))
+    written = _worker_templates(t for line in lines if line.stream == CLIENT for t in line.text.split("\n"))
+    leave = {m for m in written if "LeaveGroup" in m[0] or "Resetting generation" in m[0]}  # not in that log
+    assert written - leave <= real, sorted(written - leave - real)
+    assert len(written - leave) >= 9
 
 
 def test_kafka_has_no_kip848_group_before_3_6():
