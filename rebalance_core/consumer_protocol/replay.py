@@ -809,7 +809,13 @@ class ConsumerGroupReplayer:
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,
         attributes.owned = what it consumes now, a comma list): partitions it owned since before the input
-        become known (else a member-only log can look like a stop-the-world). The callbacks time the changes."""
+        become known (else a member-only log can look like a stop-the-world). The callbacks time the changes.
+        With the coordinator's log the block adds nothing: its lines own the epochs and the owners, while the
+        block names no member epoch (a member reconciling an earlier epoch's assignment logs it after the
+        group moved on) and leaves out partitions the coordinator withholds until their owner released them
+        (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), so it is not the epoch's assignment."""
+        if self.has_coordinator:
+            return
         view = self._view(e.member_id, e.group_instance_id)
         owned = [item.strip() for item in (e.attributes or {}).get("owned", "").split(",") if item.strip()]
         for tp in self._names(parse_partitions(owned) or ()):
