@@ -222,8 +222,15 @@ class EpochTracker:
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
         """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
         assignment state, or the member's own "Reconciling assignment" block."""
-        if self.current is not None and not self.current.closed:
-            self.current.stated[member] = tuple(sorted(assigned))
+        cur = self.current
+        if cur is None or cur.closed:
+            return
+        if cur.stabilized_at is not None and member not in cur.stated and member not in (cur.members or {}):
+            # the epoch converged without it: a static member back under a new member id gets the epoch as
+            # it is (GroupMetadataManager.consumerGroupHeartbeat: no bump when its subscription is the old
+            # one's), so it is not one of the members the epoch converged with
+            return
+        cur.stated[member] = tuple(sorted(assigned))
 
     def converged(self, ts: int, provisional: bool = False) -> None:
         """Every member is reconciled to the current epoch at `ts`."""

@@ -485,7 +485,7 @@ class ConsumerGroupReplayer:
             self._open_epoch(e.member_epoch, None, None, "inferred", seen_at=e.ts)
         assigned = sorted(self._names(e.partitions or ()))
         if not view.member_timed:
-            self._coordinator_timing(view, assigned, e.ts)
+            self._coordinator_timing(view, assigned, e.ts, _missing_state_line(view.server_epoch, attributes))
         view.joined = view.server_lines = True
         view.heartbeat_seen_at = e.ts  # the coordinator states an assignment in answer to its heartbeat
         view.server_epoch = e.member_epoch
@@ -809,7 +809,13 @@ class ConsumerGroupReplayer:
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,
         attributes.owned = what it consumes now, a comma list): partitions it owned since before the input
-        become known (else a member-only log can look like a stop-the-world). The callbacks time the changes."""
+        become known (else a member-only log can look like a stop-the-world). The callbacks time the changes.
+        With the coordinator's log the block adds nothing: its lines own the epochs and the owners, while the
+        block names no member epoch (a member reconciling an earlier epoch's assignment logs it after the
+        group moved on) and leaves out partitions the coordinator withholds until their owner released them
+        (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), so it is not the epoch's assignment."""
+        if self.has_coordinator:
+            return
         view = self._view(e.member_id, e.group_instance_id)
         owned = [item.strip() for item in (e.attributes or {}).get("owned", "").split(",") if item.strip()]
         for tp in self._names(parse_partitions(owned) or ()):
@@ -1128,14 +1134,21 @@ class ConsumerGroupReplayer:
         return reconciled
 
     # ================================================================================= ownership
-    def _coordinator_timing(self, view: MemberView, assigned: list[TopicPartition], ts: int) -> None:
-        """A member without its own log consumes what the coordinator says it is assigned."""
+    def _coordinator_timing(
+        self, view: MemberView, assigned: list[TopicPartition], ts: int, line_missing: bool = False
+    ) -> None:
+        """A member without its own log consumes what the coordinator says it is assigned. `line_missing`: a
+        state line of the member between its last one and this is provably not in the input, so the changes
+        this line shows happened at that line or this one: their instants are inferred (unavailable time an
+        upper bound)."""
         before = set(view.server_assigned or ())
         now = set(assigned)
+        source = "inferred" if line_missing else "observed"
         for tp in sorted(before - now):
-            self._stop(tp, view, ts, "revoked")
+            if self.timeline.owner_of(tp) == view.member_id:
+                self.timeline.stop(tp, view.member_id, ts, "revoked", instance=view.instance, source=source)
         for tp in sorted(now - before):
-            self._start(tp, view, ts)
+            self._start(tp, view, ts, source)
         if now - before:
             view.server_started, view.server_started_at = sorted(now - before), ts
 
@@ -1157,9 +1170,9 @@ class ConsumerGroupReplayer:
                     tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
                 )
 
-    def _start(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
+    def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
         problem = self.timeline.start(
-            tp, view.member_id, ts, instance=view.instance, generation_id=self.tracker.epoch
+            tp, view.member_id, ts, instance=view.instance, generation_id=self.tracker.epoch, source=source
         )
         if problem:
             self._anomaly(problem, None, f"{tp} start by {view.member_id}", ts=ts)
@@ -1375,3 +1388,12 @@ def _view_from_json(data: Mapping[str, Any]) -> MemberView:
         if data.get(key) is not None:
             data[key] = [TopicPartition(t, p) for t, p in data[key]]
     return MemberView(**data)
+
+
+def _missing_state_line(last_epoch: int | None, attributes: Mapping[str, Any]) -> bool:
+    """A member's "new assignment state: epoch=E, previousEpoch=P" whose P is later than the epoch of the
+    member's last state line in the input: the coordinator logs every change of a member's state
+    (GroupMetadataManager.consumerGroupHeartbeat, 3.8+: `Member {} new assignment state: epoch=...,
+    previousEpoch=...`), so its line at epoch P is missing (an excerpt, a lost line)."""
+    previous = str(attributes.get("previous_epoch") or "")
+    return last_epoch is not None and previous.isdigit() and int(previous) > last_epoch

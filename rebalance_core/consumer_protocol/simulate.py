@@ -39,7 +39,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,6 +160,9 @@ class _Client:
     # (not those of one in progress), and how many reconciliations completed (its local epoch)
     reconciled: frozenset[TopicPartition] = frozenset()
     reconciled_count: int = 0
+    # AbstractMembershipManager.currentTargetAssignment.localEpoch: one more per target assignment it
+    # starts reconciling (-1: none yet; transitionToJoining resets it)
+    local_epoch: int = -1
     reported_count: int | None = None  # reconciled_count when `reconciled` was last sent
     alive: bool = True
     frozen_until: int = 0  # gc pause: nothing runs before
@@ -604,6 +607,8 @@ class _Simulation:
         """ConsumerMembershipManager reconciliation: revoke first, then assign, then acknowledge."""
         client.reconciling = True
         self._transition(ts, client, ClientState.RECONCILING)
+        client.local_epoch += 1
+        self._client_step(ts + 1, client, self._reconciliation_started, assignment)
         revoked = client.owned - assignment
         if revoked:
             self._client_step(
@@ -618,6 +623,30 @@ class _Simulation:
             self._client_step(
                 ts + self.settings.assign_callback_ms, client, self._assign_step, assignment, app_thread=True
             )
+
+    def _reconciliation_started(
+        self, ts: int, client: _Client, assignment: frozenset[TopicPartition]
+    ) -> None:
+        """The reconciliation's start, logged at INFO (AbstractMembershipManager.maybeReconcile, 3.8+:
+        "Reconciling assignment with local epoch ..." with the assigned, currently owned, added and revoked
+        partitions) on the background thread's next loop after the RECONCILING transition (the real 4.x
+        client logs it 1-3 ms later; callbacks take >= 1 ms, so it precedes them): the member's event
+        `sync_response` as the parser reads that block (attributes.owned: what it consumes now)."""
+        if not client.reconciling:
+            return
+        self._member_event(
+            ts,
+            client,
+            EventType.SYNC_RESPONSE,
+            member_epoch=client.epoch,
+            partitions=tuple(sorted(assignment)),
+            attributes={
+                "local_epoch": str(client.local_epoch),
+                "owned": _comma_list(client.owned),
+                "added": _comma_list(assignment - client.owned),
+                "revoked": _comma_list(client.owned - assignment),
+            },
+        )
 
     def _revoke_step(self, ts: int, client: _Client, revoked, assignment) -> None:
         if not client.reconciling:
@@ -651,6 +680,8 @@ class _Simulation:
     def _transition(self, ts: int, client: _Client, to_state: ClientState, epoch: int | None = None) -> None:
         from_state = client.state
         client.state = to_state
+        if to_state is ClientState.JOINING:  # clearPendingAssignmentsAndLocalNamesCache: target NONE
+            client.local_epoch = -1
         self._member_event(
             ts,
             client,
@@ -719,3 +750,8 @@ class _Simulation:
             self.truth.day(utc_date(e.ts)).events += 1
         truth["group_daily_summary"] = self.truth.daily_rows()
         return ConsumerSimulation(self.events, truth, self.unobservable, self.tracker.drain_reconciliations())
+
+
+def _comma_list(partitions: Iterable[TopicPartition]) -> str:
+    """A partition set as the parser carries it in string attributes (`t-0,t-1`, sorted)."""
+    return ",".join(str(tp) for tp in sorted(partitions))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from rebalance_core.events import REVOKE_REJOIN_REASON, Event, Partitions, TopicPartition
+from rebalance_core.events import REVOKE_REJOIN_REASON, Event, Partitions, TopicPartition, parse_partitions
 from rebalance_core.kafka_logs.writer import CLIENT, LogLine, coordinator_node, format_log_ts
 from schemas.events import EventType
 
@@ -301,10 +301,12 @@ class ClassicClient4(ClassicClient):
 
 # --------------------------------------------------------------------------- KIP-848 client, 3.x
 class ConsumerClient(ClientWording):
-    """The KIP-848 consumer (AsyncKafkaConsumer) 3.9: state transitions (TRACE), the membership manager's
-    "Revoking" before the listener invoker's callbacks, the heartbeat manager's poll timeout."""
+    """The KIP-848 consumer (AsyncKafkaConsumer) 3.9: state transitions (TRACE), the start of each
+    reconciliation (INFO, AbstractMembershipManager.maybeReconcile), the membership manager's "Revoking"
+    before the listener invoker's callbacks, the heartbeat manager's poll timeout."""
 
     fields = {
+        E.SYNC_RESPONSE: ("member_id", "partitions"),
         E.PARTITIONS_REVOKED: ("member_id", "partitions"),
         E.PARTITIONS_ASSIGNED: ("member_id", "partitions"),
         E.PARTITIONS_LOST: ("partitions",),
@@ -320,6 +322,25 @@ class ConsumerClient(ClientWording):
             f"{attributes.get('from_state')} to {attributes.get('to_state')}."
         )
         return [self.line(event, message, MEMBERSHIP_MANAGER, level=self.transition_level)]
+
+    def sync_response(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+        """The reconciliation's start: the member's new target assignment and what it owns (3.9's argument
+        order; 3.8's MembershipManagerImpl swapped the member id and the local epoch)."""
+        attributes = event.attributes or {}
+        assigned = event.partitions or ()
+
+        def listed(name: str) -> str:
+            return tp_list(parse_partitions([tp for tp in attributes.get(name, "").split(",") if tp]))
+
+        block = (
+            f"Reconciling assignment with local epoch {attributes.get('local_epoch', 0)}\n"
+            f"\tMember:                                    {event.member_id}\n"
+            f"\tAssigned partitions:                       {tp_list(assigned)}\n"
+            f"\tCurrent owned partitions:                  {listed('owned')}\n"
+            f"\tAdded partitions (assigned - owned):       {listed('added')}\n"
+            f"\tRevoked partitions (owned - assigned):     {listed('revoked')}\n"
+        )
+        return [self.line(event, block, MEMBERSHIP_MANAGER)]
 
     def partitions_revoked(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         revoking = f"Revoking previously assigned partitions {tp_list(event.partitions)}"

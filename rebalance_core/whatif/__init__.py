@@ -73,6 +73,10 @@ extraction.max_span_ms, says so on its rows and is ranked by no report (tests/co
 Where the input's view cannot support the check, the status is `not_comparable` with the reason, also
 unranked: the coordinator counts members no line names; member logs only, none listing the group's
 members, show a rebalance no logged member started; a cooperative group with no partition count known.
+Where only some measures of the actual cannot check the model (a KIP-848 input opening at an epoch's target,
+whose bump's cause is in no line; a member's state line a later previousEpoch proves missing, which makes
+the actual's partition times upper bounds), those are left out, the rest must agree, and the status is
+`not_comparable` naming them with the reason (ExtractedGroup.incomparable).
 
 Scenario rules that follow Kafka rather than the actual run: KIP-415 (scheduled_rebalance_max_delay_ms)
 is Kafka Connect's and not applicable to consumer groups; a Connect worker group (protocol compatible or

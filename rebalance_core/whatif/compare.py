@@ -54,6 +54,7 @@ def model_check(
     why_not: str = "",
     not_comparable: str | None = None,
     completed_after_input: Sequence[dict] = (),
+    incomparable: Iterable[tuple[str, str]] = (),
 ) -> ModelCheck:
     """The as-actual replay against the actual one, over all dates (a rebalance across midnight may be
     dated differently by a few milliseconds). `not_comparable`: why the input's view cannot support the
@@ -62,7 +63,10 @@ def model_check(
     settles): the latest of them, as many as the actual replay left open (begun in the input, not seen to
     complete), are compared as open, their measures left out as the actual's open ones are, since the
     input ends before it could show them complete (e.g. it stops between "Stabilized" and the leader's
-    SyncGroup). One the as-actual completed within the input still counts."""
+    SyncGroup). One the as-actual completed within the input still counts. `incomparable`: (measure, why
+    the actual's value cannot check the model: a bound, a rebalance whose cause is in no line;
+    ExtractedGroup.incomparable): left out; the rest must agree (else the check fails), and then the
+    group is `not_comparable`, naming what it left out and why."""
     if as_actual_daily is None:
         return ModelCheck(NOT_RUN, why_not or "the actual settings could not be replayed")
     if not_comparable:
@@ -76,7 +80,8 @@ def model_check(
         for name in (*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES):
             if name in episode and replayed[name] is not None and episode[name] is not None:
                 replayed[name] -= episode[name]
-    measures = (*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES)
+    reasons = dict(incomparable)
+    measures = tuple(name for name in (*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES) if name not in reasons)
     # a measure the actual replay does not know (null: no line shows who owned what) cannot check the
     # model: it is left out, never read as 0, and a check that passes on the rest names what it left out
     unknown = [name for name in measures if actual[name] is None or replayed[name] is None]
@@ -87,6 +92,12 @@ def model_check(
     ]
     if differing:
         return ModelCheck(FAILED, "; ".join(differing))
+    if reasons:
+        by_reason: dict[str, list[str]] = {}
+        for name, why in reasons.items():
+            by_reason.setdefault(why, []).append(name)
+        left_out = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
+        return ModelCheck(NOT_COMPARABLE, f"not comparable: {left_out}")
     if unknown:
         return ModelCheck(
             PASSED,

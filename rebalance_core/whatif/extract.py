@@ -31,6 +31,7 @@ from rebalance_core.timeline import (
     Subscribe,
     Timeline,
 )
+from rebalance_core.whatif.compare import MODEL_CHECK_COUNTS, MODEL_CHECK_TIMES
 from rebalance_core.whatif.config import (
     CLIENT_ASSIGNORS,
     DEFAULT_HEARTBEAT_INTERVAL_MS,
@@ -78,6 +79,9 @@ class ExtractedGroup:
     # why the input's view cannot support a model check (None: it can): the as-actual replay would
     # compare a timeline with gaps the view cannot fill against what happened
     not_comparable: str | None = None
+    # measure -> why the actual replay's value of it cannot check the model (a bound, or a rebalance whose
+    # cause is in no line): the model check leaves those out and says so
+    incomparable: tuple[tuple[str, str], ...] = ()
 
 
 # ----------------------------------------------------------------------------------- extraction
@@ -224,6 +228,13 @@ class TimelineExtractor:
         self.members_listed = False  # a completed join phase's member list was in the input
         self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
         self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
+        # KIP-848 coordinator: the input opens with an epoch's target assignment, bumped for a cause in no line
+        self.opening_target: tuple[int | None, int] | None = None
+        self.state_epochs: dict[
+            str, int
+        ] = {}  # KIP-848 coordinator: member -> epoch of its latest state line
+        # (member, its epoch whose state line a later previousEpoch proves missing, the later line's epoch)
+        self.missing_state_line: tuple[str, int, int | None] | None = None
         self.round: _Round | None = None  # the join phase in progress (classic)
         self.closed_round: _Round | None = None  # the last join phase that completed
         self.join_completed_at: int | None = None  # when the last join phase completed (classic)
@@ -492,12 +503,30 @@ class TimelineExtractor:
     def _c_target_assignment_computed(self, e: Event) -> None:
         if e.protocol_name:
             self.protocol_names[e.protocol_name] += 1
+        if e.assignment and not self.generations and self.bumped_at is None and e.ts == self.first_ts:
+            # GroupMetadataManager bumps the group epoch and computes its target in the heartbeat that
+            # caused it: the input's first line being the target, that cause (a join, a leave, a
+            # subscription or metadata change) is before the input, in no line
+            self.opening_target = (e.assignment_epoch, e.ts)
         if e.assignment:
             self._assignment_seen(e, self.bumped_at if self.bumped_at is not None else e.ts)
 
     def _c_member_epoch_updated(self, e: Event) -> None:
         if e.member_id:
             self._known(e.member_id, e)
+            # the coordinator logs every change of a member's state ("new assignment state: epoch=E,
+            # previousEpoch=P", 3.8+): P later than the member's last line proves its line at P missing
+            previous = str((e.attributes or {}).get("previous_epoch") or "")
+            last = self.state_epochs.get(e.member_id)
+            if (
+                last is not None
+                and previous.isdigit()
+                and int(previous) > last
+                and not self.missing_state_line
+            ):
+                self.missing_state_line = (e.member_id, int(previous), e.member_epoch)
+            if e.member_epoch is not None:
+                self.state_epochs[e.member_id] = e.member_epoch
             # the coordinator updates a member's assignment state when its heartbeat arrives
             self.current[e.member_id].heartbeats.append((e.ts, KIP848_ARRIVED, None))
 
@@ -1000,7 +1029,36 @@ class TimelineExtractor:
                 or self._members_out_of_view()
                 or self._revocations_out_of_view(actual, counts)
             ),
+            incomparable=self._incomparable_measures(),
         )
+
+    def _incomparable_measures(self) -> tuple[tuple[str, str], ...]:
+        """Measures the actual replay cannot check the model with. A KIP-848 input opening with an epoch's
+        target: the bump's cause is in no line, so the as-actual (whose members join in the unmeasured
+        warm-up) has no such rebalance, and the lines of that epoch show who owned what where the
+        as-actual's do not: no measure compares. A member state line provably missing: the actual's
+        partition times around it are upper bounds (the replay marks them inferred), and whether the
+        member's epoch converged before the next bump is unseen (the actual may join the two epochs in one
+        rebalance of two rounds)."""
+        out: dict[str, str] = {}
+        if self.opening_target is not None:
+            epoch, ts = self.opening_target
+            why = (
+                f"the input opens at {format_ts(ts)} with epoch {epoch}'s target assignment, bumped for a cause "
+                "in no line: the as-actual cannot replay that rebalance, nor know who owned what before it"
+            )
+            out.update(dict.fromkeys((*MODEL_CHECK_COUNTS, *MODEL_CHECK_TIMES), why))
+        if self.missing_state_line is not None:
+            member, missing, later = self.missing_state_line
+            why = (
+                f"{member}'s state line at epoch {missing} is not in the input (its epoch-{later} line says "
+                f"previousEpoch={missing}): the actual's partition times are upper bounds and that epoch's "
+                "convergence is unseen"
+            )
+            out.update(
+                dict.fromkeys(("rebalances", "generations", "stw_ms", "partition_unavailable_ms"), why)
+            )
+        return tuple(out.items())
 
     @staticmethod
     def _revocations_out_of_view(actual: ActualSettings, counts: Mapping[str, int]) -> str | None:

@@ -106,6 +106,7 @@ class GroupWhatIf:
                 reference.not_applicable or "",
                 self.extracted.not_comparable,
                 completed_after_input,
+                self.extracted.incomparable,
             )
         # the as-actual replay's moments explain the actual night (it reproduces it when the check passed)
         actual_moments = reference.moments if self.extracted is not None else {}

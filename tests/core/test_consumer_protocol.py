@@ -136,6 +136,21 @@ def test_06_partitions_move_from_gjwz_to_6nc1_at_epoch_6():
         assert m["assigned_at"] == ms("2024-11-11 09:38:45,273")
 
 
+def test_06_a_state_line_a_later_previous_epoch_proves_missing_makes_its_changes_inferred():
+    """gjWz's epoch-6 line says previousEpoch=5, but no epoch-5 line of gjWz is in the excerpt: the coordinator
+    logs every change of a member's state, so that line is missing, and when gjWz took the 7l8r partitions
+    (at epoch 5, between the epoch-5 target and this line) and gave up 8iWj is not known. Those movements
+    are inferred (their unavailable time an upper bound), never observed; the counts stay."""
+    out = log_06().replay()
+    rows = out["partition_movements"]
+    assert len(rows) == 12 and {m["source"] for m in rows} == {"inferred"}
+    took = [m for m in rows if m["topic"] == T7L8]
+    assert {(m["from_member_id"], m["to_member_id"]) for m in took} == {(B8F7, GJWZ)}
+    assert {m["unavailable_ms"] for m in took} == {15156}  # at most: b8f7's departure to the epoch-6 line
+    (episode,) = [r for r in out["rebalance_episodes"] if r["last_generation_id"] == 6]
+    assert episode["source"] == "inferred"
+
+
 def test_06_per_member_reconcile_latency():
     out = log_06().replay()
     latency = {(r["group_epoch"], r["member_id"]): r["reconcile_ms"] for r in out["member_reconciliations"]}

@@ -3,7 +3,7 @@ does not know: a null total (no line shows who owned what) is left out of the ch
 
 from __future__ import annotations
 
-from rebalance_core.whatif.compare import FAILED, PASSED, compare_daily, model_check
+from rebalance_core.whatif.compare import FAILED, NOT_COMPARABLE, PASSED, compare_daily, model_check
 
 
 def daily(**measures):
@@ -37,6 +37,43 @@ def test_a_measure_the_actual_replay_does_not_know_is_named_as_not_checked_never
 def test_a_known_measure_that_differs_still_fails_beside_unknown_ones():
     check = model_check([daily(stw_ms=None, rebalances=2)], [daily(rebalances=3)])
     assert check.status == FAILED and "rebalances 2 actual vs 3 as-actual" in check.detail
+
+
+BOUND = "X's state line at epoch 5 is not in the input: the actual's partition times are upper bounds"
+
+
+def test_a_measure_whose_actual_is_a_bound_is_left_out_and_the_group_is_not_comparable_with_the_reason():
+    check = model_check(
+        [daily(partition_unavailable_ms=90_000)],
+        [daily()],
+        incomparable=[("partition_unavailable_ms", BOUND)],
+    )
+    assert check.status == NOT_COMPARABLE
+    assert check.detail == f"not comparable: partition_unavailable_ms: {BOUND}"
+
+
+def test_the_measures_still_comparable_beside_a_bound_must_agree():
+    check = model_check(
+        [daily(partition_unavailable_ms=90_000, rebalances=1)],
+        [daily()],
+        incomparable=[("partition_unavailable_ms", BOUND)],
+    )
+    assert check.status == FAILED and check.detail == "rebalances 1 actual vs 2 as-actual"
+
+
+def test_a_kip848_input_opening_at_a_target_and_missing_a_state_line_names_both_reasons():
+    """06 (3.8 broker excerpt): its first line is epoch 4's target (the bump's cause is before the input),
+    and gjWz's epoch-6 line says previousEpoch=5 while no epoch-5 line of gjWz is in the input."""
+    from rebalance_core.whatif import TimelineExtractor
+    from rebalance_core.whatif.config import ExtractionOptions
+    from tests.logs.kafka_log_fixtures import REAL_LOGS, parse_fixture
+
+    (path,) = [p for p in REAL_LOGS if p.name.startswith("06_")]
+    extractor = TimelineExtractor("test", "avro-consumer2", ExtractionOptions())
+    extractor.feed(parse_fixture(path).events)
+    reasons = dict(extractor.finish().incomparable)
+    assert "previousEpoch=5" in reasons["partition_unavailable_ms"] == reasons["generations"]
+    assert "epoch 4's target assignment, bumped for a cause in no line" in reasons["partitions_moved"]
 
 
 def test_comparison_rows_keep_an_unknown_actual_null_with_a_null_delta():
