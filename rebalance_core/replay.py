@@ -691,7 +691,7 @@ class GroupReplayer:
         pending for the callback line that follows, instead of being applied at the sync. Its wording:
         "Request joining group due to: need to revoke partitions [...] as indicated by the current
         assignment and re-join" (3.x), "Need to revoke partitions [...] and re-join the group" (2.4-2.8)."""
-        return e.event_type == EventType.JOIN_REQUESTED.value and is_revoke_rejoin(e.reason)
+        return e.event_type == _JOIN_REQUESTED and is_revoke_rejoin(e.reason)
 
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
@@ -700,7 +700,7 @@ class GroupReplayer:
         if e.member_id:
             self.aliases[alias] = e.member_id
             return e.member_id
-        fresh_join = e.event_type == EventType.JOIN_SENT.value
+        fresh_join = e.event_type == _JOIN_SENT
         if fresh_join:
             # a JoinGroup without a member id: a new process (or one whose member id was reset)
             previous = self.views.get(self.aliases.pop(alias, None) or "")
@@ -734,7 +734,7 @@ class GroupReplayer:
             e.side != _COORDINATOR
             and not e.member_id
             and e.event_type in _SIGNALS
-            and (e.event_type == EventType.JOIN_SENT.value or _alias(e) not in self.aliases)
+            and (e.event_type == _JOIN_SENT or _alias(e) not in self.aliases)
         )
 
     def _defer_fresh_join(self, e: Event) -> None:
@@ -805,7 +805,7 @@ class GroupReplayer:
         GroupMetadata.generateMemberId), so the id that starts with the instance's is its new one."""
         named = (
             co.members_named_in_reason(e.reason)
-            if e.event_type == EventType.REBALANCE_PREPARED.value
+            if e.event_type == _REBALANCE_PREPARED
             else None
         )
         ids = (e.member_id, e.leader_id, (e.attributes or {}).get("old_member_id"), named and named[0])
@@ -2010,6 +2010,10 @@ _COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.s
 _MEMBER_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_m_")}
 _COORDINATOR = Side.COORDINATOR.value
 _CLIENT_CONFIG = EventType.CLIENT_CONFIG.value
+# event types compared per event (an enum's .value is a property look-up each time)
+_JOIN_SENT = EventType.JOIN_SENT.value
+_JOIN_REQUESTED = EventType.JOIN_REQUESTED.value
+_REBALANCE_PREPARED = EventType.REBALANCE_PREPARED.value
 
 _PLAIN_STATE = (
     "topics",
