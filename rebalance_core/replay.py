@@ -381,7 +381,8 @@ class GroupReplayer:
             self._member_event(e)
             if e.event_type in _SIGNALS:
                 self._note_joiner(_process_of(e))
-        self._collect_model_anomalies()
+        if self.group.anomalies:  # checked here: a call per event costs more than the check
+            self._collect_model_anomalies()
         self._maybe_end_episode()
 
     # ========================================================================= coordinator side
