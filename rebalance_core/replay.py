@@ -1778,24 +1778,21 @@ class GroupReplayer:
             self.emitted_generation, self.emitted = gen, []
         date = utc_date(ts)
         stand_ins = set(self.unnamed_replacements.values())
+        rows = self._out["assignments"]
         for member in sorted(assignment):
             if member in self.emitted or member in stand_ins:  # rows once a line names the new id
                 continue
             self.emitted.append(member)
-            instance = self._instance_of(member)
+            # the columns shared by the member's rows, made once per member rather than per partition
+            of_member = {
+                **self.key,
+                "event_date": date,
+                "generation_id": gen,
+                "member_id": member,
+                "group_instance_id": self._instance_of(member),
+            }
             for tp in sorted(assignment[member]):
-                self._out["assignments"].append(
-                    {
-                        **self.key,
-                        "event_date": date,
-                        "generation_id": gen,
-                        "member_id": member,
-                        "group_instance_id": instance,
-                        "topic": tp.topic,
-                        "partition": tp.partition,
-                        "source": source,
-                    }
-                )
+                rows.append({**of_member, "topic": tp.topic, "partition": tp.partition, "source": source})
 
     def _set_assignment(self, assignment: dict[str, list[TopicPartition]], gen, source: str) -> None:
         self.assignment = {m: list(tps) for m, tps in assignment.items()}
