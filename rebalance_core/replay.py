@@ -1249,15 +1249,10 @@ class GroupReplayer:
                         pending.source,
                     )
             view.pending = None
+        gen = pending.generation_id if pending else view.generation_id
+        source = pending.source if pending else "observed"
         for tp in listed:
-            self._start(
-                tp,
-                view.member_id,
-                e.ts,
-                view.instance,
-                pending.generation_id if pending else view.generation_id,
-                pending.source if pending else "observed",
-            )
+            self._start(tp, view.member_id, e.ts, view.instance, gen, source)
 
     def _m_poll_timeout_expired(self, e: Event, view: MemberView) -> None:
         """max.poll.interval.ms passed without a poll() (AbstractCoordinator.HeartbeatThread): the heartbeat
@@ -1849,7 +1844,9 @@ class GroupReplayer:
     def _start(self, tp, member, ts, instance, gen, source) -> None:
         holder = self.timeline.owner_of(tp)
         problem = self.timeline.start(tp, member, ts, instance=instance, generation_id=gen, source=source)
-        self._timing_used(member)
+        ep = self.timeline.episode
+        if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
+            ep.timing_source = "member"
         if problem == DOUBLE_OWNERSHIP and self._left_behind(holder, gen):
             problem = None  # the holder loses it here (cause lost), as Kafka's protocol allows
         if problem:
@@ -1868,7 +1865,9 @@ class GroupReplayer:
 
     def _stop(self, tp, member, ts, cause, instance=None, source="observed") -> None:
         problem = self.timeline.stop(tp, member, ts, cause, instance=instance, source=source)
-        self._timing_used(member)
+        ep = self.timeline.episode
+        if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
+            ep.timing_source = "member"
         if problem:
             self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
 
