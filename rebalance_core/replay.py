@@ -804,11 +804,7 @@ class GroupReplayer:
         """A broker line naming a member id the group does not have, while an instance's replacement is
         unnamed: a static member's id is `{group.instance.id}-{UUID}` (ClassicGroup.generateMemberId,
         GroupMetadata.generateMemberId), so the id that starts with the instance's is its new one."""
-        named = (
-            co.members_named_in_reason(e.reason)
-            if e.event_type == _REBALANCE_PREPARED
-            else None
-        )
+        named = co.members_named_in_reason(e.reason) if e.event_type == _REBALANCE_PREPARED else None
         ids = (e.member_id, e.leader_id, (e.attributes or {}).get("old_member_id"), named and named[0])
         for member in ids:
             if not member or member in self.group.members or member in self.group.pending:
