@@ -94,14 +94,14 @@ class GroupState(str, Enum):
         """A state from its printed name (any case); `AwaitingSync` is CompletingRebalance's old name."""
         if not name:
             return None
-        key = name.strip().replace("_", "").lower()
-        if key == "awaitingsync":
-            return cls.COMPLETING_REBALANCE
-        for state in cls:
-            if state.value.lower() == key:
-                return state
-        return None
+        return _STATES_BY_KEY.get(name.strip().replace("_", "").lower())
 
+
+# GroupState.parse's table (one dict look-up per broker line instead of a loop over the states)
+_STATES_BY_KEY: dict[str, GroupState] = {
+    **{state.value.lower(): state for state in GroupState},
+    "awaitingsync": GroupState.COMPLETING_REBALANCE,
+}
 
 # ClassicGroupState's static table: the states a group must be in to move to each state.
 VALID_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {

@@ -376,7 +376,8 @@ class OwnershipTimeline:
         source: str = "observed",
     ) -> str | None:
         """`member` starts consuming `tp` at `ts`. Keeping a partition it already consumes is a no-op."""
-        self._saw(ts)
+        if ts is not None and (self._last_ts is None or ts > self._last_ts):  # self._saw(ts), inline
+            self._last_ts = ts
         self._known.add(tp)
         problem = None
         holder = self._consuming.get(tp)
@@ -394,7 +395,10 @@ class OwnershipTimeline:
                 problem = problem or START_BEFORE_STOP
             self._movement(tp, stop, member, instance, ts, generation_id, source)
         self._consuming[tp] = Holder(member, instance, ts, source)
-        self._by_member.setdefault(member, set()).add(tp)
+        owned = self._by_member.get(member)  # not setdefault(member, set()): no new set per partition
+        if owned is None:
+            owned = self._by_member[member] = set()
+        owned.add(tp)
         if self._stw_since is not None:
             self._add_stw(max(0, ts - self._stw_since), ts)
             self._stw_since = None
@@ -428,7 +432,8 @@ class OwnershipTimeline:
         instant no event shows."""
         if cause not in STOP_CAUSES:
             raise ValueError(f"unknown stop cause {cause!r}")
-        self._saw(ts)
+        if ts is not None and (self._last_ts is None or ts > self._last_ts):  # self._saw(ts), inline
+            self._last_ts = ts
         holder = self._consuming.get(tp)
         if holder is None or holder.member != member:
             return STOP_NOT_OWNED

@@ -383,7 +383,8 @@ class GroupReplayer:
             self._member_event(e)
             if e.event_type in _SIGNALS:
                 self._note_joiner(_process_of(e))
-        self._collect_model_anomalies()
+        if self.group.anomalies:  # checked here: a call per event costs more than the check
+            self._collect_model_anomalies()
         self._maybe_end_episode()
 
     # ========================================================================= coordinator side
@@ -694,7 +695,7 @@ class GroupReplayer:
         pending for the callback line that follows, instead of being applied at the sync. Its wording:
         "Request joining group due to: need to revoke partitions [...] as indicated by the current
         assignment and re-join" (3.x), "Need to revoke partitions [...] and re-join the group" (2.4-2.8)."""
-        return e.event_type == EventType.JOIN_REQUESTED.value and is_revoke_rejoin(e.reason)
+        return e.event_type == _JOIN_REQUESTED and is_revoke_rejoin(e.reason)
 
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
@@ -703,7 +704,7 @@ class GroupReplayer:
         if e.member_id:
             self.aliases[alias] = e.member_id
             return e.member_id
-        fresh_join = e.event_type == EventType.JOIN_SENT.value
+        fresh_join = e.event_type == _JOIN_SENT
         if fresh_join:
             # a JoinGroup without a member id: a new process (or one whose member id was reset)
             previous = self.views.get(self.aliases.pop(alias, None) or "")
@@ -737,7 +738,7 @@ class GroupReplayer:
             e.side != _COORDINATOR
             and not e.member_id
             and e.event_type in _SIGNALS
-            and (e.event_type == EventType.JOIN_SENT.value or _alias(e) not in self.aliases)
+            and (e.event_type == _JOIN_SENT or _alias(e) not in self.aliases)
         )
 
     def _defer_fresh_join(self, e: Event) -> None:
@@ -806,11 +807,7 @@ class GroupReplayer:
         """A broker line naming a member id the group does not have, while an instance's replacement is
         unnamed: a static member's id is `{group.instance.id}-{UUID}` (ClassicGroup.generateMemberId,
         GroupMetadata.generateMemberId), so the id that starts with the instance's is its new one."""
-        named = (
-            co.members_named_in_reason(e.reason)
-            if e.event_type == EventType.REBALANCE_PREPARED.value
-            else None
-        )
+        named = co.members_named_in_reason(e.reason) if e.event_type == _REBALANCE_PREPARED else None
         ids = (e.member_id, e.leader_id, (e.attributes or {}).get("old_member_id"), named and named[0])
         for member in ids:
             if not member or member in self.group.members or member in self.group.pending:
@@ -1266,15 +1263,10 @@ class GroupReplayer:
                         pending.source,
                     )
             view.pending = None
+        gen = pending.generation_id if pending else view.generation_id
+        source = pending.source if pending else "observed"
         for tp in listed:
-            self._start(
-                tp,
-                view.member_id,
-                e.ts,
-                view.instance,
-                pending.generation_id if pending else view.generation_id,
-                pending.source if pending else "observed",
-            )
+            self._start(tp, view.member_id, e.ts, view.instance, gen, source)
 
     def _m_poll_timeout_expired(self, e: Event, view: MemberView) -> None:
         """max.poll.interval.ms passed without a poll() (AbstractCoordinator.HeartbeatThread): the heartbeat
@@ -1795,24 +1787,21 @@ class GroupReplayer:
             self.emitted_generation, self.emitted = gen, []
         date = utc_date(ts)
         stand_ins = set(self.unnamed_replacements.values())
+        rows = self._out["assignments"]
         for member in sorted(assignment):
             if member in self.emitted or member in stand_ins:  # rows once a line names the new id
                 continue
             self.emitted.append(member)
-            instance = self._instance_of(member)
+            # the columns shared by the member's rows, made once per member rather than per partition
+            of_member = {
+                **self.key,
+                "event_date": date,
+                "generation_id": gen,
+                "member_id": member,
+                "group_instance_id": self._instance_of(member),
+            }
             for tp in sorted(assignment[member]):
-                self._out["assignments"].append(
-                    {
-                        **self.key,
-                        "event_date": date,
-                        "generation_id": gen,
-                        "member_id": member,
-                        "group_instance_id": instance,
-                        "topic": tp.topic,
-                        "partition": tp.partition,
-                        "source": source,
-                    }
-                )
+                rows.append({**of_member, "topic": tp.topic, "partition": tp.partition, "source": source})
 
     def _set_assignment(self, assignment: dict[str, list[TopicPartition]], gen, source: str) -> None:
         self.assignment = {m: list(tps) for m, tps in assignment.items()}
@@ -1869,7 +1858,9 @@ class GroupReplayer:
     def _start(self, tp, member, ts, instance, gen, source) -> None:
         holder = self.timeline.owner_of(tp)
         problem = self.timeline.start(tp, member, ts, instance=instance, generation_id=gen, source=source)
-        self._timing_used(member)
+        ep = self.timeline.episode
+        if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
+            ep.timing_source = "member"
         if problem == DOUBLE_OWNERSHIP and self._left_behind(holder, gen):
             problem = None  # the holder loses it here (cause lost), as Kafka's protocol allows
         if problem:
@@ -1888,7 +1879,9 @@ class GroupReplayer:
 
     def _stop(self, tp, member, ts, cause, instance=None, source="observed") -> None:
         problem = self.timeline.stop(tp, member, ts, cause, instance=instance, source=source)
-        self._timing_used(member)
+        ep = self.timeline.episode
+        if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
+            ep.timing_source = "member"
         if problem:
             self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
 
@@ -2028,6 +2021,10 @@ _COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.s
 _MEMBER_HANDLERS = {n[3:]: f for n, f in vars(GroupReplayer).items() if n.startswith("_m_")}
 _COORDINATOR = Side.COORDINATOR.value
 _CLIENT_CONFIG = EventType.CLIENT_CONFIG.value
+# event types compared per event (an enum's .value is a property look-up each time)
+_JOIN_SENT = EventType.JOIN_SENT.value
+_JOIN_REQUESTED = EventType.JOIN_REQUESTED.value
+_REBALANCE_PREPARED = EventType.REBALANCE_PREPARED.value
 
 _PLAIN_STATE = (
     "topics",

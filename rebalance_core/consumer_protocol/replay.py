@@ -303,11 +303,12 @@ class ConsumerGroupReplayer:
     def _replay_one(self, e: Event) -> None:
         if not admit(self, e):
             return
-        if e.side == Side.COORDINATOR.value:
+        coordinator = e.side == _COORDINATOR
+        if coordinator:
             self.has_coordinator = True
-            handler = getattr(self, f"_c_{e.event_type}", None)
+            handler = _COORDINATOR_HANDLERS.get(e.event_type)
         else:
-            handler = getattr(self, f"_m_{e.event_type}", None)
+            handler = _MEMBER_HANDLERS.get(e.event_type)
             if e.member_id in self.gone:
                 if not _rejoins(e):
                     handler = None  # a removed member's late callbacks: it no longer owned anything
@@ -319,10 +320,10 @@ class ConsumerGroupReplayer:
                 view.process = view.process or _process_of(e)
                 self.has_member_side = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
-            handler(e)
+            handler(self, e)
             epoch = self.tracker.epoch
             if (
-                e.side != Side.COORDINATOR.value
+                not coordinator
                 and e.member_id in self.members
                 and e.member_epoch is not None
                 and epoch is not None
@@ -1358,6 +1359,12 @@ def _bumps_group_epoch(to_state: ClientState, member_epoch: int | None) -> bool:
     if to_state is ClientState.LEAVING:
         return member_epoch == LEAVE_GROUP_MEMBER_EPOCH
     return to_state in (ClientState.JOINING, ClientState.FENCED)
+
+
+# _replay_one's dispatch tables: event type -> handler (no method name built and looked up per event)
+_COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(ConsumerGroupReplayer).items() if n.startswith("_c_")}
+_MEMBER_HANDLERS = {n[3:]: f for n, f in vars(ConsumerGroupReplayer).items() if n.startswith("_m_")}
+_COORDINATOR = Side.COORDINATOR.value
 
 
 def _rejoins(e: Event) -> bool:
