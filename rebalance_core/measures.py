@@ -26,6 +26,8 @@ API (stable; a change is announced here):
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
     tl.group_empty(ts, source="observed")      # all members gone: ends stop-the-world, closes open stops
     tl.latest_stop() -> ts | None              # when the last partition still stopped stopped
+    tl.consumption_unseen_after_input()        # what is still consumed may stop after the input, in
+                                               # no line of the view: the last episode is `inferred`
     tl.owners_unknown(); tl.owners_known()     # who owns what is unknown / known again: episodes (and
                                                # their days) with unknown owners have null partition measures
     tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
@@ -527,6 +529,19 @@ class OwnershipTimeline:
         if gap_end > gap_start:
             self._add_stw(gap_end - gap_start, gap_end)
             self._stw_recounted_to = gap_end
+
+    def consumption_unseen_after_input(self) -> None:
+        """The input ends while partitions are still consumed, in a view that would not show their end
+        (the consumers' logs alone: a consumer that dies silently logs nothing, and the session-timeout
+        rebalance the coordinator then starts is in no consumer's log). The stop-the-world and unavailable
+        time counted are lower bounds: the open episode, else the group's last episode row not yet
+        drained, is `inferred`. Nothing consumed at the end (the group left or emptied): nothing to say."""
+        if not self._consuming:
+            return
+        if self.episode is not None:
+            self.episode.source = "inferred"
+        elif self._out["rebalance_episodes"]:
+            self._out["rebalance_episodes"][-1]["source"] = "inferred"
 
     def latest_stop(self) -> int | None:
         """The latest instant a partition still stopped was stopped at (None: none, or no instant shown)."""

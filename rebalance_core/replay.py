@@ -317,6 +317,12 @@ class GroupReplayer:
             self._join_phase_open_at_end()
             self._end_round()
             self._note_protocol()
+            if not self.has_coordinator:
+                # members' logs only: a consumer still consuming may be idle or may have died after its
+                # last line (a killed process logs nothing); the coordinator then removes it after
+                # session.timeout.ms and rebalances (GroupCoordinator.onExpireHeartbeat; ClassicGroup in
+                # 4.0), the group stopped meanwhile, in no consumer's log: the counts are lower bounds
+                self.timeline.consumption_unseen_after_input()
         closed = self.timeline.finish(final=self.settings.final)
         out = self.drain()
         for name, rows in closed.items():

@@ -105,10 +105,60 @@ def test_a_stop_the_world_still_running_at_the_end_of_the_input_is_a_lower_bound
     assert out["rebalance_episodes"][-1]["source"] == "inferred"
 
 
-def test_partitions_still_consumed_at_the_end_of_the_input_stay_observed():
+def test_a_consumer_still_consuming_at_the_end_of_the_input_may_have_died_a_lower_bound():
+    """The only consumer's log ends while it owns t-0/t-1, with no leave, close or revocation: it may be
+    idle, or killed right after its last line (a process killed logs nothing). Then the coordinator
+    removes it once session.timeout.ms expires (GroupCoordinator.onExpireHeartbeat, ClassicGroup in 4.0)
+    and the group stands still until then, in no consumer's log. The stop-the-world counted (0) is a
+    lower bound: the last episode says so, and no stop is invented (no movement row)."""
     events = only_member_leaves_then_a_new_process_joins()[:5]
     out = run(events)
     assert not out["partition_movements"]
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partition_unavailable_ms"]) == (0, 0)
+    assert [ep["source"] for ep in out["rebalance_episodes"]] == ["inferred"]
+
+
+def test_only_the_last_episode_says_what_follows_the_input_is_unseen():
+    """Two rebalances, both logged whole: the first is observed; the one the input ends after carries the
+    mark (what follows the last line is unseen)."""
+    events = only_member_leaves_then_a_new_process_joins()[:5] + [
+        ev(5000, "join_requested", member_id="a-1", reason="group is already rebalancing", client_id="a"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5001, "join_sent", member_id="a-1", client_id="a"),
+        ev(5010, "join_response", generation_id=2, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(5011, "assignment_computed", generation_id=2, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(5012, "sync_response", generation_id=2, member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5013, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+    ]
+    out = run(events)
+    assert [ep["source"] for ep in out["rebalance_episodes"]] == ["observed", "inferred"]
+    assert {m["source"] for m in out["partition_movements"]} == {"observed"}
+
+
+def test_a_group_whose_consumers_all_left_ends_observed():
+    """Every consumer's LeaveGroup is logged and nothing is consumed at the end: nothing can follow
+    unseen (the group is Empty), so no mark beyond what the leave itself settles."""
+    events = only_member_leaves_then_a_new_process_joins()
+    events = events + [
+        ev(20000, "partitions_revoked", member_id="a-2", partitions="t-0 t-1", client_id="a"),
+        ev(20000, "leave_sent", member_id="a-2", reason="the consumer is being closed", client_id="a"),
+    ]
+    out = run(events)
+    by_generation = {ep["first_generation_id"]: ep["source"] for ep in out["rebalance_episodes"]}
+    assert by_generation[3] == "observed"
+
+
+def test_with_the_brokers_log_a_consumer_still_consuming_at_the_end_stays_observed():
+    """The coordinator logs the removal of a member whose session expired ("Member M ... has failed,
+    removing it from the group"): a broker log that ends without one shows the member was alive (or not
+    yet expired) and the counts stand."""
+    events = [
+        ev(0, "join_received", member_id="a-1", client_id="a"),
+        ev(1, "rebalance_prepared", reason="Adding new member a-1"),
+        ev(2, "join_completed", generation_id=1, leader_id="a-1", members="a-1", protocol_name="range"),
+    ] + only_member_leaves_then_a_new_process_joins()[1:5]
+    out = run(events)
     assert {ep["source"] for ep in out["rebalance_episodes"]} == {"observed"}
 
 

@@ -141,8 +141,21 @@ def test_a_generation_no_member_logged_makes_the_rounds_of_the_rebalance_inferre
 
 
 def test_a_first_generation_logged_leaves_the_rounds_observed():
-    out = run(static_members_join(first_generation=1))
-    assert rounds(out) == [(1, 1, "observed")]
+    """The rebalance is followed by another one (i1 enforces a rebalance): the input's last episode is
+    inferred whatever its rounds, as i1 still consumes at the end and may have died unseen after its
+    last line (test_replay_member_only_measures); the first one's rounds stand observed."""
+    enforced = [
+        ev(60_000, "join_requested", member_id="i1-1", reason="rebalance enforced by user", client_id="i1",
+           group_instance_id="i1"),
+        ev(60_001, "join_sent", member_id="i1-1", client_id="i1", group_instance_id="i1"),
+        ev(60_010, "join_response", generation_id=2, member_id="i1-1", leader_id="i1-1",
+           protocol_name="range", client_id="i1", group_instance_id="i1"),
+        ev(60_011, "assignment_computed", generation_id=2, member_id="i1-1", assignment={"i1-1": "t-0 t-1"}),
+        ev(60_012, "sync_response", generation_id=2, member_id="i1-1", partitions="t-0 t-1", client_id="i1",
+           group_instance_id="i1"),
+    ]  # fmt: skip
+    out = run(static_members_join(first_generation=1) + enforced)
+    assert rounds(out)[0] == (1, 1, "observed")
 
 
 def test_a_leaders_assignment_for_a_generation_already_passed_opens_no_round():
