@@ -1974,3 +1974,56 @@ def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence()
             reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
     gens = {g["generation_id"]: g for g in log.replay()["generations"]}
     assert gens[2]["stabilized_at"] is None
+
+
+def test_consumer_logs_alone_a_static_leave_releases_the_partitions_pending_its_revocation_without_a_bump():
+    """c1 (static) leaves temporarily (epoch -2) at epoch 1, before it heard of epoch 2 whose target gives t-1
+    to c2. The leave clears the partitions pending its revocation (GroupMetadataManager
+    .consumerGroupStaticMemberGroupLeave) and keeps the rest reserved: c2 taking t-1 at that same epoch 2 says
+    nothing of c1's session, which is still counted in epoch 2; t-0 handed over at a later epoch says it
+    expired."""
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1") if "GroupCoordinator" not in line),
+        *(line for line in _joins("00:02", "c2", 2, "") if "GroupCoordinator" not in line),
+        _stamped("00:03,000", _MM.format("c1", 1, "STABLE", "PREPARE_LEAVING")),
+        _stamped("00:03,002", _CB.format("c1", "Revoke previously assigned partitions", "t-0, t-1")),
+        _stamped("00:03,002", _MM.format("c1", -2, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("00:03,002", _MM.format("c1", 1, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("01:00,000", _MM.format("c2", 3, "STABLE", "RECONCILING")),
+        _stamped("01:00,002", _CB.format("c2", "Adding newly assigned partitions:", "t-0")),
+        _stamped("01:00,002", _MM.format("c2", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:00,002", _MM.format("c2", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[3] == ["c2"]
+
+
+def test_consumer_logs_alone_a_member_in_doubt_after_an_unexplained_bump_stays_in_doubt_until_it_shows():
+    """c1 and c2 settle at epoch 2, then c2 falls silent. c1 is moved to epoch 3 by a bump no member line
+    explains (c2's session expiry, GroupMetadataManager.consumerGroupFenceMember, or a metadata change):
+    whether epoch 3 counts c2 is unknown (null), and so is every later epoch's list (c3's join opens epoch
+    4) while c2's own log never shows it again: never a guess either way."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("00:30,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("00:30,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:30,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[3] is None
+    assert members[4] is None
