@@ -243,15 +243,19 @@ class EpochTracker:
             if self.timeline.episode is not None:
                 self.timeline.episode.stabilized_at = None
 
-    def group_empty(self, ts: int) -> None:
-        """No members left: the current epoch ends Empty, and so does its episode."""
+    def group_empty(self, ts: int, emptied_unseen: bool = False) -> None:
+        """No members left: the current epoch ends Empty, and so does its episode. emptied_unseen: the removal
+        that emptied the group bumped the epoch to one no event shows (member-side logs only: the last member's
+        leave heartbeat is answered after its last line, and the removal bumps the group epoch,
+        GroupMetadataManager.consumerGroupFenceMember): the current epoch, the one that member's line stated,
+        had members; the Empty one has no row (its number is not shown: another bump may have come between)."""
         cur = self.current
         tl = self.timeline
         if cur is not None and not cur.closed and cur.stabilized_at is not None:
             # it converged (provisionally) with its members: the epoch that emptied the group is a later one
             self._close_generation(cur, closed_at=cur.stabilized_at)
         elif cur is not None and not cur.closed:
-            self._close_generation(cur, closed_at=ts, ended_empty=True)
+            self._close_generation(cur, closed_at=ts, ended_empty=not emptied_unseen)
             tl.round_completed(cur.epoch, ts)
         tl.group_empty(ts)
         tl.end_episode(ts)

@@ -606,7 +606,8 @@ class ConsumerGroupReplayer:
             if self.emptied and not self.has_coordinator:
                 self._settle_unexplained()
                 self.unexplained = 0
-                self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
+                # member-side logs only: the last known member left
+                self.tracker.group_empty(e.ts, emptied_unseen=True)
         if not self.has_coordinator:
             if to_state is ClientState.STABLE:
                 self._idle_members_out(view, e.ts)

@@ -2027,3 +2027,31 @@ def test_consumer_logs_alone_a_member_in_doubt_after_an_unexplained_bump_stays_i
     assert members[2] == ["c1", "c2"]
     assert members[3] is None
     assert members[4] is None
+
+
+def test_consumer_logs_alone_the_last_members_leave_ends_its_epoch_with_members_and_shows_no_empty_epoch():
+    """c2 leaves (epoch -1: a bump to 3), then c1, the last member, leaves while reconciling to 3. Its leave
+    heartbeat is answered after its last line, and removing it bumps the group epoch
+    (GroupMetadataManager.consumerGroupFenceMember): the Empty epoch is that later bump, which no member line
+    states (another silent bump may have come between), so it has no row; epoch 3, which had c1, did not end
+    Empty."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:05,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:05,001", _MM.format("c1", 3, "RECONCILING", "PREPARE_LEAVING")),
+        _stamped("01:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-0")),
+        _stamped("01:05,002", _MM.format("c1", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:05,002", _MM.format("c1", 3, "LEAVING", "UNSUBSCRIBED")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = replay(parsed.events, group="g")["generations"]
+    ended_empty = [(g["generation_id"], g["ended_empty"]) for g in generations]
+    assert ended_empty == [(1, False), (2, False), (3, False)]
+    assert members_by_epoch({"generations": generations})[3] == ["c1"]
