@@ -96,6 +96,8 @@ DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
 DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 # bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
 _FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
+# member-only logs: how many of the latest epochs no line showed are remembered (see _skipped)
+_SKIPPED_EPOCHS_KEPT = 64
 
 INVALID_TRANSITION = "invalid_transition"
 UNKNOWN_STATE = "unknown_state"
@@ -211,6 +213,9 @@ class ConsumerGroupReplayer:
         # member-only logs: counted members that may have been removed by a bump no line explains (see
         # _settle_unexplained), until their own line shows them at the group's epoch again
         self.doubtful: set[str] = set()
+        # member-only logs: epochs a member's line skipped (it showed a later one first) that no line has shown
+        # yet: a member lagging behind may still show one (see _skipped_epoch_shown)
+        self.skipped_epochs: set[int] = set()
         # member-only logs from the group's first epoch on: every partition it ever consumed (so one never
         # seen is a new one), and the last epoch whose bump such a partition explained
         self.history_in_input = False
@@ -293,6 +298,7 @@ class ConsumerGroupReplayer:
             "unexplained": self.unexplained,
             "shown_in_epoch": sorted(self.shown_in_epoch),
             "doubtful": sorted(self.doubtful),
+            "skipped_epochs": sorted(self.skipped_epochs),
             "history_in_input": self.history_in_input,
             "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
             "new_partitions_epoch": self.new_partitions_epoch,
@@ -314,6 +320,8 @@ class ConsumerGroupReplayer:
             handler = getattr(self, f"_c_{e.event_type}", None)
         else:
             handler = getattr(self, f"_m_{e.event_type}", None)
+            if not self.has_coordinator:
+                self._skipped_epoch_shown(e)  # a removed member's late line too: it was in that epoch
             if e.member_id in self.gone:
                 if not _rejoins(e):
                     handler = None  # a removed member's late callbacks: it no longer owned anything
@@ -644,6 +652,8 @@ class ConsumerGroupReplayer:
         current = self.tracker.current
         epoch = e.member_epoch
         if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
+            if current is not None:
+                self._skipped(range(current.epoch + 1, epoch))
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
             self._epoch_unexplained(epoch, current.epoch if current is not None else None)
             self._open_epoch(epoch, e.ts, None, "inferred")
@@ -673,6 +683,23 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _skipped(self, epochs: range) -> None:
+        """Member-side logs only: the group's epoch moved past `epochs` without a line showing them. Only the
+        latest are remembered: a member lags by the epochs that opened while it did not heartbeat."""
+        self.skipped_epochs.update(epochs)
+        if len(self.skipped_epochs) > _SKIPPED_EPOCHS_KEPT:
+            self.skipped_epochs = set(sorted(self.skipped_epochs)[-_SKIPPED_EPOCHS_KEPT:])
+
+    def _skipped_epoch_shown(self, e: Event) -> None:
+        """Member-side logs only: a member's line states an epoch the group had passed without a line showing
+        it (a member lagging: the client logs the epoch of the last heartbeat response it processed,
+        ConsumerMembershipManager, and a member keeps its epoch while it revokes, CurrentAssignmentBuilder
+        UNREVOKED_PARTITIONS). Member epochs are group epochs, so that epoch was one, with this member in it:
+        its row (see EpochTracker.epoch_shown_late)."""
+        if e.member_epoch in self.skipped_epochs:
+            self.skipped_epochs.discard(e.member_epoch)
+            self.tracker.epoch_shown_late(e.member_epoch, e.ts, "member")
 
     def _epoch_unexplained(self, epoch: int, previous: int | None) -> None:
         """Member-side logs only: a member's line shows group epoch `epoch`, the latest shown was `previous`.
@@ -1370,6 +1397,7 @@ class ConsumerGroupReplayer:
         self.unexplained = int(state.get("unexplained", 0))
         self.shown_in_epoch = set(state.get("shown_in_epoch", ()))
         self.doubtful = set(state.get("doubtful", ()))
+        self.skipped_epochs = set(state.get("skipped_epochs", ()))
         self.history_in_input = state.get("history_in_input", False)
         self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
         self.new_partitions_epoch = state.get("new_partitions_epoch")

@@ -2055,3 +2055,25 @@ def test_consumer_logs_alone_the_last_members_leave_ends_its_epoch_with_members_
     ended_empty = [(g["generation_id"], g["ended_empty"]) for g in generations]
     assert ended_empty == [(1, False), (2, False), (3, False)]
     assert members_by_epoch({"generations": generations})[3] == ["c1"]
+
+
+def test_consumer_logs_alone_an_epoch_a_lagging_member_shows_after_a_later_one_has_its_row():
+    """c1 and c2 settle at epoch 2; c3's join shows epoch 4 first (epoch 3 was a bump no line showed yet),
+    then c1 logs epoch 3, the epoch of the last heartbeat response it processed (ConsumerMembershipManager):
+    member epochs are group epochs, so epoch 3 was one, with c1 in it: a row that did not end Empty, its member
+    list unknown (null), never left out."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+        _stamped("01:01,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:01,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:01,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert sorted(generations) == [1, 2, 3, 4]
+    assert generations[3]["ended_empty"] is False
+    assert generations[3]["members"] is None
