@@ -556,9 +556,13 @@ class ConsumerGroupReplayer:
             self._bump_explained()
         elif _bumps_group_epoch(to_state, e.member_epoch):
             self.causes_seen += 1
-        elif to_state is ClientState.FATAL and from_state is ClientState.JOINING and self.causes_seen:
-            # a join refused (e.g. UNRELEASED_INSTANCE_ID) creates no member: it bumps nothing
-            self.causes_seen -= 1
+        elif to_state is ClientState.FATAL and from_state is ClientState.JOINING:
+            # a join refused (e.g. UNRELEASED_INSTANCE_ID: GroupMetadataManager.throwIfInstanceIdIsUnreleased)
+            # creates no member: it bumps nothing, and no epoch counts it (a line of its process, such as the
+            # previous member's callback, may have shown it first)
+            self.causes_seen = max(0, self.causes_seen - 1)
+            if not self.has_coordinator:
+                self.tracker.member_out(view.member_id)
         if to_state is ClientState.JOINING:
             view.left_static = False
             view.joined_in_input = True

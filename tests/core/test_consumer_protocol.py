@@ -2077,3 +2077,34 @@ def test_consumer_logs_alone_an_epoch_a_lagging_member_shows_after_a_later_one_h
     assert sorted(generations) == [1, 2, 3, 4]
     assert generations[3]["ended_empty"] is False
     assert generations[3]["members"] is None
+
+
+def test_consumer_logs_alone_a_refused_join_is_in_no_epoch_even_when_its_process_line_showed_it_first():
+    """c2 joins at epoch 2; static c1 revokes t-1 for it, then leaves temporarily (epoch -2) while its process
+    already starts a new consumer c1b on the same instance; c1's last revocation callback, logged under the
+    client id, reads as c1b's. The coordinator refuses c1b's join (UNRELEASED_INSTANCE_ID,
+    GroupMetadataManager.throwIfInstanceIdIsUnreleased: FATAL): c1b was never a member, so epoch 2 counts c1
+    and c2 only."""
+    static = _RESTARTED.replace("[Consumer clientId=c2,", "[Consumer instanceId=c1, clientId=c1,")
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1") if "GroupCoordinator" not in line),
+        _stamped("00:02,000", _MM.format("c2", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:02,002", _MM.format("c2", 2, "JOINING", "RECONCILING")),
+        _stamped("00:05,000", static.format("c1", 1, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", static.format("c1", 1, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", static.format("c1", 1, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:05,004", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,004", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:06,000", static.format("c1", 1, "STABLE", "PREPARE_LEAVING")),
+        _stamped("00:06,001", static.format("c1b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:06,001", _CB.format("c1", "Revoke previously assigned partitions", "t-0")),
+        _stamped("00:06,002", static.format("c1", -2, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("00:06,002", static.format("c1", 1, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("00:06,003", static.format("c1b", 0, "JOINING", "FATAL")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    assert members_by_epoch(replay(parsed.events, group="g"))[2] == ["c1", "c2"]
