@@ -250,18 +250,54 @@ class EpochTracker:
             if self.timeline.episode is not None:
                 self.timeline.episode.stabilized_at = None
 
-    def group_empty(self, ts: int) -> None:
-        """No members left: the current epoch ends Empty, and so does its episode."""
+    def group_empty(self, ts: int, emptied_unseen: bool = False) -> None:
+        """No members left: the current epoch ends Empty, and so does its episode. emptied_unseen: the removal
+        that emptied the group bumped the epoch to one no event shows (member-side logs only: the last member's
+        leave heartbeat is answered after its last line, and the removal bumps the group epoch,
+        GroupMetadataManager.consumerGroupFenceMember): the current epoch, the one that member's line stated,
+        had members; the Empty one has no row (its number is not shown: another bump may have come between)."""
         cur = self.current
         tl = self.timeline
         if cur is not None and not cur.closed and cur.stabilized_at is not None:
             # it converged (provisionally) with its members: the epoch that emptied the group is a later one
             self._close_generation(cur, closed_at=cur.stabilized_at)
         elif cur is not None and not cur.closed:
-            self._close_generation(cur, closed_at=ts, ended_empty=True)
+            self._close_generation(cur, closed_at=ts, ended_empty=not emptied_unseen)
             tl.round_completed(cur.epoch, ts)
         tl.group_empty(ts)
         tl.end_episode(ts)
+
+    def epoch_shown_late(self, epoch: int, ts: int, timing_source: str) -> None:
+        """Member-side logs only: a member's line at `ts` states `epoch`, one the group had already passed when
+        this member's line came (the epoch opened from a later one skipped it). The member was in it, so it did
+        not end Empty; who else, when it began and whether it converged, no line shows (null)."""
+        date = utc_date(ts)
+        self._out["generations"].append(
+            {
+                **self.key,
+                "event_date": date,
+                "generation_id": epoch,
+                "group_protocol": GROUP_PROTOCOL,
+                "protocol_type": PROTOCOL_TYPE,
+                "protocol_name": self.assignor,
+                "rebalance_protocol": GROUP_PROTOCOL,
+                "leader_member_id": None,
+                "member_count": None,
+                "static_member_count": None,
+                "members": None,
+                "rebalance_started_at": None,
+                "join_completed_at": None,
+                "stabilized_at": None,
+                "ended_empty": False,
+                "rebalance_reason": None,
+                "rebalance_ms": None,
+                "episode_id": None,
+                "episode_round": None,
+                "source": "inferred",
+                "timing_source": timing_source,
+            }
+        )
+        self.timeline.day(date).generations += 1
 
     def maybe_end_episode(self) -> None:
         """End the episode once its last epoch converged and the target is consumed by its owners."""

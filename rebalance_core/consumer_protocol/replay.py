@@ -96,6 +96,8 @@ DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
 DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 # bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
 _FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
+# member-only logs: how many of the latest epochs no line showed are remembered (see _skipped)
+_SKIPPED_EPOCHS_KEPT = 64
 
 INVALID_TRANSITION = "invalid_transition"
 UNKNOWN_STATE = "unknown_state"
@@ -151,6 +153,8 @@ class MemberView:
     server_started_at: int | None = None
     left_static: bool = False  # member epoch -2: gone for now, partitions reserved
     left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
+    # member-side logs only: the group epoch when its own log showed it leave so (epoch -2)
+    left_static_epoch: int | None = None
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
     client_epoch: int | None = None  # the member epoch its own last state line states
@@ -206,6 +210,12 @@ class ConsumerGroupReplayer:
         self.causes_seen = 0
         self.unexplained = 0
         self.shown_in_epoch: set[str] = set()  # members whose own line stated the current epoch (or a later)
+        # member-only logs: counted members that may have been removed by a bump no line explains (see
+        # _settle_unexplained), until their own line shows them at the group's epoch again
+        self.doubtful: set[str] = set()
+        # member-only logs: epochs a member's line skipped (it showed a later one first) that no line has shown
+        # yet: a member lagging behind may still show one (see _skipped_epoch_shown)
+        self.skipped_epochs: set[int] = set()
         # member-only logs from the group's first epoch on: every partition it ever consumed (so one never
         # seen is a new one), and the last epoch whose bump such a partition explained
         self.history_in_input = False
@@ -287,6 +297,8 @@ class ConsumerGroupReplayer:
             "causes_seen": self.causes_seen,
             "unexplained": self.unexplained,
             "shown_in_epoch": sorted(self.shown_in_epoch),
+            "doubtful": sorted(self.doubtful),
+            "skipped_epochs": sorted(self.skipped_epochs),
             "history_in_input": self.history_in_input,
             "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
             "new_partitions_epoch": self.new_partitions_epoch,
@@ -309,6 +321,8 @@ class ConsumerGroupReplayer:
             handler = _COORDINATOR_HANDLERS.get(e.event_type)
         else:
             handler = _MEMBER_HANDLERS.get(e.event_type)
+            if not self.has_coordinator:
+                self._skipped_epoch_shown(e)  # a removed member's late line too: it was in that epoch
             if e.member_id in self.gone:
                 if not _rejoins(e):
                     handler = None  # a removed member's late callbacks: it no longer owned anything
@@ -331,6 +345,7 @@ class ConsumerGroupReplayer:
             ):
                 self.members[e.member_id].current_at = e.ts
                 self.shown_in_epoch.add(e.member_id)
+                self.doubtful.discard(e.member_id)
             if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
@@ -536,11 +551,19 @@ class ConsumerGroupReplayer:
         had_epoch = view.joined or (view.client_epoch or 0) > 0
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
-        if _bumps_group_epoch(to_state, e.member_epoch):
+        if to_state is ClientState.FENCED and self._silent_since_epoch_opened(view):
+            # removed at an instant no member log shows, since before the current epoch opened: its removal
+            # may be the bump that opened it (one no line explained), else a later one
+            self._bump_explained()
+        elif _bumps_group_epoch(to_state, e.member_epoch):
             self.causes_seen += 1
-        elif to_state is ClientState.FATAL and from_state is ClientState.JOINING and self.causes_seen:
-            # a join refused (e.g. UNRELEASED_INSTANCE_ID) creates no member: it bumps nothing
-            self.causes_seen -= 1
+        elif to_state is ClientState.FATAL and from_state is ClientState.JOINING:
+            # a join refused (e.g. UNRELEASED_INSTANCE_ID: GroupMetadataManager.throwIfInstanceIdIsUnreleased)
+            # creates no member: it bumps nothing, and no epoch counts it (a line of its process, such as the
+            # previous member's callback, may have shown it first)
+            self.causes_seen = max(0, self.causes_seen - 1)
+            if not self.has_coordinator:
+                self.tracker.member_out(view.member_id)
         if to_state is ClientState.JOINING:
             view.left_static = False
             view.joined_in_input = True
@@ -572,6 +595,7 @@ class ConsumerGroupReplayer:
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
             view.left_static, view.left_static_at = had_epoch, e.ts
+            view.left_static_epoch = self.tracker.epoch
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
             view.left_in_epoch = self.tracker.epoch
         elif (
@@ -595,7 +619,8 @@ class ConsumerGroupReplayer:
             if self.emptied and not self.has_coordinator:
                 self._settle_unexplained()
                 self.unexplained = 0
-                self.tracker.group_empty(e.ts)  # member-side logs only: the last known member left
+                # member-side logs only: the last known member left
+                self.tracker.group_empty(e.ts, emptied_unseen=True)
         if not self.has_coordinator:
             if to_state is ClientState.STABLE:
                 self._idle_members_out(view, e.ts)
@@ -632,6 +657,8 @@ class ConsumerGroupReplayer:
         current = self.tracker.current
         epoch = e.member_epoch
         if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
+            if current is not None:
+                self._skipped(range(current.epoch + 1, epoch))
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
             self._epoch_unexplained(epoch, current.epoch if current is not None else None)
             self._open_epoch(epoch, e.ts, None, "inferred")
@@ -661,6 +688,23 @@ class ConsumerGroupReplayer:
             elif (current is None or current.closed or provisional) and self.member_signal is None:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
+
+    def _skipped(self, epochs: range) -> None:
+        """Member-side logs only: the group's epoch moved past `epochs` without a line showing them. Only the
+        latest are remembered: a member lags by the epochs that opened while it did not heartbeat."""
+        self.skipped_epochs.update(epochs)
+        if len(self.skipped_epochs) > _SKIPPED_EPOCHS_KEPT:
+            self.skipped_epochs = set(sorted(self.skipped_epochs)[-_SKIPPED_EPOCHS_KEPT:])
+
+    def _skipped_epoch_shown(self, e: Event) -> None:
+        """Member-side logs only: a member's line states an epoch the group had passed without a line showing
+        it (a member lagging: the client logs the epoch of the last heartbeat response it processed,
+        ConsumerMembershipManager, and a member keeps its epoch while it revokes, CurrentAssignmentBuilder
+        UNREVOKED_PARTITIONS). Member epochs are group epochs, so that epoch was one, with this member in it:
+        its row (see EpochTracker.epoch_shown_late)."""
+        if e.member_epoch in self.skipped_epochs:
+            self.skipped_epochs.discard(e.member_epoch)
+            self.tracker.epoch_shown_late(e.member_epoch, e.ts, "member")
 
     def _epoch_unexplained(self, epoch: int, previous: int | None) -> None:
         """Member-side logs only: a member's line shows group epoch `epoch`, the latest shown was `previous`.
@@ -696,12 +740,16 @@ class ConsumerGroupReplayer:
     def _settle_unexplained(self) -> None:
         """Member-side logs only: the current epoch closes (or the input ends). Opened by a bump no line
         explains, its member list is what its members' own lines state: one counted member that never
-        stated the epoch may be the silent member whose removal bumped it, so the list is unknown (null)."""
+        stated the epoch may be the silent member whose removal bumped it, so the list is unknown (null). Such
+        a member stays in doubt in the later epochs too (its removal may be that bump, or still to come), until
+        its own line shows it at the group's epoch."""
         cur = self.tracker.current
         if not self.unexplained or self.has_coordinator or cur is None or cur.closed or cur.members is None:
             return
-        if any(m not in self.shown_in_epoch for m in cur.members):
+        unshown = {m for m in cur.members if m not in self.shown_in_epoch}
+        if unshown:
             self.tracker.members_unknown()
+            self.doubtful |= unshown
 
     def _leavers_processed_after(self, join_epoch: int | None) -> None:
         """Member-side logs only: a new epoch opened (`join_epoch`: a joiner's first epoch, else None). A
@@ -724,7 +772,10 @@ class ConsumerGroupReplayer:
         balance the partitions), so a counted member of the same subscription that joined within the input,
         consumes nothing and whose log never showed this epoch has no target: it is out of the group, removed
         unseen (its session expired while its log was silent, a crash). It owned nothing, so nothing stops. (A
-        member that logged this epoch is in it: its subscription may differ; member logs do not state it.)"""
+        member that logged this epoch is in it: its subscription may differ; member logs do not state it. A
+        member that logged leaving for good is not silent: it stays counted until its leave heartbeat reaches
+        the coordinator, and that leave is its own bump, already counted; a static one that left temporarily,
+        epoch -2, bumps nothing and keeps its target, so one without any was removed at its session expiry.)"""
         cur = self.tracker.current
         tl = self.timeline
         if cur is None or cur.closed or cur.members is None or view.client_epoch != cur.epoch:
@@ -738,6 +789,7 @@ class ConsumerGroupReplayer:
                 other is not None
                 and other.joined_in_input
                 and other.client_epoch != cur.epoch  # its own log never showed it at this epoch
+                and (other.left_static or parse_client_state(other.client_state) not in _CLIENT_LEAVING)
                 and not tl.partitions_of(member)
             ):
                 other.client_state = ClientState.FENCED.value
@@ -787,12 +839,17 @@ class ConsumerGroupReplayer:
         UNKNOWN_MEMBER_ID after a pause, or its revocation overran the rebalance timeout). The coordinator
         removed it at an instant no member log shows, since its last line at the then current epoch: an epoch
         that opened after that line may or may not count it, so its member list is unknown (null)."""
+        if self._silent_since_epoch_opened(view):
+            self.tracker.members_unknown()
+
+    def _silent_since_epoch_opened(self, view: MemberView) -> bool:
+        """Member-side logs only: `view` is counted in the current epoch, and its own last line at the group's
+        epoch came before that epoch opened."""
         cur = self.tracker.current
         if self.has_coordinator or cur is None or cur.closed or cur.members is None:
-            return
+            return False
         opened, seen = cur.started_at, view.current_at
-        if view.member_id in cur.members and seen is not None and opened is not None and opened > seen:
-            self.tracker.members_unknown()
+        return view.member_id in cur.members and seen is not None and opened is not None and opened > seen
 
     def _flag_unknown_members(self) -> None:
         """Member-side logs only: the current epoch counts a member whose process is gone (see
@@ -803,7 +860,9 @@ class ConsumerGroupReplayer:
             return
         for member in cur.members:
             view = self.members.get(member)
-            if view is not None and view.process_gone and cur.epoch > (view.client_epoch or 0):
+            if member in self.doubtful or (
+                view is not None and view.process_gone and cur.epoch > (view.client_epoch or 0)
+            ):
                 self.tracker.members_unknown()
                 return
 
@@ -831,20 +890,28 @@ class ConsumerGroupReplayer:
         for tp in self._names(e.partitions or ()):
             if not self.has_coordinator:
                 self._owner_removed_unseen(tp, view, e.ts)
-                self._new_partition(tp)
+                self._new_partition(tp, view)
             self._start(tp, view, e.ts)
 
-    def _new_partition(self, tp: TopicPartition) -> None:
+    def _new_partition(self, tp: TopicPartition, view: MemberView) -> None:
         """Member-side logs only, the group's whole history in the input: a partition no member ever consumed
         is new to the group (a topic's partition count grew, or a subscription added a topic): the
         coordinator bumps the group epoch when the subscribed topics' metadata changes
         (GroupMetadataManager.consumerGroupHeartbeat: subscription metadata refreshed), a cause no member log
-        states; one such bump per epoch is explained."""
+        states; one such bump per epoch is explained. The partition came with the member's own epoch (the
+        target it reconciled to): one assigned at epoch 1, or at an epoch older than the group's current one (a
+        callback that ran after the next bump), explains no bump of the current epoch."""
         if tp in self.partitions_seen:
             return
         self.partitions_seen.add(tp)
         epoch = self.tracker.epoch
-        if self.history_in_input and epoch is not None and epoch > 1 and self.new_partitions_epoch != epoch:
+        if (
+            self.history_in_input
+            and epoch is not None
+            and epoch > 1
+            and view.client_epoch == epoch
+            and self.new_partitions_epoch != epoch
+        ):
             self.new_partitions_epoch = epoch
             self._bump_explained()
 
@@ -857,11 +924,18 @@ class ConsumerGroupReplayer:
         owner = self.timeline.owner_of(tp)
         previous = self.members.get(owner) if owner is not None and owner != view.member_id else None
         if previous is None:
-            # a static member that left "temporarily" (epoch -2) keeps its partitions reserved until its
-            # session expires (GroupMetadataManager.consumerGroupStaticMemberGroupLeave): one of them
-            # assigned elsewhere says that session expired
+            # a static member that left "temporarily" (epoch -2) keeps its assigned partitions reserved until
+            # its session expires (GroupMetadataManager.consumerGroupStaticMemberGroupLeave): one of them
+            # assigned elsewhere at a later epoch says that session expired. The leave clears the partitions
+            # pending its revocation, so at the epoch it left in (whose target had already given them to
+            # others) they move at once: no sign of an expiry
             stopper = self.members.get(self.timeline.stopped().get(tp, ""))
-            if stopper is not None and stopper.left_static and stopper.member_id != view.member_id:
+            if (
+                stopper is not None
+                and stopper.left_static
+                and stopper.member_id != view.member_id
+                and (view.client_epoch or 0) > (stopper.left_static_epoch or 0)
+            ):
                 stopper.left_static = False
                 self._forget(stopper.member_id, ts)
                 self._removed_unseen(stopper.member_id)
@@ -1284,6 +1358,7 @@ class ConsumerGroupReplayer:
         """The member is out of the group. Remembered for a day (late callbacks are expected), then
         dropped with its view, so the state stays bounded."""
         self.gone[member_id] = ts
+        self.doubtful.discard(member_id)
         horizon = ts - 86_400_000
         for member in [m for m, t in self.gone.items() if t < horizon]:
             del self.gone[member]
@@ -1339,6 +1414,8 @@ class ConsumerGroupReplayer:
         self.causes_seen = state.get("causes_seen", 0)
         self.unexplained = int(state.get("unexplained", 0))
         self.shown_in_epoch = set(state.get("shown_in_epoch", ()))
+        self.doubtful = set(state.get("doubtful", ()))
+        self.skipped_epochs = set(state.get("skipped_epochs", ()))
         self.history_in_input = state.get("history_in_input", False)
         self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
         self.new_partitions_epoch = state.get("new_partitions_epoch")

@@ -1989,3 +1989,137 @@ def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence()
             reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
     gens = {g["generation_id"]: g for g in log.replay()["generations"]}
     assert gens[2]["stabilized_at"] is None
+
+
+def test_consumer_logs_alone_a_static_leave_releases_the_partitions_pending_its_revocation_without_a_bump():
+    """c1 (static) leaves temporarily (epoch -2) at epoch 1, before it heard of epoch 2 whose target gives t-1
+    to c2. The leave clears the partitions pending its revocation (GroupMetadataManager
+    .consumerGroupStaticMemberGroupLeave) and keeps the rest reserved: c2 taking t-1 at that same epoch 2 says
+    nothing of c1's session, which is still counted in epoch 2; t-0 handed over at a later epoch says it
+    expired."""
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1") if "GroupCoordinator" not in line),
+        *(line for line in _joins("00:02", "c2", 2, "") if "GroupCoordinator" not in line),
+        _stamped("00:03,000", _MM.format("c1", 1, "STABLE", "PREPARE_LEAVING")),
+        _stamped("00:03,002", _CB.format("c1", "Revoke previously assigned partitions", "t-0, t-1")),
+        _stamped("00:03,002", _MM.format("c1", -2, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("00:03,002", _MM.format("c1", 1, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("00:07,000", _MM.format("c2", 2, "STABLE", "RECONCILING")),
+        _stamped("00:07,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:07,002", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:07,002", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("01:00,000", _MM.format("c2", 3, "STABLE", "RECONCILING")),
+        _stamped("01:00,002", _CB.format("c2", "Adding newly assigned partitions:", "t-0")),
+        _stamped("01:00,002", _MM.format("c2", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:00,002", _MM.format("c2", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[3] == ["c2"]
+
+
+def test_consumer_logs_alone_a_member_in_doubt_after_an_unexplained_bump_stays_in_doubt_until_it_shows():
+    """c1 and c2 settle at epoch 2, then c2 falls silent. c1 is moved to epoch 3 by a bump no member line
+    explains (c2's session expiry, GroupMetadataManager.consumerGroupFenceMember, or a metadata change):
+    whether epoch 3 counts c2 is unknown (null), and so is every later epoch's list (c3's join opens epoch
+    4) while c2's own log never shows it again: never a guess either way."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("00:30,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("00:30,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:30,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[3] is None
+    assert members[4] is None
+
+
+def test_consumer_logs_alone_the_last_members_leave_ends_its_epoch_with_members_and_shows_no_empty_epoch():
+    """c2 leaves (epoch -1: a bump to 3), then c1, the last member, leaves while reconciling to 3. Its leave
+    heartbeat is answered after its last line, and removing it bumps the group epoch
+    (GroupMetadataManager.consumerGroupFenceMember): the Empty epoch is that later bump, which no member line
+    states (another silent bump may have come between), so it has no row; epoch 3, which had c1, did not end
+    Empty."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:05,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:05,001", _MM.format("c1", 3, "RECONCILING", "PREPARE_LEAVING")),
+        _stamped("01:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-0")),
+        _stamped("01:05,002", _MM.format("c1", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:05,002", _MM.format("c1", 3, "LEAVING", "UNSUBSCRIBED")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = replay(parsed.events, group="g")["generations"]
+    ended_empty = [(g["generation_id"], g["ended_empty"]) for g in generations]
+    assert ended_empty == [(1, False), (2, False), (3, False)]
+    assert members_by_epoch({"generations": generations})[3] == ["c1"]
+
+
+def test_consumer_logs_alone_an_epoch_a_lagging_member_shows_after_a_later_one_has_its_row():
+    """c1 and c2 settle at epoch 2; c3's join shows epoch 4 first (epoch 3 was a bump no line showed yet),
+    then c1 logs epoch 3, the epoch of the last heartbeat response it processed (ConsumerMembershipManager):
+    member epochs are group epochs, so epoch 3 was one, with c1 in it: a row that did not end Empty, its member
+    list unknown (null), never left out."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+        _stamped("01:01,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:01,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:01,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert sorted(generations) == [1, 2, 3, 4]
+    assert generations[3]["ended_empty"] is False
+    assert generations[3]["members"] is None
+
+
+def test_consumer_logs_alone_a_refused_join_is_in_no_epoch_even_when_its_process_line_showed_it_first():
+    """c2 joins at epoch 2; static c1 revokes t-1 for it, then leaves temporarily (epoch -2) while its process
+    already starts a new consumer c1b on the same instance; c1's last revocation callback, logged under the
+    client id, reads as c1b's. The coordinator refuses c1b's join (UNRELEASED_INSTANCE_ID,
+    GroupMetadataManager.throwIfInstanceIdIsUnreleased: FATAL): c1b was never a member, so epoch 2 counts c1
+    and c2 only."""
+    static = _RESTARTED.replace("[Consumer clientId=c2,", "[Consumer instanceId=c1, clientId=c1,")
+    lines = [
+        *(line for line in _joins("00:00", "c1", 1, "t-0, t-1") if "GroupCoordinator" not in line),
+        _stamped("00:02,000", _MM.format("c2", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:02,002", _MM.format("c2", 2, "JOINING", "RECONCILING")),
+        _stamped("00:05,000", static.format("c1", 1, "STABLE", "RECONCILING")),
+        _stamped("00:05,002", _CB.format("c1", "Revoke previously assigned partitions", "t-1")),
+        _stamped("00:05,002", static.format("c1", 1, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,002", static.format("c1", 1, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:05,004", _MM.format("c2", 2, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:05,004", _MM.format("c2", 2, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:06,000", static.format("c1", 1, "STABLE", "PREPARE_LEAVING")),
+        _stamped("00:06,001", static.format("c1b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:06,001", _CB.format("c1", "Revoke previously assigned partitions", "t-0")),
+        _stamped("00:06,002", static.format("c1", -2, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("00:06,002", static.format("c1", 1, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("00:06,003", static.format("c1b", 0, "JOINING", "FATAL")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    assert members_by_epoch(replay(parsed.events, group="g"))[2] == ["c1", "c2"]
