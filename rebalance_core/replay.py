@@ -284,6 +284,9 @@ class GroupReplayer:
         self.fresh_join: tuple[int, str | None, list[str]] | None = None
         # clients' own settings from their config dumps (rebalance_core.client_config)
         self.client_configs: client_config.ClientConfigs = {}
+        # members' logs only: [first, last, episode id] of generations that formed with no member logging
+        # them (`_note_unlogged_generations`), until a late line names one (`_unlogged_generation_seen`)
+        self.unlogged_generations: list[list] = []
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -871,6 +874,7 @@ class GroupReplayer:
             return
         if self._stale_join_response(view, gen):
             view.generation_id = gen
+            self._unlogged_generation_seen(gen, e)
             return
         if self._emptied_unseen(view, gen):
             self.timeline.group_empty(self.timeline.latest_stop(), source="inferred")
@@ -1403,6 +1407,51 @@ class GroupReplayer:
         episode = self.timeline.episode
         if skipped and episode is not None and episode.episode_id == rnd.episode_id:
             episode.source = "inferred"
+        first = closed + 1 if closed is not None else 1
+        if gen > first:
+            self.unlogged_generations.append([first, gen - 1, rnd.episode_id])
+
+    def _unlogged_generation_seen(self, gen: int, e: Event) -> None:
+        """Members' logs only: a late JoinGroup response (`_stale_join_response`) names generation `gen`,
+        which formed with no member logging it at the time (`_note_unlogged_generations`): the coordinator
+        completed that join phase (GroupCoordinator.onCompleteJoin / ClassicGroup.completeClassicGroupJoin
+        answer every member with the new generation id), so the generation existed; its row is written
+        now, `inferred`. Who was in it, its leader (a follower's line does not print it), when it formed
+        and whether it stabilized are in no line: null. Its episode is the one of the round that skipped
+        it (the generation formed before that round completed)."""
+        n = next((i for i, (lo, hi, _) in enumerate(self.unlogged_generations) if lo <= gen <= hi), None)
+        if n is None:
+            return  # its row is out already (or it is older than anything this replay saw)
+        first, last, episode_id = self.unlogged_generations[n]
+        rest = [[first, gen - 1, episode_id], [gen + 1, last, episode_id]]
+        self.unlogged_generations[n : n + 1] = [r for r in rest if r[0] <= r[1]]
+        date = utc_date(e.ts)
+        self.timeline.day(date).generations += 1
+        self._out["generations"].append(
+            {
+                **self.key,
+                "event_date": date,
+                "generation_id": gen,
+                "group_protocol": "classic",
+                "protocol_type": self.group.protocol_type,
+                "protocol_name": e.protocol_name or self.protocol_name,
+                "rebalance_protocol": self.protocol,
+                "leader_member_id": e.leader_id,
+                "member_count": None,
+                "static_member_count": None,
+                "members": None,
+                "rebalance_started_at": None,
+                "join_completed_at": None,
+                "stabilized_at": None,
+                "ended_empty": False,
+                "rebalance_reason": None,
+                "rebalance_ms": None,
+                "episode_id": episode_id,
+                "episode_round": None,
+                "source": "inferred",
+                "timing_source": "member",
+            }
+        )
 
     def _round_for_generation(self, gen: int | None, ts: int) -> Round:
         """Coordinator side: the open round, unless it already has another generation (then a round
@@ -2042,6 +2091,7 @@ _PLAIN_STATE = (
     "remaining_members",
     "fresh_join",
     "client_configs",
+    "unlogged_generations",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
@@ -2053,6 +2103,7 @@ _STATE_DEFAULTS = {
     "remaining_members": lambda: None,
     "fresh_join": lambda: None,
     "client_configs": dict,
+    "unlogged_generations": list,
 }  # fields added after STATE_VERSION 1 states were written
 
 

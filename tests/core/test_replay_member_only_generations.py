@@ -1,0 +1,57 @@
+"""Members' logs only: every generation some member's line names has its row.
+
+The coordinator completes a join phase by answering every member in it with the new generation id
+(GroupCoordinator.onCompleteJoin; ClassicGroup / GroupMetadataManager.completeClassicGroupJoin in 4.0), and
+the member logs "Successfully joined group with generation ..." when it reads that response
+(AbstractCoordinator.JoinGroupResponseHandler), at its next poll: a member that paused after its JoinGroup
+logs it late, after later generations completed. Such a line still shows that its generation existed."""
+
+from __future__ import annotations
+
+from tests.core.replay_helpers import ev, run, run_split
+
+
+def generation_shown_only_by_a_late_join_response():
+    """a-1 joins at 0 and pauses; generation 1 forms without any line; b-1 joins at 5000 and completes
+    generation 2 alone (a-1's session expired meanwhile); a-1 logs its generation-1 response at 60000."""
+    return [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(5000, "join_sent", member_id="b-1", client_id="b"),
+        ev(5010, "join_response", generation_id=2, member_id="b-1", leader_id="b-1", protocol_name="range",
+           client_id="b"),
+        ev(5011, "assignment_computed", generation_id=2, member_id="b-1", assignment={"b-1": "t-0 t-1"}),
+        ev(5020, "sync_response", generation_id=2, member_id="b-1", partitions="t-0 t-1", client_id="b"),
+        ev(5021, "partitions_assigned", member_id="b-1", partitions="t-0 t-1", client_id="b"),
+        ev(60000, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
+    ]  # fmt: skip
+
+
+def generations(out):
+    return sorted(
+        (g["generation_id"], g["members"], g["leader_member_id"], g["source"]) for g in out["generations"]
+    )
+
+
+def test_a_generation_only_a_late_join_response_names_gets_an_inferred_row():
+    """random:212, random:101: the late response is the only line naming generation 1. Its row is
+    inferred: members, leader and instants are in no line (null)."""
+    out = run(generation_shown_only_by_a_late_join_response())
+    assert generations(out) == [(1, None, None, "inferred"), (2, ["b-1"], "b-1", "observed")]
+    gen1 = next(g for g in out["generations"] if g["generation_id"] == 1)
+    gen2 = next(g for g in out["generations"] if g["generation_id"] == 2)
+    assert gen1["episode_id"] == gen2["episode_id"]  # it formed before the round that skipped it completed
+    assert {gen1[k] for k in ("rebalance_started_at", "join_completed_at", "stabilized_at")} == {None}
+
+
+def test_two_late_responses_of_one_generation_write_one_row():
+    events = generation_shown_only_by_a_late_join_response()
+    events.append(
+        ev(61000, "join_response", generation_id=1, member_id="c-1", protocol_name="range", client_id="c")
+    )
+    out = run(events)
+    assert [g["generation_id"] for g in out["generations"]].count(1) == 1
+
+
+def test_the_unlogged_generation_survives_a_batch_boundary():
+    events = generation_shown_only_by_a_late_join_response()
+    assert generations(run_split(events, [4, 6])) == generations(run(events))
