@@ -1341,13 +1341,20 @@ class GroupReplayer:
         starts has no member to wait for and completes at once: the generation is incremented and the
         group turns Empty (GroupCoordinator.onCompleteJoin -> GroupMetadata.initNextGeneration, "Group G
         with generation N is now empty"; ClassicGroup in 4.0). No member logs that generation: its row is
-        inferred, and the rebalance ends at the leave. With no generation seen before, it is the one
-        before `next_gen` (the generation the next JoinGroup response names), else the group's first."""
+        inferred, and the rebalance ends at the leave. It is the one before `next_gen` (the generation the
+        next JoinGroup response names: the first join into an Empty group completes the next generation),
+        else the one after the last completed (none: the group's first). A `next_gen` more than one after
+        that shows generations that formed in between with no member logging them (a joiner stalled before
+        its JoinGroup response, its join phase completed without the others): they precede the Empty one,
+        which the last LeaveGroup completed (`_note_unlogged_generations`; a late line may name them)."""
         rnd = self.round
-        if self.closed_generation is not None:
-            rnd.generation_id = self.closed_generation + 1
+        closed = self.closed_generation
+        if next_gen is not None and (closed is None or next_gen - 1 > closed):
+            rnd.generation_id = next_gen - 1
+            if closed is not None and rnd.generation_id > closed + 1:
+                self.unlogged_generations.append([closed + 1, rnd.generation_id - 1, rnd.episode_id])
         else:
-            rnd.generation_id = next_gen - 1 if next_gen is not None else 1
+            rnd.generation_id = closed + 1 if closed is not None else 1
         rnd.ended_empty = True
         rnd.members, rnd.member_count = [], 0
         rnd.ended_at = ts

@@ -55,3 +55,44 @@ def test_two_late_responses_of_one_generation_write_one_row():
 def test_the_unlogged_generation_survives_a_batch_boundary():
     events = generation_shown_only_by_a_late_join_response()
     assert generations(run_split(events, [4, 6])) == generations(run(events))
+
+
+REJOIN = "need to re-join with the given member-id: "
+CLOSING = "the consumer is being closed"
+
+
+def group_empties_after_an_unlogged_generation():
+    """random:925: a-1 alone in generation 1; b joins at 4000 (KIP-394) and logs no JoinGroup response
+    (generation 2 forms without a line); a-1 and then b-1 close, the last LeaveGroup empties the group;
+    a's new process a-2 gets generation 4."""
+    return [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(10, "join_response", generation_id=1, member_id="a-1", leader_id="a-1", protocol_name="range",
+           client_id="a"),
+        ev(11, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0"}),
+        ev(20, "sync_response", generation_id=1, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(21, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(4000, "join_sent", client_id="b"),
+        ev(4016, "join_requested", member_id="b-1", reason=REJOIN + "b-1", client_id="b"),
+        ev(4016, "join_sent", member_id="b-1", client_id="b"),
+        ev(11000, "partitions_revoked", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(11000, "leave_sent", member_id="a-1", reason=CLOSING, client_id="a"),
+        ev(11001, "leave_sent", member_id="b-1", reason=CLOSING, client_id="b"),
+        ev(18500, "join_sent", client_id="a"),
+        ev(18516, "join_requested", member_id="a-2", reason=REJOIN + "a-2", client_id="a"),
+        ev(18516, "join_sent", member_id="a-2", client_id="a"),
+        ev(18533, "join_response", generation_id=4, member_id="a-2", leader_id="a-2", protocol_name="range",
+           client_id="a"),
+        ev(18535, "assignment_computed", generation_id=4, member_id="a-2", assignment={"a-2": "t-0"}),
+        ev(18555, "sync_response", generation_id=4, member_id="a-2", partitions="t-0", client_id="a"),
+        ev(18555, "partitions_assigned", member_id="a-2", partitions="t-0", client_id="a"),
+    ]  # fmt: skip
+
+
+def test_the_generation_the_last_leave_empties_is_the_one_before_the_next_join():
+    """The first JoinGroup into the Empty group completes the next generation (GroupCoordinator /
+    ClassicGroup: PreparingRebalance from Empty, initNextGeneration), so generation 4 follows the Empty
+    one: 3, not 2. Generation 2 formed with no member logging it: no row (no line names it)."""
+    out = run(group_empties_after_an_unlogged_generation())
+    rows = sorted((g["generation_id"], g["ended_empty"], g["source"]) for g in out["generations"])
+    assert rows == [(1, False, "observed"), (3, True, "inferred"), (4, False, "observed")]
