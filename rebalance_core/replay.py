@@ -957,10 +957,13 @@ class GroupReplayer:
 
     def _stale_join_response(self, view: MemberView, gen: int | None) -> bool:
         """Member-side logs only: a JoinGroup response for a generation older than the last one the
-        group completed, which another member already synced past. The member logged it late (its
-        process paused after sending the JoinGroup: AbstractCoordinator.JoinGroupResponseHandler runs at
-        its next poll); the coordinator completed that join phase at the time with this member in it, so
-        its generation ended already: no round of its own (its member list is the leader's assignment)."""
+        group completed, which another member still in the group already joined or synced past (the
+        generation ids of one group only grow, GroupMetadata / ClassicGroup.initNextGeneration; they
+        restart only for a group deleted once Empty, which a member still in it rules out). The member
+        logged it late (its process paused after sending the JoinGroup: AbstractCoordinator
+        .JoinGroupResponseHandler runs at its next poll); the coordinator completed that join phase at the
+        time with this member in it, so its generation ended already: no round of its own (its member
+        list is the leader's assignment)."""
         rnd = self.round
         latest = (
             rnd.generation_id if rnd is not None and rnd.generation_id is not None else self.closed_generation
@@ -971,7 +974,7 @@ class GroupReplayer:
             and latest is not None
             and gen < latest
             and any(
-                v.synced_generation is not None and v.synced_generation > gen
+                max(v.synced_generation or 0, v.generation_id or 0) > gen
                 for v in self.views.values()
                 if v is not view
             )

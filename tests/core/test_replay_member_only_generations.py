@@ -96,3 +96,41 @@ def test_the_generation_the_last_leave_empties_is_the_one_before_the_next_join()
     out = run(group_empties_after_an_unlogged_generation())
     rows = sorted((g["generation_id"], g["ended_empty"], g["source"]) for g in out["generations"])
     assert rows == [(1, False, "observed"), (3, True, "inferred"), (4, False, "observed")]
+
+
+SYNC_REFUSED = "rebalance failed due to REBALANCE_IN_PROGRESS from SYNC_GROUP"
+
+
+def late_response_while_a_newer_join_phase_is_open():
+    """random:141: a-1 pauses after its JoinGroup; b-1 gets generation 1, c-1 joins, b-1 and c-1 get
+    generation 2, whose SyncGroups are refused (nobody synced past generation 1); a-1 logs its
+    generation-1 response at 200, while the join phase of generation 3 is open."""
+    return [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(0, "join_sent", member_id="b-1", client_id="b"),
+        ev(10, "join_response", generation_id=1, member_id="b-1", protocol_name="range", client_id="b"),
+        ev(20, "join_sent", member_id="c-1", client_id="c"),
+        ev(30, "join_requested", member_id="b-1", reason=SYNC_REFUSED, client_id="b"),
+        ev(30, "join_sent", member_id="b-1", client_id="b"),
+        ev(100, "join_response", generation_id=2, member_id="b-1", protocol_name="range", client_id="b"),
+        ev(100, "join_response", generation_id=2, member_id="c-1", leader_id="c-1", protocol_name="range",
+           client_id="c"),
+        ev(101, "assignment_computed", generation_id=2, member_id="c-1", assignment={"b-1": "t-0", "c-1": "t-1"}),
+        ev(110, "join_requested", member_id="c-1", reason=SYNC_REFUSED, client_id="c"),
+        ev(110, "join_sent", member_id="c-1", client_id="c"),
+        ev(200, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(300, "join_response", generation_id=3, member_id="c-1", leader_id="c-1", protocol_name="range",
+           client_id="c"),
+        ev(300, "join_response", generation_id=3, member_id="b-1", protocol_name="range", client_id="b"),
+        ev(301, "assignment_computed", generation_id=3, member_id="c-1", assignment={"b-1": "t-0", "c-1": "t-1"}),
+        ev(310, "sync_response", generation_id=3, member_id="c-1", partitions="t-1", client_id="c"),
+        ev(310, "sync_response", generation_id=3, member_id="b-1", partitions="t-0", client_id="b"),
+    ]  # fmt: skip
+
+
+def test_a_late_response_older_than_a_generation_members_joined_is_not_a_new_round():
+    """Generation ids only grow (GroupMetadata / ClassicGroup.initNextGeneration): b-1 and c-1, still in
+    the group, joined generation 2, so a-1's generation-1 response belongs to a join phase that completed
+    long ago, not to the one open now (which completes as generation 3)."""
+    out = run(late_response_while_a_newer_join_phase_is_open())
+    assert sorted(g["generation_id"] for g in out["generations"]) == [1, 2, 3]
