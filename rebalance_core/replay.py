@@ -174,6 +174,7 @@ class MemberView:
     lost_before_rejoin: bool = (
         False  # gave its partitions up as lost; a JoinGroup may follow (`_rejoin_after_lost`)
     )
+    lost_at: int | None = None  # its last "Lost previously assigned partitions" line
     # members' logs only: its first JoinGroup no response of its log answered yet, and the first
     # generation formed after it (`_silent_joiner_may_be_in`)
     join_sent_at: int | None = None
@@ -712,6 +713,7 @@ class GroupReplayer:
                 # just resolved to it, such as Connect's "Rebalance started" before a new worker's first
                 # JoinGroup, was this new process's)
                 previous.signal_ts = None
+                self._removed_last_member_rejoins(previous)
                 self._rejoin_after_lost(previous)
             if e.client_id:
                 self.joining_clients.add(e.client_id)
@@ -1218,7 +1220,35 @@ class GroupReplayer:
             view.lost_before_rejoin = False
             self.timeline.stops_inferred(view.member_id)
 
+    def _removed_last_member_rejoins(self, view: MemberView) -> None:
+        """Members' logs only: `view` gave its partitions up as lost and now joins without a member id:
+        the coordinator had removed it (its session expired while the process stalled: UNKNOWN_MEMBER_ID,
+        AbstractCoordinator.resetGenerationOnResponseError resets the member id; a fenced generation
+        alone keeps it). When it was the last member the group had (the leader's assignment listed no
+        one else, the others' LeaveGroups were logged) and no join phase is open, the removal emptied
+        the group: GroupCoordinator.onExpireHeartbeat -> removeMemberAndUpdateGroup prepares a
+        rebalance with no member to wait for, completed at once as an Empty generation
+        (GroupMetadata / ClassicGroup.initNextGeneration). Like the last member's LeaveGroup
+        (`_left_group`): its round starts at the lost line, the latest the removal can be; the
+        generation the rejoin gets settles it (`_settle_emptied`: one more than the last, the rejoin
+        joined that join phase instead)."""
+        if (
+            self.has_coordinator
+            or not view.lost_before_rejoin
+            or view.lost_at is None
+            or view.instance  # KIP-345: a static member's removal is its session's, no new member id
+            or self.remaining_members is None
+            or any(m != view.member_id for m in self.remaining_members)
+            or (self.round is not None and self.round.generation_id is None)
+        ):
+            return
+        # the coordinator's own reason for it (GroupCoordinator.onExpireHeartbeat), for the cause
+        self._member_round_signal(view.lost_at, f"removing member {view.member_id} on heartbeat expiration")
+        self.remaining_members = []
+        self.round.emptied_at = view.lost_at
+
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
+        view.lost_at = e.ts
         listed = list(e.partitions or ())
         if view.pending is not None:
             view.pending.to_stop = [tp for tp in view.pending.to_stop if tp not in listed]

@@ -134,3 +134,56 @@ def test_a_late_response_older_than_a_generation_members_joined_is_not_a_new_rou
     long ago, not to the one open now (which completes as generation 3)."""
     out = run(late_response_while_a_newer_join_phase_is_open())
     assert sorted(g["generation_id"] for g in out["generations"]) == [1, 2, 3]
+
+
+def last_member_removed_then_rejoins(rejoined_generation: int):
+    """a-1, the group's only member (its own assignment lists no one else), stalls; its log shows its
+    partitions lost at 10000 (its session expired meanwhile), then it joins again without a member id
+    and gets `rejoined_generation` as a-2."""
+    return [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(10, "join_response", generation_id=1, member_id="a-1", leader_id="a-1", protocol_name="range",
+           client_id="a"),
+        ev(11, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0"}),
+        ev(20, "sync_response", generation_id=1, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(21, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(10000, "partitions_lost", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(10008, "join_sent", client_id="a"),
+        ev(10040, "join_requested", member_id="a-2", reason=REJOIN + "a-2", client_id="a"),
+        ev(10040, "join_sent", member_id="a-2", client_id="a"),
+        ev(13050, "join_response", generation_id=rejoined_generation, member_id="a-2", leader_id="a-2",
+           protocol_name="range", client_id="a"),
+        ev(13052, "assignment_computed", generation_id=rejoined_generation, member_id="a-2",
+           assignment={"a-2": "t-0"}),
+        ev(13070, "sync_response", generation_id=rejoined_generation, member_id="a-2", partitions="t-0",
+           client_id="a"),
+        ev(13070, "partitions_assigned", member_id="a-2", partitions="t-0", client_id="a"),
+    ]  # fmt: skip
+
+
+def test_the_removal_of_the_last_member_empties_the_group_as_a_rebalance_of_its_own():
+    """random:651: the rejoin gets generation 3, so the removal's join phase completed without it, Empty
+    (GroupCoordinator.onExpireHeartbeat -> removeMemberAndUpdateGroup; ClassicGroup in 4.0): generation
+    2, inferred, its rebalance at the lost line (the latest the removal can be)."""
+    out = run(last_member_removed_then_rejoins(rejoined_generation=3))
+    rows = sorted((g["generation_id"], g["ended_empty"], g["source"]) for g in out["generations"])
+    assert rows == [(1, False, "observed"), (2, True, "inferred"), (3, False, "observed")]
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(ep["first_generation_id"], ep["started_at"] % 100_000) for ep in episodes] == [
+        (1, 0),
+        (2, 10000),
+        (3, 10008),
+    ]
+    assert "heartbeat expiration" in episodes[1]["reason"]
+
+
+def test_a_rejoin_that_gets_the_next_generation_joined_the_removals_rebalance():
+    out = run(last_member_removed_then_rejoins(rejoined_generation=2))
+    assert sorted(g["generation_id"] for g in out["generations"]) == [1, 2]
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(ep["first_generation_id"], ep["rounds"]) for ep in episodes] == [(1, 1), (2, 1)]
+
+
+def test_the_removal_survives_a_batch_boundary():
+    events = last_member_removed_then_rejoins(rejoined_generation=3)
+    assert generations(run_split(events, [6, 8])) == generations(run(events))
