@@ -1027,6 +1027,7 @@ class GroupReplayer:
             rnd.member_count = len(rnd.members)
             rnd.leader_id = rnd.leader_id or view.member_id
             rnd.members_listed = True
+            self._left_out_members_removed(assignment)
         elif self.round is not None and self.round.generation_id == gen:
             # a broker line that names neither the leader nor the members (2.x "Assignment received from
             # leader for group G for generation N"): only the leader runs the assignor
@@ -1037,6 +1038,27 @@ class GroupReplayer:
                 self.round.members = sorted(assignment)
                 self.round.member_count = self.round.member_count or len(assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
+
+    def _left_out_members_removed(self, assignment: dict[str, list[TopicPartition]]) -> None:
+        """Members' logs only: the leader's assignment lists every member of the new generation. A dynamic
+        member of the previous generation it leaves out had not rejoined when the join phase completed,
+        and the coordinator removed it then (GroupCoordinator.onCompleteJoin: "remove dynamic members who
+        haven't joined the group yet"; GroupMetadataManager.completeClassicGroupJoin in 4.0): a member
+        whose log stopped after a rebalance signal (it stalled or died) is no longer awaited, so its
+        signal does not hold the episode open (`_maybe_end_episode`). Should its process go on, its
+        next request finds its member id unknown (its log: lost partitions, a JoinGroup without id)."""
+        previous = self.remaining_members
+        if not previous:
+            return
+        for view in self.views.values():
+            member = view.member_id
+            if (
+                view.signal_ts is not None
+                and not view.instance
+                and member in previous
+                and member not in assignment
+            ):
+                view.signal_ts = None
 
     def _claim_logged_join(self, member: str, client_id: str | None) -> None:
         """`member` is the member id the coordinator gave the JoinGroup of `client_id`, whose own log showed
