@@ -1117,6 +1117,10 @@ class GroupReplayer:
                 self._stabilize(e.ts, "observed")  # the group is Stable once its first member synced
             rnd.stabilized_at = max(rnd.stabilized_at or e.ts, e.ts)
             self.timeline.round_completed(rnd.generation_id, rnd.stabilized_at)
+            if not synced_before and self._may_replace_unlogged_instance(view, rnd):
+                episode = self.timeline.episode
+                if episode is not None and episode.episode_id == rnd.episode_id:
+                    episode.source = "inferred"
         assigned, source = self._synced_partitions(e, member)
         attributes = e.attributes or {}
         delay = attributes.get("delay_ms", "")
@@ -1151,6 +1155,22 @@ class GroupReplayer:
             # a Connect worker logs no callback for an assignment that starts and stops nothing: its
             # "Joined group" line is all of it, applied now (DistributedHerder.onAssigned)
             view.pending = None
+
+    def _may_replace_unlogged_instance(self, view: MemberView, rnd: Round) -> bool:
+        """Members' logs only: a static member's process syncs its first generation, led by a member
+        whose log the view lacks (it computed no assignment here) and which no other logged member
+        joined. Its JoinGroup may have replaced the instance's earlier process in a Stable group (KIP-345:
+        GroupCoordinator.updateStaticMemberAndRebalance, ClassicGroup.replaceStaticMember: the new
+        member id takes the old one's assignment in the same generation, no rebalance), whose log the
+        view lacks too: what that process consumed and when it stopped is in no line, so the episode's
+        partition measures are a guess (`inferred`), not a rebalance of a group that owned nothing."""
+        return (
+            not self.has_coordinator
+            and bool(view.instance)
+            and rnd.leader_id != view.member_id
+            and rnd.leader_id not in self.views
+            and not any(v.generation_id == rnd.generation_id for v in self.views.values() if v is not view)
+        )
 
     def _emit_incremental_assignment(self, e: Event, member: str, gen, synced_before: bool) -> None:
         """Connect's incremental cooperative protocol (KIP-415): a worker's assignment line prints what it
