@@ -174,6 +174,7 @@ class MemberView:
     lost_before_rejoin: bool = (
         False  # gave its partitions up as lost; a JoinGroup may follow (`_rejoin_after_lost`)
     )
+    lost_at: int | None = None  # its last "Lost previously assigned partitions" line
     # members' logs only: its first JoinGroup no response of its log answered yet, and the first
     # generation formed after it (`_silent_joiner_may_be_in`)
     join_sent_at: int | None = None
@@ -286,6 +287,9 @@ class GroupReplayer:
         self.fresh_join: tuple[int, str | None, list[str]] | None = None
         # clients' own settings from their config dumps (rebalance_core.client_config)
         self.client_configs: client_config.ClientConfigs = {}
+        # members' logs only: [first, last, episode id] of generations that formed with no member logging
+        # them (`_note_unlogged_generations`), until a late line names one (`_unlogged_generation_seen`)
+        self.unlogged_generations: list[list] = []
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -719,6 +723,7 @@ class GroupReplayer:
                 # just resolved to it, such as Connect's "Rebalance started" before a new worker's first
                 # JoinGroup, was this new process's)
                 previous.signal_ts = None
+                self._removed_last_member_rejoins(previous)
                 self._rejoin_after_lost(previous)
             if e.client_id:
                 self.joining_clients.add(e.client_id)
@@ -877,6 +882,7 @@ class GroupReplayer:
             return
         if self._stale_join_response(view, gen):
             view.generation_id = gen
+            self._unlogged_generation_seen(gen, e)
             return
         if self._emptied_unseen(view, gen):
             self.timeline.group_empty(self.timeline.latest_stop(), source="inferred")
@@ -959,10 +965,13 @@ class GroupReplayer:
 
     def _stale_join_response(self, view: MemberView, gen: int | None) -> bool:
         """Member-side logs only: a JoinGroup response for a generation older than the last one the
-        group completed, which another member already synced past. The member logged it late (its
-        process paused after sending the JoinGroup: AbstractCoordinator.JoinGroupResponseHandler runs at
-        its next poll); the coordinator completed that join phase at the time with this member in it, so
-        its generation ended already: no round of its own (its member list is the leader's assignment)."""
+        group completed, which another member still in the group already joined or synced past (the
+        generation ids of one group only grow, GroupMetadata / ClassicGroup.initNextGeneration; they
+        restart only for a group deleted once Empty, which a member still in it rules out). The member
+        logged it late (its process paused after sending the JoinGroup: AbstractCoordinator
+        .JoinGroupResponseHandler runs at its next poll); the coordinator completed that join phase at the
+        time with this member in it, so its generation ended already: no round of its own (its member
+        list is the leader's assignment)."""
         rnd = self.round
         latest = (
             rnd.generation_id if rnd is not None and rnd.generation_id is not None else self.closed_generation
@@ -973,7 +982,7 @@ class GroupReplayer:
             and latest is not None
             and gen < latest
             and any(
-                v.synced_generation is not None and v.synced_generation > gen
+                max(v.synced_generation or 0, v.generation_id or 0) > gen
                 for v in self.views.values()
                 if v is not view
             )
@@ -1024,6 +1033,7 @@ class GroupReplayer:
             rnd.member_count = len(rnd.members)
             rnd.leader_id = rnd.leader_id or view.member_id
             rnd.members_listed = True
+            self._left_out_members_removed(assignment)
         elif self.round is not None and self.round.generation_id == gen:
             # a broker line that names neither the leader nor the members (2.x "Assignment received from
             # leader for group G for generation N"): only the leader runs the assignor
@@ -1034,6 +1044,27 @@ class GroupReplayer:
                 self.round.members = sorted(assignment)
                 self.round.member_count = self.round.member_count or len(assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
+
+    def _left_out_members_removed(self, assignment: dict[str, list[TopicPartition]]) -> None:
+        """Members' logs only: the leader's assignment lists every member of the new generation. A dynamic
+        member of the previous generation it leaves out had not rejoined when the join phase completed,
+        and the coordinator removed it then (GroupCoordinator.onCompleteJoin: "remove dynamic members who
+        haven't joined the group yet"; GroupMetadataManager.completeClassicGroupJoin in 4.0): a member
+        whose log stopped after a rebalance signal (it stalled or died) is no longer awaited, so its
+        signal does not hold the episode open (`_maybe_end_episode`). Should its process go on, its
+        next request finds its member id unknown (its log: lost partitions, a JoinGroup without id)."""
+        previous = self.remaining_members
+        if not previous:
+            return
+        for view in self.views.values():
+            member = view.member_id
+            if (
+                view.signal_ts is not None
+                and not view.instance
+                and member in previous
+                and member not in assignment
+            ):
+                view.signal_ts = None
 
     def _claim_logged_join(self, member: str, client_id: str | None) -> None:
         """`member` is the member id the coordinator gave the JoinGroup of `client_id`, whose own log showed
@@ -1101,6 +1132,10 @@ class GroupReplayer:
                 self._stabilize(e.ts, "observed")  # the group is Stable once its first member synced
             rnd.stabilized_at = max(rnd.stabilized_at or e.ts, e.ts)
             self.timeline.round_completed(rnd.generation_id, rnd.stabilized_at)
+            if not synced_before and self._may_replace_unlogged_instance(view, rnd):
+                episode = self.timeline.episode
+                if episode is not None and episode.episode_id == rnd.episode_id:
+                    episode.source = "inferred"
         assigned, source = self._synced_partitions(e, member)
         attributes = e.attributes or {}
         delay = attributes.get("delay_ms", "")
@@ -1135,6 +1170,22 @@ class GroupReplayer:
             # a Connect worker logs no callback for an assignment that starts and stops nothing: its
             # "Joined group" line is all of it, applied now (DistributedHerder.onAssigned)
             view.pending = None
+
+    def _may_replace_unlogged_instance(self, view: MemberView, rnd: Round) -> bool:
+        """Members' logs only: a static member's process syncs its first generation, led by a member
+        whose log the view lacks (it computed no assignment here) and which no other logged member
+        joined. Its JoinGroup may have replaced the instance's earlier process in a Stable group (KIP-345:
+        GroupCoordinator.updateStaticMemberAndRebalance, ClassicGroup.replaceStaticMember: the new
+        member id takes the old one's assignment in the same generation, no rebalance), whose log the
+        view lacks too: what that process consumed and when it stopped is in no line, so the episode's
+        partition measures are a guess (`inferred`), not a rebalance of a group that owned nothing."""
+        return (
+            not self.has_coordinator
+            and bool(view.instance)
+            and rnd.leader_id != view.member_id
+            and rnd.leader_id not in self.views
+            and not any(v.generation_id == rnd.generation_id for v in self.views.values() if v is not view)
+        )
 
     def _emit_incremental_assignment(self, e: Event, member: str, gen, synced_before: bool) -> None:
         """Connect's incremental cooperative protocol (KIP-415): a worker's assignment line prints what it
@@ -1232,7 +1283,35 @@ class GroupReplayer:
             view.lost_before_rejoin = False
             self.timeline.stops_inferred(view.member_id)
 
+    def _removed_last_member_rejoins(self, view: MemberView) -> None:
+        """Members' logs only: `view` gave its partitions up as lost and now joins without a member id:
+        the coordinator had removed it (its session expired while the process stalled: UNKNOWN_MEMBER_ID,
+        AbstractCoordinator.resetGenerationOnResponseError resets the member id; a fenced generation
+        alone keeps it). When it was the last member the group had (the leader's assignment listed no
+        one else, the others' LeaveGroups were logged) and no join phase is open, the removal emptied
+        the group: GroupCoordinator.onExpireHeartbeat -> removeMemberAndUpdateGroup prepares a
+        rebalance with no member to wait for, completed at once as an Empty generation
+        (GroupMetadata / ClassicGroup.initNextGeneration). Like the last member's LeaveGroup
+        (`_left_group`): its round starts at the lost line, the latest the removal can be; the
+        generation the rejoin gets settles it (`_settle_emptied`: one more than the last, the rejoin
+        joined that join phase instead)."""
+        if (
+            self.has_coordinator
+            or not view.lost_before_rejoin
+            or view.lost_at is None
+            or view.instance  # KIP-345: a static member's removal is its session's, no new member id
+            or self.remaining_members is None
+            or any(m != view.member_id for m in self.remaining_members)
+            or (self.round is not None and self.round.generation_id is None)
+        ):
+            return
+        # the coordinator's own reason for it (GroupCoordinator.onExpireHeartbeat), for the cause
+        self._member_round_signal(view.lost_at, f"removing member {view.member_id} on heartbeat expiration")
+        self.remaining_members = []
+        self.round.emptied_at = view.lost_at
+
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
+        view.lost_at = e.ts
         listed = list(e.partitions or ())
         if view.pending is not None:
             view.pending.to_stop = [tp for tp in view.pending.to_stop if tp not in listed]
@@ -1353,13 +1432,20 @@ class GroupReplayer:
         starts has no member to wait for and completes at once: the generation is incremented and the
         group turns Empty (GroupCoordinator.onCompleteJoin -> GroupMetadata.initNextGeneration, "Group G
         with generation N is now empty"; ClassicGroup in 4.0). No member logs that generation: its row is
-        inferred, and the rebalance ends at the leave. With no generation seen before, it is the one
-        before `next_gen` (the generation the next JoinGroup response names), else the group's first."""
+        inferred, and the rebalance ends at the leave. It is the one before `next_gen` (the generation the
+        next JoinGroup response names: the first join into an Empty group completes the next generation),
+        else the one after the last completed (none: the group's first). A `next_gen` more than one after
+        that shows generations that formed in between with no member logging them (a joiner stalled before
+        its JoinGroup response, its join phase completed without the others): they precede the Empty one,
+        which the last LeaveGroup completed (`_note_unlogged_generations`; a late line may name them)."""
         rnd = self.round
-        if self.closed_generation is not None:
-            rnd.generation_id = self.closed_generation + 1
+        closed = self.closed_generation
+        if next_gen is not None and (closed is None or next_gen - 1 > closed):
+            rnd.generation_id = next_gen - 1
+            if closed is not None and rnd.generation_id > closed + 1:
+                self.unlogged_generations.append([closed + 1, rnd.generation_id - 1, rnd.episode_id])
         else:
-            rnd.generation_id = next_gen - 1 if next_gen is not None else 1
+            rnd.generation_id = closed + 1 if closed is not None else 1
         rnd.ended_empty = True
         rnd.members, rnd.member_count = [], 0
         rnd.ended_at = ts
@@ -1419,6 +1505,51 @@ class GroupReplayer:
         episode = self.timeline.episode
         if skipped and episode is not None and episode.episode_id == rnd.episode_id:
             episode.source = "inferred"
+        first = closed + 1 if closed is not None else 1
+        if gen > first:
+            self.unlogged_generations.append([first, gen - 1, rnd.episode_id])
+
+    def _unlogged_generation_seen(self, gen: int, e: Event) -> None:
+        """Members' logs only: a late JoinGroup response (`_stale_join_response`) names generation `gen`,
+        which formed with no member logging it at the time (`_note_unlogged_generations`): the coordinator
+        completed that join phase (GroupCoordinator.onCompleteJoin / ClassicGroup.completeClassicGroupJoin
+        answer every member with the new generation id), so the generation existed; its row is written
+        now, `inferred`. Who was in it, its leader (a follower's line does not print it), when it formed
+        and whether it stabilized are in no line: null. Its episode is the one of the round that skipped
+        it (the generation formed before that round completed)."""
+        n = next((i for i, (lo, hi, _) in enumerate(self.unlogged_generations) if lo <= gen <= hi), None)
+        if n is None:
+            return  # its row is out already (or it is older than anything this replay saw)
+        first, last, episode_id = self.unlogged_generations[n]
+        rest = [[first, gen - 1, episode_id], [gen + 1, last, episode_id]]
+        self.unlogged_generations[n : n + 1] = [r for r in rest if r[0] <= r[1]]
+        date = utc_date(e.ts)
+        self.timeline.day(date).generations += 1
+        self._out["generations"].append(
+            {
+                **self.key,
+                "event_date": date,
+                "generation_id": gen,
+                "group_protocol": "classic",
+                "protocol_type": self.group.protocol_type,
+                "protocol_name": e.protocol_name or self.protocol_name,
+                "rebalance_protocol": self.protocol,
+                "leader_member_id": e.leader_id,
+                "member_count": None,
+                "static_member_count": None,
+                "members": None,
+                "rebalance_started_at": None,
+                "join_completed_at": None,
+                "stabilized_at": None,
+                "ended_empty": False,
+                "rebalance_reason": None,
+                "rebalance_ms": None,
+                "episode_id": episode_id,
+                "episode_round": None,
+                "source": "inferred",
+                "timing_source": "member",
+            }
+        )
 
     def _round_for_generation(self, gen: int | None, ts: int) -> Round:
         """Coordinator side: the open round, unless it already has another generation (then a round
@@ -2064,6 +2195,7 @@ _PLAIN_STATE = (
     "remaining_members",
     "fresh_join",
     "client_configs",
+    "unlogged_generations",
 )
 _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
@@ -2076,6 +2208,7 @@ _STATE_DEFAULTS = {
     "fresh_join": lambda: None,
     "client_configs": dict,
     "claimed_new": set,
+    "unlogged_generations": list,
 }  # fields added after STATE_VERSION 1 states were written
 
 

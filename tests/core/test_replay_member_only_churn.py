@@ -1,0 +1,81 @@
+"""Members' logs only: partition churn when a member's log stops in the middle of a rebalance.
+
+The coordinator completes a join phase with the members that rejoined and removes the dynamic members
+of the previous generation that did not (GroupCoordinator.onCompleteJoin, "remove dynamic members who
+haven't joined the group yet"; GroupMetadataManager.completeClassicGroupJoin in 4.0). The leader's
+assignment lists every member of the new generation, so a member it leaves out is no longer awaited."""
+
+from __future__ import annotations
+
+from tests.core.replay_helpers import ev, run
+
+ALREADY = "group is already rebalancing"
+
+
+def member_stalls_after_its_rejoin():
+    """Eager (range). c-1 rejoins for generation 2 at 1003 and its log stops: it is in generation 2 (the
+    leader's assignment lists it) but never syncs; it is not in generation 3 (removed when its session
+    expired). a-1 closes at 50000."""
+    events = [ev(0, "join_sent", member_id=m, client_id=m[0]) for m in ("a-1", "b-1", "c-1")]
+    for m in ("a-1", "b-1", "c-1"):
+        events.append(ev(10, "join_response", generation_id=1, member_id=m, leader_id="a-1",
+                         protocol_name="range", client_id=m[0]))  # fmt: skip
+    events += [
+        ev(11, "assignment_computed", generation_id=1, member_id="a-1",
+           assignment={"a-1": "t-0", "b-1": "t-1", "c-1": "t-2"}),
+    ]  # fmt: skip
+    for m, tp in (("a-1", "t-0"), ("b-1", "t-1"), ("c-1", "t-2")):
+        events += [
+            ev(20, "sync_response", generation_id=1, member_id=m, partitions=tp, client_id=m[0]),
+            ev(20, "partitions_assigned", member_id=m, partitions=tp, client_id=m[0]),
+        ]
+    for ts, m, tp in ((1000, "a-1", "t-0"), (1002, "b-1", "t-1"), (1003, "c-1", "t-2")):
+        reason = "cached metadata has changed" if m == "a-1" else ALREADY
+        events += [
+            ev(ts, "join_requested", member_id=m, reason=reason, client_id=m[0]),
+            ev(ts, "partitions_revoked", member_id=m, partitions=tp, client_id=m[0]),
+            ev(ts, "join_sent", member_id=m, client_id=m[0]),
+        ]
+    events += [
+        ev(1010, "join_response", generation_id=2, member_id="a-1", leader_id="a-1", protocol_name="range",
+           client_id="a"),
+        ev(1010, "join_response", generation_id=2, member_id="b-1", leader_id="a-1", protocol_name="range",
+           client_id="b"),
+        ev(1011, "assignment_computed", generation_id=2, member_id="a-1",
+           assignment={"a-1": "t-0", "b-1": "t-1", "c-1": "t-2"}),
+        ev(1020, "sync_response", generation_id=2, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(1020, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(1020, "sync_response", generation_id=2, member_id="b-1", partitions="t-1", client_id="b"),
+        ev(1020, "partitions_assigned", member_id="b-1", partitions="t-1", client_id="b"),
+    ]  # fmt: skip
+    for m, tp in (("a-1", "t-0"), ("b-1", "t-1")):
+        events += [
+            ev(11005, "join_requested", member_id=m, reason=ALREADY, client_id=m[0]),
+            ev(11005, "partitions_revoked", member_id=m, partitions=tp, client_id=m[0]),
+            ev(11005, "join_sent", member_id=m, client_id=m[0]),
+        ]
+    events += [
+        ev(11010, "join_response", generation_id=3, member_id="a-1", leader_id="a-1", protocol_name="range",
+           client_id="a"),
+        ev(11010, "join_response", generation_id=3, member_id="b-1", leader_id="a-1", protocol_name="range",
+           client_id="b"),
+        ev(11011, "assignment_computed", generation_id=3, member_id="a-1",
+           assignment={"a-1": "t-0 t-2", "b-1": "t-1"}),
+        ev(11020, "sync_response", generation_id=3, member_id="a-1", partitions="t-0 t-2", client_id="a"),
+        ev(11020, "partitions_assigned", member_id="a-1", partitions="t-0 t-2", client_id="a"),
+        ev(11020, "sync_response", generation_id=3, member_id="b-1", partitions="t-1", client_id="b"),
+        ev(11020, "partitions_assigned", member_id="b-1", partitions="t-1", client_id="b"),
+        ev(50000, "partitions_revoked", member_id="a-1", partitions="t-0 t-2", client_id="a"),
+        ev(50000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+    ]  # fmt: skip
+    return events
+
+
+def test_a_member_the_next_generation_leaves_out_no_longer_holds_the_rebalance_open():
+    """random:520: generation 3's episode ends once a-1 and b-1 applied it (t-2 moved from c-1, which
+    stopped it at its revocation, to a-1), not at a-1's close long after (which stopped t-0 and t-2 and
+    so hid the move)."""
+    out = run(member_stalls_after_its_rejoin())
+    episode = next(ep for ep in out["rebalance_episodes"] if ep["first_generation_id"] == 3)
+    assert episode["partitions_moved"] == 1
+    assert episode["stabilized_at"] % 100_000 == 11020

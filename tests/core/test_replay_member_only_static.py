@@ -1,0 +1,42 @@
+"""Members' logs only: a static member's new process whose log is the only one of its group.
+
+KIP-345: a known group.instance.id joining with an unknown member id replaces the old member; in a Stable
+group the coordinator answers with the current generation and no rebalance, and the new member id takes
+the old one's assignment (GroupCoordinator.updateStaticMemberAndRebalance; ClassicGroup.replaceStaticMember
+in 4.0). Without the old process's log, what it consumed and when it stopped is in no line."""
+
+from __future__ import annotations
+
+from tests.core.replay_helpers import ev, run
+
+
+def restarted_static_member_alone_in_the_view(instance: str | None = "i1"):
+    """hand:static_restart's client log: the new process of i1 joins at 5000 and gets generation 1 back,
+    led by a member whose log the view lacks, and t-0."""
+    fields = {"group_instance_id": instance} if instance else {}
+    return [
+        ev(5000, "join_sent", client_id="c-i1", source="host1", **fields),
+        ev(
+            5002,
+            "join_response",
+            generation_id=1,
+            member_id="i1-B",
+            client_id="c-i1",
+            source="host1",
+            **fields,
+        ),
+        ev(5003, "sync_response", generation_id=1, member_id="i1-B", partitions="t-0", source="host1"),
+        ev(5004, "partitions_assigned", member_id="i1-B", partitions="t-0", source="host1"),
+    ]
+
+
+def test_a_static_members_first_sync_in_a_generation_of_unlogged_members_is_inferred():
+    """Its partitions may have been its old process's: the unavailable time is not known to be 0."""
+    out = run(restarted_static_member_alone_in_the_view())
+    assert [ep["source"] for ep in out["rebalance_episodes"]] == ["inferred"]
+
+
+def test_a_dynamic_members_first_generation_stays_observed():
+    """A dynamic member's new id gets nobody's assignment (no KIP-345 replacement): nothing to guess."""
+    out = run(restarted_static_member_alone_in_the_view(instance=None))
+    assert [ep["source"] for ep in out["rebalance_episodes"]] == ["observed"]
