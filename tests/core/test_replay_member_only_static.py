@@ -12,7 +12,7 @@ from tests.core.replay_helpers import ev, run
 
 def restarted_static_member_alone_in_the_view(instance: str | None = "i1"):
     """hand:static_restart's client log: the new process of i1 joins at 5000 and gets generation 1 back,
-    led by a member whose log the view lacks, and t-0."""
+    led by a member whose log the view lacks, and t-0; it is closed at 9000."""
     fields = {"group_instance_id": instance} if instance else {}
     return [
         ev(5000, "join_sent", client_id="c-i1", source="host1", **fields),
@@ -27,16 +27,22 @@ def restarted_static_member_alone_in_the_view(instance: str | None = "i1"):
         ),
         ev(5003, "sync_response", generation_id=1, member_id="i1-B", partitions="t-0", source="host1"),
         ev(5004, "partitions_assigned", member_id="i1-B", partitions="t-0", source="host1"),
+        # closed before the input ends: nothing is still consumed after the last line (which alone would make
+        # the last episode a lower bound, `consumption_unseen_after_input`)
+        ev(9000, "partitions_revoked", member_id="i1-B", partitions="t-0", source="host1"),
+        ev(9000, "leave_sent", member_id="i1-B", reason="the consumer is being closed", source="host1"),
     ]
 
 
 def test_a_static_members_first_sync_in_a_generation_of_unlogged_members_is_inferred():
     """Its partitions may have been its old process's: the unavailable time is not known to be 0."""
     out = run(restarted_static_member_alone_in_the_view())
+    # (a static member's close sends no LeaveGroup, AbstractCoordinator.maybeLeaveGroup: no second episode)
     assert [ep["source"] for ep in out["rebalance_episodes"]] == ["inferred"]
 
 
 def test_a_dynamic_members_first_generation_stays_observed():
     """A dynamic member's new id gets nobody's assignment (no KIP-345 replacement): nothing to guess."""
     out = run(restarted_static_member_alone_in_the_view(instance=None))
-    assert [ep["source"] for ep in out["rebalance_episodes"]] == ["observed"]
+    # (its close is a LeaveGroup that empties the group: a second episode, which members' logs only infer)
+    assert out["rebalance_episodes"][0]["source"] == "observed"
