@@ -223,6 +223,9 @@ class ConsumerGroupReplayer:
         self.targets_logged = False
         # with the broker's log: the epoch at which a member logged RECONCILING again (handed more partitions)
         self.reopened_epoch: int | None = None
+        # a rebalance that opens at or before this instant may be a further round of the one before, which a
+        # convergence the logs cannot confirm closed (see _round_unknown_until): its episode says inferred
+        self.round_unknown_until: int | None = None
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -296,6 +299,7 @@ class ConsumerGroupReplayer:
             "presumed_target_at": self.presumed_target_at,
             "targets_logged": self.targets_logged,
             "reopened_epoch": self.reopened_epoch,
+            "round_unknown_until": self.round_unknown_until,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -905,8 +909,12 @@ class ConsumerGroupReplayer:
         ):
             self.pending_start = self.pending_reason = self.member_signal = None
             episode = self.timeline.episode
-            if episode is not None and episode is not episode_before and episode.started_at is not None:
-                self._young_starts_inferred(episode.started_at)
+            if episode is not None and episode is not episode_before:
+                if self.round_unknown_until is not None and shown <= self.round_unknown_until:
+                    episode.source = "inferred"
+                if episode.started_at is not None:
+                    self._young_starts_inferred(episode.started_at)
+            self.round_unknown_until = None
 
     def _reopened_unsettled(self, epoch: int) -> None:
         """Epoch `epoch` opens while the current one, in which a member logged RECONCILING again at that same
@@ -976,6 +984,9 @@ class ConsumerGroupReplayer:
                 if not (by_member and not told and self._in_flight([v.member_id for v in views])):
                     if by_member and not told and self._silent_member_may_lag(views, cur.epoch, ts):
                         self._presumed_episode()
+                        # until every member's next heartbeat is due, a bump may find the epoch unconverged:
+                        # the rebalance it opens may be a further round of this one
+                        self._round_unknown_until(self._heartbeat_due(ts))
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
@@ -995,6 +1006,19 @@ class ConsumerGroupReplayer:
         if target_at is not None and ts >= target_at + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
             return False
         return any(not v.server_lines and v.client_epoch != epoch for v in views)
+
+    def _heartbeat_due(self, ts: int) -> int:
+        """When every member has heartbeated since the current epoch's target (computed at the latest at `ts`):
+        one group.consumer.heartbeat.interval.ms after it (GroupMetadataManager answers each heartbeat with the
+        member's next assignment step)."""
+        target_at = self.tracker.current.target_at
+        return (target_at if target_at is not None else ts) + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+
+    def _round_unknown_until(self, ts: int) -> None:
+        """A rebalance opening at or before `ts` may be a further round of the current one (see
+        round_unknown_until): whether the convergence presumed before it held, no line tells."""
+        if self.round_unknown_until is None or ts > self.round_unknown_until:
+            self.round_unknown_until = ts
 
     def _others_seen(self, member_id: str) -> bool:
         """Some other member was seen (in the group or gone): the input covers the group's membership, so a
@@ -1334,6 +1358,7 @@ class ConsumerGroupReplayer:
         self.presumed_target_at = state.get("presumed_target_at")
         self.targets_logged = state.get("targets_logged", False)
         self.reopened_epoch = state.get("reopened_epoch")
+        self.round_unknown_until = state.get("round_unknown_until")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 

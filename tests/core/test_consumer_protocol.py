@@ -1974,3 +1974,57 @@ def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence()
             reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
     gens = {g["generation_id"]: g for g in log.replay()["generations"]}
     assert gens[2]["stabilized_at"] is None
+
+
+def log_4_0_convergence_a_silent_member_may_not_confirm(joined: str) -> Log:
+    """Kafka 4.0 broker + consumers' logs: m1 consumes t-0, t-1 (epoch 1); m2 joins at 14:00:10 (epoch 2);
+    m1 revokes t-1 (its log still at epoch 1: the coordinator moves its epoch once it acknowledged), m2 takes it
+    at 14:00:14; m3 joins at `joined` (epoch 3)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1))  # fmt: skip
+    member_state(log, f"{day}00,003", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,003", M1, 1, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}10,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}10,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}10,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}10,001", 2)
+    member_state(log, f"{day}10,002", M2, 2, "JOINING", "RECONCILING")
+    log.add(
+        f"{day}10,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M2, client_id=M2, partitions=()
+    )
+    member_state(log, f"{day}10,003", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}10,003", M2, 2, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}12,000", M1, 1, "STABLE", "RECONCILING")
+    log.add(f"{day}12,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}12,001", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}12,001", M1, 1, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}14,000", M2, 2, "STABLE", "RECONCILING")
+    log.add(f"{day}14,001", "member", EventType.PARTITIONS_ASSIGNED, member_id=M2, client_id=M2,
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}14,001", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}14,001", M2, 2, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}{joined}", "member-3", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}{joined}", c, EventType.JOIN_RECEIVED, member_id="member-3")
+    log.add(f"{day}{joined}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}{joined}", 3)
+    return log
+
+
+@pytest.mark.parametrize(("joined", "source"), [("14,500", "inferred"), ("30,000", "observed")])
+def test_a_rebalance_opening_before_a_silent_member_surely_heartbeated_may_be_a_further_round(joined, source):
+    """Epoch 2 looks converged at 14:00:14 (both members STABLE, every partition consumed), but m1's log never
+    states epoch 2 (ConsumerMembershipManager updates the epoch silently when nothing changes for it) and its
+    next heartbeat, one group.consumer.heartbeat.interval.ms after the target, may still be due: the group may
+    be Reconciling (ConsumerGroup.maybeUpdateGroupState). m3's join before 14:00:15 opens a rebalance that may be
+    a further round of epoch 2's: inferred. At 14:00:30 m1 has heartbeated since: a rebalance of its own."""
+    out = log_4_0_convergence_a_silent_member_may_not_confirm(joined).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
+    assert episodes[2]["source"] == source
