@@ -419,6 +419,7 @@ class ConsumerGroupReplayer:
         cause = _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left")
         if reason == RemovalReason.LEAVE_GROUP.value:
             self._unacted_starts_inferred(view, e.ts, cause)
+            self._leaver_may_have_stalled(view, e.ts)
         owned = bool(self.timeline.partitions_of(view.member_id))
         self._stop_all(view, stop_at, cause, source)
         if owned and stop_at < e.ts:
@@ -1100,6 +1101,32 @@ class ConsumerGroupReplayer:
         self._presumed_episode()
         self.presumed_target_at = cur.target_at
         self.tracker.converged(at)
+
+    def _leaver_may_have_stalled(self, view: MemberView, ts: int) -> None:
+        """A member seen by the coordinator alone left at `ts`. The broker logs the same leave for a consumer
+        closed and for one whose poll timer expired (AbstractMembershipManager.transitionToSendingLeaveGroup,
+        epoch -1): its application thread blocked, in a rebalance callback say, since its last poll, up to
+        max.poll.interval.ms before. A revocation asked of it since then was never acknowledged
+        (CurrentAssignmentBuilder keeps it UNREVOKED_PARTITIONS), so a convergence presumed for a target
+        computed since (less a heartbeat interval: the target reaches it at its next heartbeat) may never have
+        happened, and the rebalance this leave opens may be a further round of that one: it says inferred.
+        Not so for a member that joined less than max.poll.interval.ms before: it joins at a poll
+        (AbstractMembershipManager.onConsumerPoll), so its poll timer cannot have expired yet."""
+        if view.member_timed or view.server_lines:
+            return  # its own log shows a poll timeout; the coordinator's states show its reconciliation
+        last_poll = ts - DEFAULT_MAX_POLL_INTERVAL_MS
+        joined = view.heartbeat_seen_at
+        if joined is not None and joined > last_poll:
+            return
+        since = last_poll - DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+        cur = self.tracker.current
+        presumed = [self.presumed_target_at]
+        if self.presumed_converged is not None and cur is not None:
+            presumed.append(cur.target_at)  # presumed, not yet settled: the next bump settles it
+        if any(t is not None and t > since for t in presumed):
+            if self.presumed_target_at is not None:
+                self._presumption_failed()
+            self._round_unknown_until(ts)
 
     def _presumption_failed(self) -> None:
         """A fenced member was silent since before the target of an epoch whose convergence was presumed: it

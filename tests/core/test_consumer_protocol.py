@@ -2028,3 +2028,40 @@ def test_a_rebalance_opening_before_a_silent_member_surely_heartbeated_may_be_a_
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
     assert episodes[2]["source"] == source
+
+
+def log_4_0_leave_after_a_presumed_convergence(left: str, leaver: str) -> Log:
+    """Kafka 4.0 broker alone: m1 joins at 14:00:00 (epoch 1), m2 at 14:00:20 (epoch 2); t grows at 14:01:00
+    (epoch 3, presumed converged two heartbeat intervals later); `leaver` leaves at `left` (epoch 4)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    for when, member, epoch in (("00:00,000", M1, 1), ("00:20,000", M2, 2)):
+        log.add(f"{day}{when}", c, EventType.JOIN_RECEIVED, member_id=member)
+        log.add(f"{day}{when}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=epoch)
+        target_4_0(log, f"{day}{when}", epoch)
+    log.add(f"{day}01:00,000", c, EventType.TOPIC_METADATA_CHANGED, attributes={"topic.t": "4"})
+    log.add(f"{day}01:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01:00,000", 3)
+    log.add(
+        f"{day}{left}", c, EventType.MEMBER_REMOVED, member_id=leaver, reason=RemovalReason.LEAVE_GROUP.value
+    )
+    log.add(f"{day}{left}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    return log
+
+
+@pytest.mark.parametrize(
+    ("left", "leaver", "source"),
+    [("05:30,000", M1, "inferred"), ("06:10,000", M1, "observed"), ("05:10,000", M2, "observed")],
+)
+def test_a_4_0_broker_log_a_leave_that_may_be_a_poll_timeout_makes_its_rebalance_inferred(
+    left, leaver, source
+):
+    """The broker logs the same leave for a closed consumer and for one whose poll timer expired
+    (AbstractMembershipManager.transitionToSendingLeaveGroup): m1 leaving at 14:05:30 may have blocked in a
+    callback since its last poll at 14:00:30, after epoch 3's target (14:01:00), never acknowledging a
+    revocation: epoch 3 may never have converged, and the leave's rebalance may be a further round of it.
+    Leaving at 14:06:10, its last poll (14:01:10) came after epoch 3's target reached it; m2 leaving at 14:05:10
+    joined less than max.poll.interval.ms before (a member joins at a poll): neither can have blocked it."""
+    out = log_4_0_leave_after_a_presumed_convergence(left, leaver).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert episodes[-1]["first_generation_id"] == 4
+    assert episodes[-1]["source"] == source
