@@ -1067,10 +1067,25 @@ class ConsumerGroupReplayer:
             # provisionally: the epoch's row then states what it consumes
             self.tracker.converged(ts, provisional=self.has_member_side)
             return
+        if lone and cur.reason in _FREEING_REASONS and self._settled_alone(views[0]):
+            # the one member left after a leave or a fence, its own log STABLE with nothing to revoke: the
+            # target was computed in its heartbeat (no other member heartbeats), and there the coordinator
+            # reconciled it at once (CurrentAssignmentBuilder.computeNextAssignment: nothing to revoke, and
+            # what it is given no other member holds, a removed member's partitions being free:
+            # GroupMetadataManager.consumerGroupFenceMember), whether or not its callback then ran
+            self.tracker.converged(ts)
+            return
         if self.has_member_side:
             return  # the members' own lines tell
         intervals = 1 if cur.reason in _FREEING_REASONS else 2
         self.presumed_converged = ts + intervals * DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+
+    def _settled_alone(self, view: MemberView) -> bool:
+        """`view`, the group's one member, has nothing to revoke: its own log shows it STABLE (its previous
+        reconciliation done, so it owns only what it was assigned), and as the lone member of its topics its
+        new target holds every partition of them (UniformAssignor and RangeAssignor alike); a changed
+        subscription would be a bump of its own, not a leave's or a fence's."""
+        return view.member_timed and not view.left_static and view.client_state == ClientState.STABLE.value
 
     def _untimed_members_own_unknown(self) -> None:
         """A target computed with its map unlogged (4.0 INFO): a member of the epoch with neither its own log

@@ -1976,6 +1976,56 @@ def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence()
     assert gens[2]["stabilized_at"] is None
 
 
+def log_4_0_lone_member_after_a_leave(fenced: str) -> Log:
+    """Kafka 4.0 broker + consumers' logs: m1 consumes t-0..2 (epoch 1); m2 joins (epoch 2) and is STABLE with
+    nothing yet; m1 leaves at 14:00:01 (epoch 3, its target computed at 14:00:01,005 in m2's heartbeat, the only
+    member's); m2, silent since, is fenced at `fenced` (its session expired: epoch 4)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1, 2))  # fmt: skip
+    member_state(log, f"{day}00,003", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,003", M1, 1, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}00,005", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,006", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}00,006", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}00,006", 2)
+    member_state(log, f"{day}00,007", M2, 2, "JOINING", "RECONCILING")
+    log.add(
+        f"{day}00,008", "member", EventType.PARTITIONS_ASSIGNED, member_id=M2, client_id=M2, partitions=()
+    )
+    member_state(log, f"{day}00,008", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,008", M2, 2, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}01,000", M1, 1, "STABLE", "PREPARE_LEAVING")
+    log.add(f"{day}01,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1, 2))  # fmt: skip
+    member_state(log, f"{day}01,001", M1, -1, "PREPARE_LEAVING", "LEAVING")
+    member_state(log, f"{day}01,001", M1, 1, "LEAVING", "UNSUBSCRIBED")
+    log.add(f"{day}01,002", c, EventType.MEMBER_REMOVED, member_id=M1, reason=RemovalReason.LEAVE_GROUP.value)
+    log.add(f"{day}01,002", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01,005", 3)
+    log.add(f"2025-03-10 14:{fenced}", c, EventType.MEMBER_REMOVED, member_id=M2,
+            reason=RemovalReason.SESSION_TIMEOUT.value)  # fmt: skip
+    log.add(f"2025-03-10 14:{fenced}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    return log
+
+
+def test_a_lone_stable_member_after_a_leave_is_reconciled_in_the_heartbeat_that_computes_the_target():
+    """GroupMetadataManager.consumerGroupHeartbeat computes epoch 3's target in m2's heartbeat (the only member
+    left) and reconciles m2 in the same heartbeat: STABLE by its own log, it has nothing to revoke, and m1's
+    partitions are free once m1 is removed (CurrentAssignmentBuilder.computeNextAssignment), so epoch 3
+    converges at its target although m2's callback never ran (it crashed): its fence is a rebalance of its own."""
+    out = log_4_0_lone_member_after_a_leave("00:46,005").replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["rounds"]) for r in episodes] == [(1, 1), (2, 2), (4, 1)]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[3]["stabilized_at"] == ms("2025-03-10 14:00:01,005")
+
+
 def log_4_0_convergence_a_silent_member_may_not_confirm(joined: str) -> Log:
     """Kafka 4.0 broker + consumers' logs: m1 consumes t-0, t-1 (epoch 1); m2 joins at 14:00:10 (epoch 2);
     m1 revokes t-1 (its log still at epoch 1: the coordinator moves its epoch once it acknowledged), m2 takes it
