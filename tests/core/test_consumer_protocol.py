@@ -2115,3 +2115,29 @@ def test_a_4_0_broker_log_a_leave_that_may_be_a_poll_timeout_makes_its_rebalance
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert episodes[-1]["first_generation_id"] == 4
     assert episodes[-1]["source"] == source
+
+
+def test_an_epoch_converged_by_its_members_logs_keeps_what_a_member_removed_later_consumed():
+    """Kafka 4.0 broker + the consumer's log: m1 joins alone (epoch 1, reconciled in its joining heartbeat), its
+    callback starts t-0 and t-1; its session expires at 14:00:08 (consumerGroupFenceMember bumps to epoch 2).
+    Epoch 1's row closes with what its member consumed before the removal stopped it (inferred: no target map)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00,004", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1))  # fmt: skip
+    member_state(log, f"{day}00,004", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,004", M1, 1, "ACKNOWLEDGING", "STABLE")
+    log.add(f"{day}08,001", c, EventType.MEMBER_REMOVED, member_id=M1,
+            reason=RemovalReason.SESSION_TIMEOUT.value)  # fmt: skip
+    log.add(f"{day}08,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    out = log.replay()
+    rows = [
+        (r["member_id"], r["topic"], r["partition"], r["source"])
+        for r in out["assignments"]
+        if r["generation_id"] == 1
+    ]
+    assert rows == [(M1, "t", 0, "inferred"), (M1, "t", 1, "inferred")]
