@@ -428,6 +428,8 @@ class ConsumerGroupReplayer:
         if owned and stop_at < e.ts:
             # placed at its last heartbeat: partitions others started since were all that was consumed
             self.timeline.recount_backdated_stop(stop_at)
+            # and a rebalance that converged since counted its partitions as consumed (moved to it) at its end
+            self.timeline.closed_episodes_inferred_after(stop_at)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
         if not self._group_members():

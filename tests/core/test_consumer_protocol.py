@@ -2141,3 +2141,43 @@ def test_an_epoch_converged_by_its_members_logs_keeps_what_a_member_removed_late
         if r["generation_id"] == 1
     ]
     assert rows == [(M1, "t", 0, "inferred"), (M1, "t", 1, "inferred")]
+
+
+def log_3_x_fence_backdated_before_a_convergence(fenced: str) -> Log:
+    """Kafka 3.x broker (target maps, assignment states): m1 consumes t-0, t-1 (epoch 1); m2 joins at 14:00:10
+    (epoch 2: m1 keeps t-0, m2 gets t-1); m1 is STABLE at epoch 2 at 14:00:11, m2 at 14:00:12 (converged); m1's
+    session (45 s, stated) expires at `fenced`."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+
+    def state(when, member, epoch, previous, assigned):
+        log.add(f"{day}{when}", c, EventType.MEMBER_EPOCH_UPDATED, member_id=member, member_epoch=epoch,
+                partitions=assigned, attributes={"previous_epoch": str(previous), "state": "STABLE"})  # fmt: skip
+
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(f"{day}00:00,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=1,
+            protocol_name="uniform", assignment={M1: tps("t", 0, 1)})  # fmt: skip
+    state("00:00,000", M1, 1, 0, tps("t", 0, 1))
+    log.add(f"{day}00:10,000", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}00:10,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(f"{day}00:10,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=2,
+            protocol_name="uniform", assignment={M1: tps("t", 0), M2: tps("t", 1)})  # fmt: skip
+    state("00:11,000", M1, 2, 1, tps("t", 0))
+    state("00:12,000", M2, 2, 0, tps("t", 1))
+    log.add(f"{day}{fenced}", c, EventType.MEMBER_REMOVED, member_id=M1, reason=RemovalReason.SESSION_TIMEOUT.value,
+            attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    log.add(f"{day}{fenced}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    return log
+
+
+@pytest.mark.parametrize(("fenced", "source"), [("00:56,500", "inferred"), ("00:57,500", "observed")])
+def test_a_crash_found_at_its_session_expiry_before_a_convergence_makes_that_rebalance_inferred(
+    fenced, source
+):
+    """m1's stop is placed at its last heartbeat, one session timeout before its fence (consumerGroupFenceMember
+    on the session timer). Fenced at 14:00:56.5, it stopped at 14:00:11.5, before epoch 2 converged (14:00:12):
+    that rebalance counted m1 as consuming t-0 at its end, which it no longer was: inferred. Fenced at
+    14:00:57.5, it stopped after: nothing to doubt."""
+    out = log_3_x_fence_backdated_before_a_convergence(fenced).replay()
+    episode = next(r for r in out["rebalance_episodes"] if r["first_generation_id"] == 2)
+    assert episode["source"] == source
