@@ -1140,12 +1140,12 @@ class ConsumerGroupReplayer:
             return
         since = last_poll - DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
         cur = self.tracker.current
-        presumed = [self.presumed_target_at]
-        if self.presumed_converged is not None and cur is not None:
-            presumed.append(cur.target_at)  # presumed, not yet settled: the next bump settles it
-        if any(t is not None and t > since for t in presumed):
-            if self.presumed_target_at is not None:
-                self._presumption_failed()
+        settled = self.presumed_target_at is not None and self.presumed_target_at > since
+        # presumed, not yet settled (the next bump settles it): the current epoch's
+        pending = self.presumed_converged is not None and cur.target_at is not None and cur.target_at > since
+        if settled:
+            self._presumption_failed()
+        if settled or pending:
             self._round_unknown_until(ts)
 
     def _presumption_failed(self) -> None:
