@@ -226,6 +226,8 @@ class ConsumerGroupReplayer:
         # a rebalance that opens at or before this instant may be a further round of the one before, which a
         # convergence the logs cannot confirm closed (see _round_unknown_until): its episode says inferred
         self.round_unknown_until: int | None = None
+        # the member the event just replayed removed never had the current epoch (see _c_member_removed)
+        self.removed_unreconciled = False
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -338,7 +340,9 @@ class ConsumerGroupReplayer:
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
         self._flag_unknown_members()
-        self._check_convergence(e.ts)
+        if not self.removed_unreconciled:
+            self._check_convergence(e.ts)
+        self.removed_unreconciled = False
         self.tracker.maybe_end_episode()
 
     # ========================================================================= coordinator side
@@ -405,6 +409,12 @@ class ConsumerGroupReplayer:
             if self.presumed_target_at is not None and stop_at < self.presumed_target_at:
                 self._presumption_failed()
             cur = self.tracker.current
+            # its last heartbeat came before the current epoch's target: it never had that epoch, and its
+            # removal comes with the next bump (GroupMetadataManager.consumerGroupFenceMember writes both at
+            # once), so the group was never Stable at this epoch without it: its leaving converges nothing
+            self.removed_unreconciled = (
+                cur is not None and cur.target_at is not None and stop_at < cur.target_at
+            )
             if (
                 cur is not None
                 and not cur.closed

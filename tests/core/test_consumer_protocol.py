@@ -2181,3 +2181,32 @@ def test_a_crash_found_at_its_session_expiry_before_a_convergence_makes_that_reb
     out = log_3_x_fence_backdated_before_a_convergence(fenced).replay()
     episode = next(r for r in out["rebalance_episodes"] if r["first_generation_id"] == 2)
     assert episode["source"] == source
+
+
+def test_the_removal_of_a_member_that_never_had_the_epoch_converges_nothing():
+    """Kafka 4.0 broker + consumers' logs: m1 joins alone (epoch 1) and its log stops while RECONCILING (a crash);
+    m2 joins at 14:00:20 (epoch 2) and is STABLE. m1's session (45 s) expires at 14:00:45,001: its last heartbeat
+    came before epoch 2's target, so it never had epoch 2, and its removal comes with the bump to epoch 3
+    (GroupMetadataManager.consumerGroupFenceMember): epoch 2 never converged, epoch 3 is its further round."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}20,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}20,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}20,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}20,001", 2)
+    member_state(log, f"{day}20,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}20,003", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}20,003", M2, 2, "ACKNOWLEDGING", "STABLE")
+    log.add(f"{day}45,001", c, EventType.MEMBER_REMOVED, member_id=M1, reason=RemovalReason.SESSION_TIMEOUT.value,
+            attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    log.add(f"{day}45,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}47,000", 3)
+    out = log.replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["rounds"]) for r in episodes] == [(1, 1), (2, 2)]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[2]["stabilized_at"] is None
