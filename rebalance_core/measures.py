@@ -543,6 +543,14 @@ class OwnershipTimeline:
         elif self._out["rebalance_episodes"]:
             self._out["rebalance_episodes"][-1]["source"] = "inferred"
 
+    def closed_episodes_inferred_after(self, ts: int) -> None:
+        """Stops were just placed in the past at `ts` (see recount_backdated_stop): an episode closed since
+        (its row not drained yet) that converged after `ts` counted those partitions as consumed at its end,
+        and its movement counts with them: its row says inferred (it cannot be reopened)."""
+        for row in self._out["rebalance_episodes"]:
+            if row["stabilized_at"] is not None and row["stabilized_at"] > ts:
+                row["source"] = "inferred"
+
     def latest_stop(self) -> int | None:
         """The latest instant a partition still stopped was stopped at (None: none, or no instant shown)."""
         return max((s.ts for s in self._stopped.values() if s.ts is not None), default=None)

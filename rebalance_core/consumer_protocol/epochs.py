@@ -242,6 +242,13 @@ class EpochTracker:
         if not provisional:
             self._close_generation(cur, closed_at=ts)
 
+    def settle(self) -> None:
+        """A provisional convergence holds for good: the group changes now (a member is removed, which bumps
+        the epoch), so the epoch's row is closed with what its members consume before the change."""
+        cur = self.current
+        if cur is not None and not cur.closed and cur.stabilized_at is not None:
+            self._close_generation(cur, closed_at=cur.stabilized_at)
+
     def unconverged(self) -> None:
         """A provisional convergence did not hold (a member started reconciling again at this epoch)."""
         cur = self.current

@@ -233,6 +233,11 @@ class ConsumerGroupReplayer:
         self.targets_logged = False
         # with the broker's log: the epoch at which a member logged RECONCILING again (handed more partitions)
         self.reopened_epoch: int | None = None
+        # a rebalance that opens at or before this instant may be a further round of the one before, which a
+        # convergence the logs cannot confirm closed (see _round_unknown_until): its episode says inferred
+        self.round_unknown_until: int | None = None
+        # the member the event just replayed removed never had the current epoch (see _c_member_removed)
+        self.removed_unreconciled = False
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)
@@ -308,6 +313,7 @@ class ConsumerGroupReplayer:
             "presumed_target_at": self.presumed_target_at,
             "targets_logged": self.targets_logged,
             "reopened_epoch": self.reopened_epoch,
+            "round_unknown_until": self.round_unknown_until,
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -350,7 +356,9 @@ class ConsumerGroupReplayer:
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)
         self._flag_unknown_members()
-        self._check_convergence(e.ts)
+        if not self.removed_unreconciled:
+            self._check_convergence(e.ts)
+        self.removed_unreconciled = False
         self.tracker.maybe_end_episode()
 
     # ========================================================================= coordinator side
@@ -417,6 +425,12 @@ class ConsumerGroupReplayer:
             if self.presumed_target_at is not None and stop_at < self.presumed_target_at:
                 self._presumption_failed()
             cur = self.tracker.current
+            # its last heartbeat came before the current epoch's target: it never had that epoch, and its
+            # removal comes with the next bump (GroupMetadataManager.consumerGroupFenceMember writes both at
+            # once), so the group was never Stable at this epoch without it: its leaving converges nothing
+            self.removed_unreconciled = (
+                cur is not None and cur.target_at is not None and stop_at < cur.target_at
+            )
             if (
                 cur is not None
                 and not cur.closed
@@ -431,11 +445,17 @@ class ConsumerGroupReplayer:
         cause = _STOP_CAUSE_ON_REMOVAL.get(reason, "member_left")
         if reason == RemovalReason.LEAVE_GROUP.value:
             self._unacted_starts_inferred(view, e.ts, cause)
+            self._leaver_may_have_stalled(view, e.ts)
+        # the removal bumps the epoch (consumerGroupFenceMember): an epoch provisionally converged before it
+        # closes with what its members consumed, the removed one's partitions included
+        self.tracker.settle()
         owned = bool(self.timeline.partitions_of(view.member_id))
         self._stop_all(view, stop_at, cause, source)
         if owned and stop_at < e.ts:
             # placed at its last heartbeat: partitions others started since were all that was consumed
             self.timeline.recount_backdated_stop(stop_at)
+            # and a rebalance that converged since counted its partitions as consumed (moved to it) at its end
+            self.timeline.closed_episodes_inferred_after(stop_at)
         del self.members[view.member_id]
         self._forget(view.member_id, e.ts)
         if not self._group_members():
@@ -986,8 +1006,12 @@ class ConsumerGroupReplayer:
         ):
             self.pending_start = self.pending_reason = self.member_signal = None
             episode = self.timeline.episode
-            if episode is not None and episode is not episode_before and episode.started_at is not None:
-                self._young_starts_inferred(episode.started_at)
+            if episode is not None and episode is not episode_before:
+                if self.round_unknown_until is not None and shown <= self.round_unknown_until:
+                    episode.source = "inferred"
+                if episode.started_at is not None:
+                    self._young_starts_inferred(episode.started_at)
+            self.round_unknown_until = None
 
     def _reopened_unsettled(self, epoch: int) -> None:
         """Epoch `epoch` opens while the current one, in which a member logged RECONCILING again at that same
@@ -1057,6 +1081,9 @@ class ConsumerGroupReplayer:
                 if not (by_member and not told and self._in_flight([v.member_id for v in views])):
                     if by_member and not told and self._silent_member_may_lag(views, cur.epoch, ts):
                         self._presumed_episode()
+                        # until every member's next heartbeat is due, a bump may find the epoch unconverged:
+                        # the rebalance it opens may be a further round of this one
+                        self._round_unknown_until(self._heartbeat_due(ts))
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
@@ -1076,6 +1103,19 @@ class ConsumerGroupReplayer:
         if target_at is not None and ts >= target_at + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
             return False
         return any(not v.server_lines and v.client_epoch != epoch for v in views)
+
+    def _heartbeat_due(self, ts: int) -> int:
+        """When every member has heartbeated since the current epoch's target (computed at the latest at `ts`):
+        one group.consumer.heartbeat.interval.ms after it (GroupMetadataManager answers each heartbeat with the
+        member's next assignment step)."""
+        target_at = self.tracker.current.target_at
+        return (target_at if target_at is not None else ts) + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+
+    def _round_unknown_until(self, ts: int) -> None:
+        """A rebalance opening at or before `ts` may be a further round of the current one (see
+        round_unknown_until): whether the convergence presumed before it held, no line tells."""
+        if self.round_unknown_until is None or ts > self.round_unknown_until:
+            self.round_unknown_until = ts
 
     def _others_seen(self, member_id: str) -> bool:
         """Some other member was seen (in the group or gone): the input covers the group's membership, so a
@@ -1123,10 +1163,25 @@ class ConsumerGroupReplayer:
             # provisionally: the epoch's row then states what it consumes
             self.tracker.converged(ts, provisional=self.has_member_side)
             return
+        if lone and cur.reason in _FREEING_REASONS and self._settled_alone(views[0]):
+            # the one member left after a leave or a fence, its own log STABLE with nothing to revoke: the
+            # target was computed in its heartbeat (no other member heartbeats), and there the coordinator
+            # reconciled it at once (CurrentAssignmentBuilder.computeNextAssignment: nothing to revoke, and
+            # what it is given no other member holds, a removed member's partitions being free:
+            # GroupMetadataManager.consumerGroupFenceMember), whether or not its callback then ran
+            self.tracker.converged(ts)
+            return
         if self.has_member_side:
             return  # the members' own lines tell
         intervals = 1 if cur.reason in _FREEING_REASONS else 2
         self.presumed_converged = ts + intervals * DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+
+    def _settled_alone(self, view: MemberView) -> bool:
+        """`view`, the group's one member, has nothing to revoke: its own log shows it STABLE (its previous
+        reconciliation done, so it owns only what it was assigned), and as the lone member of its topics its
+        new target holds every partition of them (UniformAssignor and RangeAssignor alike); a changed
+        subscription would be a bump of its own, not a leave's or a fence's."""
+        return view.member_timed and not view.left_static and view.client_state == ClientState.STABLE.value
 
     def _untimed_members_own_unknown(self) -> None:
         """A target computed with its map unlogged (4.0 INFO): a member of the epoch with neither its own log
@@ -1157,6 +1212,32 @@ class ConsumerGroupReplayer:
         self._presumed_episode()
         self.presumed_target_at = cur.target_at
         self.tracker.converged(at)
+
+    def _leaver_may_have_stalled(self, view: MemberView, ts: int) -> None:
+        """A member seen by the coordinator alone left at `ts`. The broker logs the same leave for a consumer
+        closed and for one whose poll timer expired (AbstractMembershipManager.transitionToSendingLeaveGroup,
+        epoch -1): its application thread blocked, in a rebalance callback say, since its last poll, up to
+        max.poll.interval.ms before. A revocation asked of it since then was never acknowledged
+        (CurrentAssignmentBuilder keeps it UNREVOKED_PARTITIONS), so a convergence presumed for a target
+        computed since (less a heartbeat interval: the target reaches it at its next heartbeat) may never have
+        happened, and the rebalance this leave opens may be a further round of that one: it says inferred.
+        Not so for a member that joined less than max.poll.interval.ms before: it joins at a poll
+        (AbstractMembershipManager.onConsumerPoll), so its poll timer cannot have expired yet."""
+        if view.member_timed or view.server_lines:
+            return  # its own log shows a poll timeout; the coordinator's states show its reconciliation
+        last_poll = ts - DEFAULT_MAX_POLL_INTERVAL_MS
+        joined = view.heartbeat_seen_at
+        if joined is not None and joined > last_poll:
+            return
+        since = last_poll - DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+        cur = self.tracker.current
+        settled = self.presumed_target_at is not None and self.presumed_target_at > since
+        # presumed, not yet settled (the next bump settles it): the current epoch's
+        pending = self.presumed_converged is not None and cur.target_at is not None and cur.target_at > since
+        if settled:
+            self._presumption_failed()
+        if settled or pending:
+            self._round_unknown_until(ts)
 
     def _presumption_failed(self) -> None:
         """A fenced member was silent since before the target of an epoch whose convergence was presumed: it
@@ -1425,6 +1506,7 @@ class ConsumerGroupReplayer:
         self.presumed_target_at = state.get("presumed_target_at")
         self.targets_logged = state.get("targets_logged", False)
         self.reopened_epoch = state.get("reopened_epoch")
+        self.round_unknown_until = state.get("round_unknown_until")
         self._anomalies = [row_from_json(r) for r in state["anomalies"]]
         return state["timeline"], state["tracker"]
 

@@ -2123,3 +2123,239 @@ def test_consumer_logs_alone_a_refused_join_is_in_no_epoch_even_when_its_process
     parsed = parse_lines(lines, file="consumers.log", cluster="sim")
     assert parsed.quarantine == []
     assert members_by_epoch(replay(parsed.events, group="g"))[2] == ["c1", "c2"]
+
+
+def log_4_0_lone_member_after_a_leave(fenced: str) -> Log:
+    """Kafka 4.0 broker + consumers' logs: m1 consumes t-0..2 (epoch 1); m2 joins (epoch 2) and is STABLE with
+    nothing yet; m1 leaves at 14:00:01 (epoch 3, its target computed at 14:00:01,005 in m2's heartbeat, the only
+    member's); m2, silent since, is fenced at `fenced` (its session expired: epoch 4)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1, 2))  # fmt: skip
+    member_state(log, f"{day}00,003", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,003", M1, 1, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}00,005", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,006", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}00,006", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}00,006", 2)
+    member_state(log, f"{day}00,007", M2, 2, "JOINING", "RECONCILING")
+    log.add(
+        f"{day}00,008", "member", EventType.PARTITIONS_ASSIGNED, member_id=M2, client_id=M2, partitions=()
+    )
+    member_state(log, f"{day}00,008", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,008", M2, 2, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}01,000", M1, 1, "STABLE", "PREPARE_LEAVING")
+    log.add(f"{day}01,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1, 2))  # fmt: skip
+    member_state(log, f"{day}01,001", M1, -1, "PREPARE_LEAVING", "LEAVING")
+    member_state(log, f"{day}01,001", M1, 1, "LEAVING", "UNSUBSCRIBED")
+    log.add(f"{day}01,002", c, EventType.MEMBER_REMOVED, member_id=M1, reason=RemovalReason.LEAVE_GROUP.value)
+    log.add(f"{day}01,002", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01,005", 3)
+    log.add(f"2025-03-10 14:{fenced}", c, EventType.MEMBER_REMOVED, member_id=M2,
+            reason=RemovalReason.SESSION_TIMEOUT.value)  # fmt: skip
+    log.add(f"2025-03-10 14:{fenced}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    return log
+
+
+def test_a_lone_stable_member_after_a_leave_is_reconciled_in_the_heartbeat_that_computes_the_target():
+    """GroupMetadataManager.consumerGroupHeartbeat computes epoch 3's target in m2's heartbeat (the only member
+    left) and reconciles m2 in the same heartbeat: STABLE by its own log, it has nothing to revoke, and m1's
+    partitions are free once m1 is removed (CurrentAssignmentBuilder.computeNextAssignment), so epoch 3
+    converges at its target although m2's callback never ran (it crashed): its fence is a rebalance of its own."""
+    out = log_4_0_lone_member_after_a_leave("00:46,005").replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["rounds"]) for r in episodes] == [(1, 1), (2, 2), (4, 1)]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[3]["stabilized_at"] == ms("2025-03-10 14:00:01,005")
+
+
+def log_4_0_convergence_a_silent_member_may_not_confirm(joined: str) -> Log:
+    """Kafka 4.0 broker + consumers' logs: m1 consumes t-0, t-1 (epoch 1); m2 joins at 14:00:10 (epoch 2);
+    m1 revokes t-1 (its log still at epoch 1: the coordinator moves its epoch once it acknowledged), m2 takes it
+    at 14:00:14; m3 joins at `joined` (epoch 3)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1))  # fmt: skip
+    member_state(log, f"{day}00,003", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,003", M1, 1, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}10,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}10,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}10,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}10,001", 2)
+    member_state(log, f"{day}10,002", M2, 2, "JOINING", "RECONCILING")
+    log.add(
+        f"{day}10,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M2, client_id=M2, partitions=()
+    )
+    member_state(log, f"{day}10,003", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}10,003", M2, 2, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}12,000", M1, 1, "STABLE", "RECONCILING")
+    log.add(f"{day}12,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}12,001", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}12,001", M1, 1, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}14,000", M2, 2, "STABLE", "RECONCILING")
+    log.add(f"{day}14,001", "member", EventType.PARTITIONS_ASSIGNED, member_id=M2, client_id=M2,
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}14,001", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}14,001", M2, 2, "ACKNOWLEDGING", "STABLE")
+    member_state(log, f"{day}{joined}", "member-3", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}{joined}", c, EventType.JOIN_RECEIVED, member_id="member-3")
+    log.add(f"{day}{joined}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}{joined}", 3)
+    return log
+
+
+@pytest.mark.parametrize(("joined", "source"), [("14,500", "inferred"), ("30,000", "observed")])
+def test_a_rebalance_opening_before_a_silent_member_surely_heartbeated_may_be_a_further_round(joined, source):
+    """Epoch 2 looks converged at 14:00:14 (both members STABLE, every partition consumed), but m1's log never
+    states epoch 2 (ConsumerMembershipManager updates the epoch silently when nothing changes for it) and its
+    next heartbeat, one group.consumer.heartbeat.interval.ms after the target, may still be due: the group may
+    be Reconciling (ConsumerGroup.maybeUpdateGroupState). m3's join before 14:00:15 opens a rebalance that may be
+    a further round of epoch 2's: inferred. At 14:00:30 m1 has heartbeated since: a rebalance of its own."""
+    out = log_4_0_convergence_a_silent_member_may_not_confirm(joined).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
+    assert episodes[2]["source"] == source
+
+
+def log_4_0_leave_after_a_presumed_convergence(left: str, leaver: str) -> Log:
+    """Kafka 4.0 broker alone: m1 joins at 14:00:00 (epoch 1), m2 at 14:00:20 (epoch 2); t grows at 14:01:00
+    (epoch 3, presumed converged two heartbeat intervals later); `leaver` leaves at `left` (epoch 4)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+    for when, member, epoch in (("00:00,000", M1, 1), ("00:20,000", M2, 2)):
+        log.add(f"{day}{when}", c, EventType.JOIN_RECEIVED, member_id=member)
+        log.add(f"{day}{when}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=epoch)
+        target_4_0(log, f"{day}{when}", epoch)
+    log.add(f"{day}01:00,000", c, EventType.TOPIC_METADATA_CHANGED, attributes={"topic.t": "4"})
+    log.add(f"{day}01:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}01:00,000", 3)
+    log.add(
+        f"{day}{left}", c, EventType.MEMBER_REMOVED, member_id=leaver, reason=RemovalReason.LEAVE_GROUP.value
+    )
+    log.add(f"{day}{left}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=4)
+    return log
+
+
+@pytest.mark.parametrize(
+    ("left", "leaver", "source"),
+    [("05:30,000", M1, "inferred"), ("06:10,000", M1, "observed"), ("05:10,000", M2, "observed")],
+)
+def test_a_4_0_broker_log_a_leave_that_may_be_a_poll_timeout_makes_its_rebalance_inferred(
+    left, leaver, source
+):
+    """The broker logs the same leave for a closed consumer and for one whose poll timer expired
+    (AbstractMembershipManager.transitionToSendingLeaveGroup): m1 leaving at 14:05:30 may have blocked in a
+    callback since its last poll at 14:00:30, after epoch 3's target (14:01:00), never acknowledging a
+    revocation: epoch 3 may never have converged, and the leave's rebalance may be a further round of it.
+    Leaving at 14:06:10, its last poll (14:01:10) came after epoch 3's target reached it; m2 leaving at 14:05:10
+    joined less than max.poll.interval.ms before (a member joins at a poll): neither can have blocked it."""
+    out = log_4_0_leave_after_a_presumed_convergence(left, leaver).replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert episodes[-1]["first_generation_id"] == 4
+    assert episodes[-1]["source"] == source
+
+
+def test_an_epoch_converged_by_its_members_logs_keeps_what_a_member_removed_later_consumed():
+    """Kafka 4.0 broker + the consumer's log: m1 joins alone (epoch 1, reconciled in its joining heartbeat), its
+    callback starts t-0 and t-1; its session expires at 14:00:08 (consumerGroupFenceMember bumps to epoch 2).
+    Epoch 1's row closes with what its member consumed before the removal stopped it (inferred: no target map)."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    log.add(f"{day}00,004", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+            partitions=tps("t", 0, 1))  # fmt: skip
+    member_state(log, f"{day}00,004", M1, 1, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}00,004", M1, 1, "ACKNOWLEDGING", "STABLE")
+    log.add(f"{day}08,001", c, EventType.MEMBER_REMOVED, member_id=M1,
+            reason=RemovalReason.SESSION_TIMEOUT.value)  # fmt: skip
+    log.add(f"{day}08,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    out = log.replay()
+    rows = [
+        (r["member_id"], r["topic"], r["partition"], r["source"])
+        for r in out["assignments"]
+        if r["generation_id"] == 1
+    ]
+    assert rows == [(M1, "t", 0, "inferred"), (M1, "t", 1, "inferred")]
+
+
+def log_3_x_fence_backdated_before_a_convergence(fenced: str) -> Log:
+    """Kafka 3.x broker (target maps, assignment states): m1 consumes t-0, t-1 (epoch 1); m2 joins at 14:00:10
+    (epoch 2: m1 keeps t-0, m2 gets t-1); m1 is STABLE at epoch 2 at 14:00:11, m2 at 14:00:12 (converged); m1's
+    session (45 s, stated) expires at `fenced`."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+
+    def state(when, member, epoch, previous, assigned):
+        log.add(f"{day}{when}", c, EventType.MEMBER_EPOCH_UPDATED, member_id=member, member_epoch=epoch,
+                partitions=assigned, attributes={"previous_epoch": str(previous), "state": "STABLE"})  # fmt: skip
+
+    log.add(f"{day}00:00,000", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    log.add(f"{day}00:00,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=1,
+            protocol_name="uniform", assignment={M1: tps("t", 0, 1)})  # fmt: skip
+    state("00:00,000", M1, 1, 0, tps("t", 0, 1))
+    log.add(f"{day}00:10,000", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}00:10,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    log.add(f"{day}00:10,000", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=2,
+            protocol_name="uniform", assignment={M1: tps("t", 0), M2: tps("t", 1)})  # fmt: skip
+    state("00:11,000", M1, 2, 1, tps("t", 0))
+    state("00:12,000", M2, 2, 0, tps("t", 1))
+    log.add(f"{day}{fenced}", c, EventType.MEMBER_REMOVED, member_id=M1, reason=RemovalReason.SESSION_TIMEOUT.value,
+            attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    log.add(f"{day}{fenced}", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    return log
+
+
+@pytest.mark.parametrize(("fenced", "source"), [("00:56,500", "inferred"), ("00:57,500", "observed")])
+def test_a_crash_found_at_its_session_expiry_before_a_convergence_makes_that_rebalance_inferred(
+    fenced, source
+):
+    """m1's stop is placed at its last heartbeat, one session timeout before its fence (consumerGroupFenceMember
+    on the session timer). Fenced at 14:00:56.5, it stopped at 14:00:11.5, before epoch 2 converged (14:00:12):
+    that rebalance counted m1 as consuming t-0 at its end, which it no longer was: inferred. Fenced at
+    14:00:57.5, it stopped after: nothing to doubt."""
+    out = log_3_x_fence_backdated_before_a_convergence(fenced).replay()
+    episode = next(r for r in out["rebalance_episodes"] if r["first_generation_id"] == 2)
+    assert episode["source"] == source
+
+
+def test_the_removal_of_a_member_that_never_had_the_epoch_converges_nothing():
+    """Kafka 4.0 broker + consumers' logs: m1 joins alone (epoch 1) and its log stops while RECONCILING (a crash);
+    m2 joins at 14:00:20 (epoch 2) and is STABLE. m1's session (45 s) expires at 14:00:45,001: its last heartbeat
+    came before epoch 2's target, so it never had epoch 2, and its removal comes with the bump to epoch 3
+    (GroupMetadataManager.consumerGroupFenceMember): epoch 2 never converged, epoch 3 is its further round."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:00:"
+    member_state(log, f"{day}00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
+    target_4_0(log, f"{day}00,001", 1)
+    member_state(log, f"{day}00,002", M1, 1, "JOINING", "RECONCILING")
+    member_state(log, f"{day}20,000", M2, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(f"{day}20,001", c, EventType.JOIN_RECEIVED, member_id=M2)
+    log.add(f"{day}20,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
+    target_4_0(log, f"{day}20,001", 2)
+    member_state(log, f"{day}20,002", M2, 2, "JOINING", "RECONCILING")
+    member_state(log, f"{day}20,003", M2, 2, "RECONCILING", "ACKNOWLEDGING")
+    member_state(log, f"{day}20,003", M2, 2, "ACKNOWLEDGING", "STABLE")
+    log.add(f"{day}45,001", c, EventType.MEMBER_REMOVED, member_id=M1, reason=RemovalReason.SESSION_TIMEOUT.value,
+            attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    log.add(f"{day}45,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    target_4_0(log, f"{day}47,000", 3)
+    out = log.replay()
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [(r["first_generation_id"], r["rounds"]) for r in episodes] == [(1, 1), (2, 2)]
+    gens = {g["generation_id"]: g for g in out["generations"]}
+    assert gens[2]["stabilized_at"] is None
