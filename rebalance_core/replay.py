@@ -32,7 +32,7 @@ from rebalance_core.events import Event, TopicPartition, format_ts, is_revoke_re
 from rebalance_core.kafka_logs.values import classic_member_owner
 from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
 from rebalance_core.member_order import MemberMapOrder
-from rebalance_core.replay_common import admit, anomaly_row
+from rebalance_core.replay_common import admit, anomaly_row, unlogged_generation_row
 from schemas.events import BROKER_WIDE_EVENT_TYPES, EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
 
@@ -1523,32 +1523,20 @@ class GroupReplayer:
         first, last, episode_id = self.unlogged_generations[n]
         rest = [[first, gen - 1, episode_id], [gen + 1, last, episode_id]]
         self.unlogged_generations[n : n + 1] = [r for r in rest if r[0] <= r[1]]
-        date = utc_date(e.ts)
-        self.timeline.day(date).generations += 1
         self._out["generations"].append(
-            {
-                **self.key,
-                "event_date": date,
-                "generation_id": gen,
-                "group_protocol": "classic",
-                "protocol_type": self.group.protocol_type,
-                "protocol_name": e.protocol_name or self.protocol_name,
-                "rebalance_protocol": self.protocol,
-                "leader_member_id": e.leader_id,
-                "member_count": None,
-                "static_member_count": None,
-                "members": None,
-                "rebalance_started_at": None,
-                "join_completed_at": None,
-                "stabilized_at": None,
-                "ended_empty": False,
-                "rebalance_reason": None,
-                "rebalance_ms": None,
-                "episode_id": episode_id,
-                "episode_round": None,
-                "source": "inferred",
-                "timing_source": "member",
-            }
+            unlogged_generation_row(
+                self.timeline,
+                self.key,
+                e.ts,
+                gen,
+                group_protocol="classic",
+                protocol_type=self.group.protocol_type,
+                protocol_name=e.protocol_name or self.protocol_name,
+                rebalance_protocol=self.protocol,
+                leader_member_id=e.leader_id,
+                episode_id=episode_id,
+                timing_source="member",
+            )
         )
 
     def _round_for_generation(self, gen: int | None, ts: int) -> Round:

@@ -1,5 +1,6 @@
 """What every group replayer (classic `replay.GroupReplayer`, KIP-848 `ConsumerGroupReplayer`) does the
-same way: admit an event before modelling it, and write an anomaly row. One place for both protocols."""
+same way: admit an event before modelling it, write an anomaly row, and write the row of a generation
+only a late line shows. One place for both protocols."""
 
 from __future__ import annotations
 
@@ -68,4 +69,49 @@ def anomaly_row(
         "group_state": group_state,
         "rule": rule,
         "detail": detail,
+    }
+
+
+def unlogged_generation_row(
+    timeline: OwnershipTimeline,
+    key: dict[str, Any],
+    ts: int,
+    generation_id: int,
+    *,
+    group_protocol: str,
+    protocol_type: str | None,
+    protocol_name: str | None,
+    rebalance_protocol: str | None,
+    leader_member_id: str | None,
+    episode_id: str | None,
+    timing_source: str,
+) -> dict[str, Any]:
+    """A `generations` row (schemas.tables.GENERATIONS) for a generation (epoch) that a member's line at
+    `ts` shows existed after the replay had passed it: the member was in it, so it did not end Empty; who
+    else, when it formed and whether it stabilized are in no line (null). `inferred`, counted in the day
+    of `ts`."""
+    date = utc_date(ts)
+    timeline.day(date).generations += 1
+    return {
+        **key,
+        "event_date": date,
+        "generation_id": generation_id,
+        "group_protocol": group_protocol,
+        "protocol_type": protocol_type,
+        "protocol_name": protocol_name,
+        "rebalance_protocol": rebalance_protocol,
+        "leader_member_id": leader_member_id,
+        "member_count": None,
+        "static_member_count": None,
+        "members": None,
+        "rebalance_started_at": None,
+        "join_completed_at": None,
+        "stabilized_at": None,
+        "ended_empty": False,
+        "rebalance_reason": None,
+        "rebalance_ms": None,
+        "episode_id": episode_id,
+        "episode_round": None,
+        "source": "inferred",
+        "timing_source": timing_source,
     }

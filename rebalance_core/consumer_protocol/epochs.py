@@ -33,6 +33,7 @@ from typing import Any
 
 from rebalance_core.events import TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.replay_common import unlogged_generation_row
 
 GROUP_PROTOCOL = "consumer"  # generations.group_protocol / rebalance_protocol for KIP-848 groups
 PROTOCOL_TYPE = "consumer"
@@ -278,33 +279,21 @@ class EpochTracker:
         """Member-side logs only: a member's line at `ts` states `epoch`, one the group had already passed when
         this member's line came (the epoch opened from a later one skipped it). The member was in it, so it did
         not end Empty; who else, when it began and whether it converged, no line shows (null)."""
-        date = utc_date(ts)
         self._out["generations"].append(
-            {
-                **self.key,
-                "event_date": date,
-                "generation_id": epoch,
-                "group_protocol": GROUP_PROTOCOL,
-                "protocol_type": PROTOCOL_TYPE,
-                "protocol_name": self.assignor,
-                "rebalance_protocol": GROUP_PROTOCOL,
-                "leader_member_id": None,
-                "member_count": None,
-                "static_member_count": None,
-                "members": None,
-                "rebalance_started_at": None,
-                "join_completed_at": None,
-                "stabilized_at": None,
-                "ended_empty": False,
-                "rebalance_reason": None,
-                "rebalance_ms": None,
-                "episode_id": None,
-                "episode_round": None,
-                "source": "inferred",
-                "timing_source": timing_source,
-            }
+            unlogged_generation_row(
+                self.timeline,
+                self.key,
+                ts,
+                epoch,
+                group_protocol=GROUP_PROTOCOL,
+                protocol_type=PROTOCOL_TYPE,
+                protocol_name=self.assignor,
+                rebalance_protocol=GROUP_PROTOCOL,
+                leader_member_id=None,
+                episode_id=None,
+                timing_source=timing_source,
+            )
         )
-        self.timeline.day(date).generations += 1
 
     def maybe_end_episode(self) -> None:
         """End the episode once its last epoch converged and the target is consumed by its owners."""
