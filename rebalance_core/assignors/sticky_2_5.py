@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from rebalance_core.assignors.base import GroupAssignment, GroupSpec, RebalanceProtocol
 from rebalance_core.assignors.sticky import (
+    _balance_score,
     _java_hashmap_capacity,
     _Layout,
     _PartitionMovements,
@@ -184,7 +185,7 @@ class _Sticky25:
         if not revocation_required:
             self._perform_reassignments(unassigned, current, previous, owner)
         performed = self._perform_reassignments(sorted_partitions, current, previous, owner)
-        if not initializing and performed and _balance_score(current) >= _balance_score(before[0]):
+        if not initializing and performed and _score(current) >= _score(before[0]):
             current.clear()
             current.update(before[0])
             owner.clear()
@@ -244,9 +245,8 @@ class _Sticky25:
         owner[g] = new
 
 
-def _balance_score(current: dict[int, list[int]]) -> int:
-    sizes = sorted(len(gids) for gids in current.values())
-    return sum(size * (2 * i - len(sizes) + 1) for i, size in enumerate(sizes))
+def _score(current: dict[int, list[int]]) -> int:
+    return _balance_score([len(gids) for gids in current.values()])
 
 
 def _to_assignment(spec: GroupSpec, run: _Sticky25, lists: dict[int, list[int]]) -> GroupAssignment:
