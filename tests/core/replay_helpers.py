@@ -70,3 +70,17 @@ def run_split(events, cuts, settings: ReplaySettings | None = None) -> dict[str,
 def rel(row: dict, *names: str) -> tuple:
     """Row values with timestamps made relative to T0."""
     return tuple(row[n] - T0 if isinstance(row[n], int) and row[n] > T0 // 2 else row[n] for n in names)
+
+
+def lone_consumer_closes_at_5000() -> list[Event]:
+    """Members' logs: one eager consumer (client a, member a-1) is the whole group (the leader's assignment
+    lists only it), consumes t-0 and t-1 from 9, and closes at 5000 (onLeavePrepare revokes, LeaveGroup)."""
+    return [
+        ev(0, "join_sent", client_id="a"),
+        ev(5, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
+        ev(6, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(9, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+    ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.replay_helpers import ev, run, run_split
+from tests.core.replay_helpers import ev, lone_consumer_closes_at_5000, run, run_split
 
 REJOIN = "need to re-join with the given member-id: "
 
@@ -18,13 +18,7 @@ def last_member_leaves_as_a_new_one_joins(new_generation: int):
     """Consumer a-1 is the whole group (the leader's assignment lists only it) and closes at 5000; a new
     process, client b, sends its first JoinGroup 1 ms later and gets generation `new_generation`."""
     return [
-        ev(0, "join_sent", client_id="a"),
-        ev(5, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
-        ev(6, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
-        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", client_id="a"),
-        ev(9, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
-        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
-        ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+        *lone_consumer_closes_at_5000(),
         ev(5001, "join_sent", client_id="b"),
         ev(5008, "join_requested", member_id="b-1", reason=REJOIN + "b-1", client_id="b"),
         ev(5008, "join_sent", member_id="b-1", client_id="b"),

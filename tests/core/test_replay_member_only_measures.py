@@ -4,7 +4,7 @@ lower bound), never a phantom stop-the-world, unavailability or move (issue 12).
 
 from __future__ import annotations
 
-from tests.core.replay_helpers import ev, rel, run
+from tests.core.replay_helpers import ev, lone_consumer_closes_at_5000, rel, run
 
 
 def only_member_leaves_then_a_new_process_joins():
@@ -14,13 +14,7 @@ def only_member_leaves_then_a_new_process_joins():
     (GroupCoordinator.removeMemberAndUpdateGroup -> onCompleteJoin). A new process of the client joins at
     9000 and gets generation 3: no member's log shows generation 2."""
     return [
-        ev(0, "join_sent", client_id="a"),
-        ev(5, "join_response", generation_id=1, member_id="a-1", protocol_name="range", client_id="a"),
-        ev(6, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
-        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", client_id="a"),
-        ev(9, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
-        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", client_id="a"),
-        ev(5000, "leave_sent", member_id="a-1", reason="the consumer is being closed", client_id="a"),
+        *lone_consumer_closes_at_5000(),
         ev(9000, "join_sent", client_id="a"),
         ev(9005, "join_response", generation_id=3, member_id="a-2", protocol_name="range", client_id="a"),
         ev(9006, "assignment_computed", generation_id=3, member_id="a-2", assignment={"a-2": "t-0 t-1"}),
