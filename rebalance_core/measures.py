@@ -28,6 +28,9 @@ API (stable; a change is announced here):
     tl.latest_stop() -> ts | None              # when the last partition still stopped stopped
     tl.consumption_unseen_after_input()        # what is still consumed may stop after the input, in
                                                # no line of the view: the last episode is `inferred`
+    tl.recount_backdated_stop(ts)              # stops were just placed back at ts: count the gap before
+                                               # the partitions started since as stop-the-world
+    tl.closed_episodes_inferred_after(ts)      # episode rows not drained that converged after ts: `inferred`
     tl.owners_unknown(); tl.owners_known()     # who owns what is unknown / known again: episodes (and
                                                # their days) with unknown owners have null partition measures
     tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
