@@ -81,11 +81,11 @@ from typing import Any
 
 import yaml
 
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.classic.member_order import JAVA, SCALA_2_12, SCALA_2_13
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, LogLine
-from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.replay import ReplaySettings, replay
 from rebalance_core.simulate import SimulationSettings, load_scenario, simulate
 from rebalance_core.timeline import (
@@ -225,7 +225,7 @@ class Case:
     by_member_map: dict[str, Case] = field(default_factory=dict)
 
 
-# the members map of the coordinator each wording era's broker has (rebalance_core.member_order): Kafka
+# the members map of the coordinator each wording era's broker has (rebalance_core.classic.member_order): Kafka
 # up to 2.5 built with Scala 2.12, 2.6-3.9 with 2.13, 4.0's Java group coordinator; the canonical events
 # are the default simulation's (ReplaySettings' default map)
 _ERA_MEMBER_MAP = {"0.10": SCALA_2_12, "2.x": SCALA_2_12, "3.x": SCALA_2_13, "4.x": JAVA}

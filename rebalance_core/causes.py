@@ -127,7 +127,7 @@ _CLIENT_RULES: tuple[tuple[re.Pattern, Cause | None], ...] = tuple(
         # the member was expelled (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION): it rejoins as a new member
         (r"UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION|UnknownMemberId|IllegalGeneration", Cause.MEMBER_JOINED),
         (r"rebalance enforced by user|enforceRebalance|enforce", Cause.ENFORCED),
-        # KIP-848 logs no reason: the replay names the epoch bump's cause (consumer_protocol.coordinator)
+        # KIP-848 logs no reason: the replay names the epoch bump's cause (consumer.coordinator)
         (r"^member joined$", Cause.MEMBER_JOINED),
         (r"^member left$", Cause.MEMBER_LEFT),
         (r"^member session expired$", Cause.SESSION_TIMEOUT),

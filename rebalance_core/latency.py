@@ -61,7 +61,7 @@ def _simulator_default(name: str) -> int:
 
 
 def _kip848_default(name: str) -> int:
-    from rebalance_core.consumer_protocol import ConsumerSimSettings
+    from rebalance_core.consumer import ConsumerSimSettings
 
     return getattr(ConsumerSimSettings(), name)
 

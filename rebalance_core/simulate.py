@@ -11,7 +11,7 @@ What is modelled, and where it comes from (Kafka):
   Stable; JoinGroup / SyncGroup / Heartbeat / LeaveGroup; the first member to join an empty group leads,
   and the leader is kept while it rejoins; a leader that leaves or does not rejoin is replaced by the
   first member in the iteration order of the coordinator's members HashMap (`coordinator_member_map`,
-  rebalance_core.member_order), not the join order; the join phase completes when every member has rejoined or at the rebalance
+  rebalance_core.classic.member_order), not the join order; the join phase completes when every member has rejoined or at the rebalance
   timeout (max.poll.interval.ms), dropping dynamic members that did not rejoin; an Empty group waits
   group.initial.rebalance.delay.ms (InitialDelayedJoin, extended while new members keep arriving, up to
   the rebalance timeout); a dynamic member's first JoinGroup only reserves its member id (KIP-394:
@@ -31,7 +31,7 @@ What is modelled, and where it comes from (Kafka):
   it sees on its return).
 - Kafka Connect worker groups (settings.assignor `sessioned` / `compatible`): the same coordinator; the
   workers (WorkerCoordinator / DistributedHerder) and the leader's IncrementalCooperativeAssignor with
-  KIP-415's scheduled.rebalance.max.delay.ms are `rebalance_core.connect`. No consumer group has that
+  KIP-415's scheduled.rebalance.max.delay.ms are `rebalance_core.classic.connect`. No consumer group has that
   delay: a consumer group's settings with it are a SimulationError.
 
 Time is simulated (epoch ms from the timeline's start); nothing reads the wall clock. The same timeline,
@@ -69,7 +69,7 @@ from rebalance_core.assignors import (
     RebalanceProtocol,
     get_assignor,
 )
-from rebalance_core.connect import (
+from rebalance_core.classic.connect import (
     CONNECT_PROTOCOL_TYPE,
     CONNECT_PROTOCOLS,
     DEFAULT_MAX_DELAY_MS,
@@ -77,9 +77,9 @@ from rebalance_core.connect import (
     WorkerAssignment,
     WorkerState,
 )
+from rebalance_core.classic.member_order import IMPLEMENTATIONS, SCALA_2_13, MemberMapOrder
+from rebalance_core.classic.sim_queue import EventQueue
 from rebalance_core.events import REVOKE_REJOIN_REASON, Event, TopicPartition, format_ts
-from rebalance_core.member_order import IMPLEMENTATIONS, SCALA_2_13, MemberMapOrder
-from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
     STALLED_FOR_GOOD,
@@ -133,7 +133,7 @@ class SimulationError(ValueError):
 class SimulationSettings:
     """Client, broker and network settings of one simulation (Kafka config names in comments).
 
-    A Kafka Connect worker group (`rebalance_core.connect`) is one whose `assignor` is a Connect protocol,
+    A Kafka Connect worker group (`rebalance_core.classic.connect`) is one whose `assignor` is a Connect protocol,
     `sessioned` or `compatible` (connect.protocol; IncrementalCooperativeAssignor): its members are
     workers, the timeline's topics are connectors and their task counts, `max_poll_interval_ms` is the
     worker's rebalance.timeout.ms (Connect default 60 s; session 10 s, heartbeat 3 s: set them)."""
@@ -162,7 +162,7 @@ class SimulationSettings:
     # ones before 2.6: rebalance_core.assignors.get_assignor); None: today's
     client_version: str | None = None
     coordinator: str = "broker-0"  # `source` of coordinator events
-    # the coordinator's members map, whose iteration order picks the next leader (rebalance_core.member_order:
+    # the coordinator's members map, whose iteration order picks the next leader (rebalance_core.classic.member_order:
     # "java" = the Java coordinator of 3.6+/4.0, "scala-2.13" = Kafka 2.6-3.9, "scala-2.12" = up to 2.5);
     # the default is ReplaySettings.coordinator_member_map's
     coordinator_member_map: str = SCALA_2_13
@@ -317,7 +317,7 @@ def simulate(timeline: Timeline, settings: SimulationSettings | None = None) -> 
     A broker-side assignor (uniform, server-range) runs the KIP-848 consumer protocol model."""
     settings = settings or SimulationSettings()
     if settings.rebalance_protocol == CONSUMER_PROTOCOL:
-        from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+        from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 
         run = simulate_consumer_group(timeline, ConsumerSimSettings.from_simulation_settings(settings))
         # KIP-848 broker logs carry every member's epoch and assignment: what a broker log alone cannot

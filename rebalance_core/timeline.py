@@ -59,7 +59,7 @@ Document form (YAML or JSON), durations as milliseconds or strings such as "250m
 A scenario file adds `settings:` (SimulationSettings fields, read by `rebalance_core.simulate
 .load_scenario`) and may carry `name:` and `description:`.
 
-A Kafka Connect worker group (settings.assignor `sessioned` or `compatible`, `rebalance_core.connect`)
+A Kafka Connect worker group (settings.assignor `sessioned` or `compatible`, `rebalance_core.classic.connect`)
 names its work `connectors:` (connector -> task count; stored as `topics`) and runs join, leave, crash
 and restart: a worker's `leave` stops its connectors and tasks and sends LeaveGroup (workers are dynamic
 members); pauses, subscriptions and task count changes are not modelled for workers.

@@ -7,7 +7,7 @@ The fleet
     Many groups of skewed sizes (most 2-6 members, a few 200-500; 1-10k partitions over 1-3 topics) on a
     few clusters, each group one of four kinds: `eager` (range / roundrobin / sticky), `cooperative`
     (cooperative-sticky, KIP-429), `static` (group.instance.id, KIP-345) or `consumer` (KIP-848 consumer
-    protocol, `rebalance_core.consumer_protocol`). KIP-848 groups stay at <= 100 members: the KIP-848
+    protocol, `rebalance_core.consumer`). KIP-848 groups stay at <= 100 members: the KIP-848
     simulator's cost per heartbeat grows with the group, and idle heartbeats dominate its run time.
     The coordinator of a group is the leader of its __consumer_offsets partition (`partition_for`).
 
@@ -51,7 +51,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs.writer import partition_for
 from rebalance_core.simulate import SimulationSettings, simulate

@@ -2,7 +2,7 @@
 
     python -m jobs.sample_data.generate
 
-Deterministic: the simulators (rebalance_core.simulate, and rebalance_core.consumer_protocol for
+Deterministic: the simulators (rebalance_core.simulate, and rebalance_core.consumer for
 KIP-848) are seeded, so the file only changes when they or the scenarios below change. Six groups on
 two clusters, over two UTC days, both group protocols (classic and KIP-848 consumer):
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.simulate import load_scenario, simulate
 from rebalance_core.timeline import load_timeline

@@ -50,7 +50,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rebalance_core.connect import CONNECT_PROTOCOL_TYPE
+from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.java_hash import java_int, java_string_hash
 from schemas.events import EventType, RemovalReason

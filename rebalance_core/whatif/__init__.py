@@ -9,7 +9,7 @@ four steps:
    changes, with their instants; plus the group's actual settings (assignor, protocol, timeouts, static
    ids) and its latency model (`rebalance_core.latency`, fitted from the events);
 2. simulate: the timeline under a `Scenario` (the actual settings with some changed) through the
-   classic simulator (`rebalance_core.simulate`) or the KIP-848 one (`rebalance_core.consumer_protocol`);
+   classic simulator (`rebalance_core.simulate`) or the KIP-848 one (`rebalance_core.consumer`);
 3. measure: the simulated events go through the same reconstructor as the actual ones, seen through the
    same lens: only the sides (coordinator / each member's own log) the actual input had, and nothing
    before the actual input's first event. So a scenario and the actual are measured by the same code

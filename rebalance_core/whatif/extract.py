@@ -10,9 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, REBALANCE_STARTED
-from rebalance_core.consumer_protocol import is_consumer_protocol_event
-from rebalance_core.coordinator import members_named_in_reason
+from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, REBALANCE_STARTED
+from rebalance_core.classic.coordinator import members_named_in_reason
+from rebalance_core.consumer import is_consumer_protocol_event
 from rebalance_core.events import Event, format_ts, is_revoke_rejoin
 from rebalance_core.kafka_logs.patterns import PATTERNS
 from rebalance_core.latency import LatencyFit, LatencyModel
@@ -1173,7 +1173,7 @@ class TimelineExtractor:
             elif name in CONNECT_PROTOCOLS and _most_common(self.protocol_types) == CONNECT_PROTOCOL_TYPE:
                 # a Kafka Connect worker group: its leader assigns connectors and tasks with Connect's
                 # IncrementalCooperativeAssignor (WorkerCoordinator, protocols compatible / sessioned),
-                # replayed by rebalance_core.connect, not by a consumer assignor
+                # replayed by rebalance_core.classic.connect, not by a consumer assignor
                 observed.append("assignor")
             elif rebalance_protocol_of(name) == "cooperative" or (name is None and self.revoked_after_sync):
                 # Streams' "stream", or members revoking on their sync (KIP-429): cooperative

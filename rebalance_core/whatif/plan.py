@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_core.assignors import AssignmentError, get_assignor
-from rebalance_core.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
 from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
@@ -157,7 +157,7 @@ def _connect_plan(
 ) -> ScenarioPlan:
     """A Kafka Connect worker group (its events name the `compatible` or `sessioned` protocol, or a
     scenario asks for a KIP-415 delay) runs Connect's own assignor (IncrementalCooperativeAssignor;
-    rebalance_core.connect): a consumer assignor, an eager protocol or static membership is not something
+    rebalance_core.classic.connect): a consumer assignor, an eager protocol or static membership is not something
     its workers can use."""
     if scenario.assignor is not None and scenario.assignor not in CONNECT_PROTOCOLS:
         raise NotApplicable(

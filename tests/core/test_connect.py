@@ -1,4 +1,4 @@
-"""Kafka Connect's IncrementalCooperativeAssignor (KIP-415) as `rebalance_core.connect` models it: the
+"""Kafka Connect's IncrementalCooperativeAssignor (KIP-415) as `rebalance_core.classic.connect` models it: the
 leader's memory of the previous assignment, lost work held for scheduled.rebalance.max.delay.ms, the
 revocations of the round the delay expires in, and KAFKA-12495's backoff between revoking rounds.
 Modelled on Kafka's IncrementalCooperativeAssignorTest: a cluster of workers driven round by round."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_core.connect import (
+from rebalance_core.classic.connect import (
     KIP415_NOT_APPLICABLE,
     ClusterAssignment,
     IncrementalCooperativeAssignor,

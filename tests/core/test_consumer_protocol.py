@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rebalance_core.consumer_protocol import (
+from rebalance_core.consumer import (
     ConsumerGroupReplayer,
     ConsumerSimSettings,
     simulate_consumer_group,
 )
-from rebalance_core.consumer_protocol.reconcile import MemberAssignment, reconcile_member
-from rebalance_core.consumer_protocol.states import (
+from rebalance_core.consumer.reconcile import MemberAssignment, reconcile_member
+from rebalance_core.consumer.states import (
     ClientState,
     MemberState,
     is_valid_client_transition,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rebalance_core.coordinator import VALID_PREVIOUS_STATES, ClassicGroup, GroupState
+from rebalance_core.classic.coordinator import VALID_PREVIOUS_STATES, ClassicGroup, GroupState
 from tests.core.replay_helpers import ev
 
 S = GroupState

@@ -1,4 +1,4 @@
-"""The iteration order of the coordinator's members map (rebalance_core.member_order), checked against
+"""The iteration order of the coordinator's members map (rebalance_core.classic.member_order), checked against
 the real java.util.HashMap (JDK 17) and Scala 2.13.18 mutable.HashMap: the expected orders below were
 printed by those classes for the same insertions and removals."""
 
@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from rebalance_core.coordinator import ClassicGroup
+from rebalance_core.classic.coordinator import ClassicGroup
+from rebalance_core.classic.member_order import JAVA, SCALA_2_12, SCALA_2_13, MemberMapOrder
 from rebalance_core.java_hash import java_string_hash
-from rebalance_core.member_order import JAVA, SCALA_2_12, SCALA_2_13, MemberMapOrder
 from tests.core.replay_helpers import ev
 
 IDS = {i: f"consumer-orders-{i}-{uuid.uuid5(uuid.NAMESPACE_DNS, str(i))}" for i in range(1, 15)}
@@ -69,7 +69,7 @@ def test_scala_212_iterates_from_the_last_bucket_and_a_newer_key_first():
     """Scala 2.11/2.12 HashTable: index = top bits of rotateRight(byteswap32(h), 4); entriesIterator
     starts at the last populated bucket; addEntry0 puts a new entry at the head of its bucket."""
     order = fresh_map(SCALA_2_12, [1, 2, 3, 4, 5])
-    from rebalance_core.member_order import _bucket
+    from rebalance_core.classic.member_order import _bucket
 
     buckets = {i: _bucket(SCALA_2_12, java_string_hash(IDS[i]), 16) for i in range(1, 6)}
     top = max(buckets.values())

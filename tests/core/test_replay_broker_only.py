@@ -736,7 +736,7 @@ def test_a_leader_removed_at_the_join_completion_is_replaced_by_the_first_key_of
     member of generation 2 (c2, and the pending c3, c4 whose rejoins were logged at DEBUG) was in the map
     when c1 left, so the new leader is the map's first key (GroupMetadata.remove: `members.keys.headOption`),
     whatever the order c3 and c4 rejoined in."""
-    from rebalance_core.member_order import MemberMapOrder
+    from rebalance_core.classic.member_order import MemberMapOrder
 
     out = replay_log(_leader_fails_while_pending_members_rejoin("10:00:40,000"), topics={"t": 3})
     expected = set()

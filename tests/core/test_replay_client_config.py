@@ -125,7 +125,7 @@ def test_the_what_ifs_actual_settings_come_from_the_config_dumps():
 def test_a_dump_saying_group_protocol_consumer_makes_the_group_a_kip848_one():
     """group.protocol = consumer (3.7+, KIP-848): the member speaks ConsumerGroupHeartbeat, whatever else
     its lines show; its session timeout is the broker's group.consumer.session.timeout.ms, not its own."""
-    from rebalance_core.consumer_protocol import ConsumerGroupReplayer
+    from rebalance_core.consumer import ConsumerGroupReplayer
     from rebalance_core.kafka_logs import parse_lines
     from rebalance_core.replay import new_replayer
 

@@ -188,7 +188,7 @@ def test_replay_many_groups():
 
 
 def test_consumer_protocol_groups_go_to_their_replayer():
-    from rebalance_core.consumer_protocol import ConsumerGroupReplayer
+    from rebalance_core.consumer import ConsumerGroupReplayer
     from rebalance_core.replay import new_replayer
 
     kip848 = [ev(0, "group_epoch_bumped", group_epoch=1)]

@@ -121,7 +121,7 @@ def test_cooperative_join_revokes_only_what_moves_in_two_rounds(cooperative_join
 
 # ------------------------------------------------------------------- (3) KIP-415, Kafka Connect
 # scheduled.rebalance.max.delay.ms is Connect's IncrementalCooperativeAssignor (workers, connector c's
-# tasks c-0..c-5 for P1..P6), not a consumer group's: rebalance_core.connect.
+# tasks c-0..c-5 for P1..P6), not a consumer group's: rebalance_core.classic.connect.
 def tasks(*numbers: int) -> set:
     return partitions(*numbers, topic="c")
 

@@ -559,7 +559,7 @@ def test_a_member_learns_of_a_rebalance_at_the_heartbeat_its_timer_drifted_to():
 
 
 def test_a_kip848_member_heartbeats_at_the_instants_its_timer_drifted_to():
-    from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+    from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
     from rebalance_core.timeline import Heartbeat
 
     timeline = Timeline(
@@ -613,9 +613,9 @@ def test_members_removed_at_the_pending_sync_expiry_are_named_as_the_scala_set_k
 def test_a_leaving_leader_is_replaced_by_the_first_key_of_the_members_map(member_map):
     """ClassicGroup.remove (`members.keySet().iterator().next()`) / GroupMetadata.remove
     (`members.keys.headOption`): when the leader leaves, the next leader is the first member id in the
-    iteration order of the coordinator's members HashMap (rebalance_core.member_order), not the member
+    iteration order of the coordinator's members HashMap (rebalance_core.classic.member_order), not the member
     that joined first."""
-    from rebalance_core.member_order import MemberMapOrder
+    from rebalance_core.classic.member_order import MemberMapOrder
 
     names = [f"c{i}" for i in range(1, 7)]
     result = sim(

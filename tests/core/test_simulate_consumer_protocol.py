@@ -53,8 +53,8 @@ def test_member_that_revoked_and_must_revoke_again_moves_to_its_epoch_plus_one()
     longer reports the partitions pending revocation, the next assignment is computed from
     `member.memberEpoch() + 1`: a newer target that takes another partition away keeps it revoking, at
     epoch + 1 (3.7 kept the old epoch); with nothing more to revoke it goes to the target epoch."""
-    from rebalance_core.consumer_protocol.reconcile import MemberAssignment, reconcile_member
-    from rebalance_core.consumer_protocol.states import MemberState
+    from rebalance_core.consumer.reconcile import MemberAssignment, reconcile_member
+    from rebalance_core.consumer.states import MemberState
     from rebalance_core.events import TopicPartition
 
     p0, p1, p2 = (TopicPartition("t", n) for n in range(3))

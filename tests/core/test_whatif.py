@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.explain import replayer_columns
 from rebalance_core.latency import LatencyFit, LatencyModel
 from rebalance_core.simulate import SimulationSettings, simulate
@@ -349,7 +349,7 @@ def test_kip415_for_a_consumer_group_is_not_applicable_never_numbers(protocol_ty
 
 
 def test_kip415_for_a_connect_group_still_runs():
-    # a Connect worker group (rebalance_core.connect), whose workers do have the delay
+    # a Connect worker group (rebalance_core.classic.connect), whose workers do have the delay
     events = simulate(
         group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c2", 5 * S)),
         SimulationSettings(assignor="sessioned", scheduled_rebalance_max_delay_ms=0),

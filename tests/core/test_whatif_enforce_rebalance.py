@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.simulate import SimulationSettings, simulate
 from rebalance_core.timeline import EnforceRebalance, Join, Timeline, load_timeline
 from rebalance_core.whatif import ExtractionOptions, Scenario, TimelineExtractor, WhatIfConfig, whatif

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
 from rebalance_core.timeline import (
     Crash,

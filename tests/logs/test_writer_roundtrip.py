@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from rebalance_core.consumer_protocol import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import (

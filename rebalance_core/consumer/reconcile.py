@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from rebalance_core.consumer_protocol.states import MemberState
+from rebalance_core.consumer.states import MemberState
 from rebalance_core.events import TopicPartition
 
 PartitionSet = frozenset[TopicPartition]

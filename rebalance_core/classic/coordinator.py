@@ -34,8 +34,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
+from rebalance_core.classic.member_order import JAVA, MemberMapOrder
 from rebalance_core.events import Event
-from rebalance_core.member_order import JAVA, MemberMapOrder
 from schemas.events import EventType, RemovalReason
 
 

@@ -44,15 +44,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rebalance_core.consumer_protocol.coordinator import (
+from rebalance_core.consumer.coordinator import (
     REASON_JOINED,
     REASON_LEFT,
     REASON_METADATA,
     REASON_REBALANCE_TIMEOUT,
     REASON_SESSION,
 )
-from rebalance_core.consumer_protocol.epochs import EpochTracker, row_from_json, row_to_json
-from rebalance_core.consumer_protocol.states import (
+from rebalance_core.consumer.epochs import EpochTracker, row_from_json, row_to_json
+from rebalance_core.consumer.states import (
     CLIENT_REBALANCE_SIGNALS,
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,

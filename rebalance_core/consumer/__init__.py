@@ -8,12 +8,12 @@ simulate    `simulate_consumer_group(timeline, settings)`: events + ground truth
 replay      `ConsumerGroupReplayer`: events -> the replay tables (same interface as GroupReplayer)
 """
 
-from rebalance_core.consumer_protocol.replay import (
+from rebalance_core.consumer.replay import (
     CONSUMER_PROTOCOL_EVENT_TYPES,
     ConsumerGroupReplayer,
     is_consumer_protocol_event,
 )
-from rebalance_core.consumer_protocol.simulate import (
+from rebalance_core.consumer.simulate import (
     ConsumerSimSettings,
     ConsumerSimulation,
     simulate_consumer_group,

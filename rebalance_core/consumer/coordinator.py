@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from rebalance_core.assignors import GroupSpec, MemberSubscription, get_assignor
-from rebalance_core.consumer_protocol.reconcile import MemberAssignment, PartitionSet, reconcile_member
-from rebalance_core.consumer_protocol.states import (
+from rebalance_core.consumer.reconcile import MemberAssignment, PartitionSet, reconcile_member
+from rebalance_core.consumer.states import (
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,

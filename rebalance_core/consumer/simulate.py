@@ -44,15 +44,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rebalance_core.assignors import get_assignor
-from rebalance_core.consumer_protocol.coordinator import (
+from rebalance_core.consumer.coordinator import (
     FENCED_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
     UNRELEASED_INSTANCE_ID,
     ConsumerGroupCoordinator,
     HeartbeatResponse,
 )
-from rebalance_core.consumer_protocol.epochs import EpochTracker
-from rebalance_core.consumer_protocol.states import (
+from rebalance_core.consumer.epochs import EpochTracker
+from rebalance_core.consumer.states import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ClientState,
