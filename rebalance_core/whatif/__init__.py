@@ -100,7 +100,7 @@ from rebalance_core.whatif.config import (
     WhatIfError,
     load_whatif,
 )
-from rebalance_core.whatif.extract import ActualSettings, ExtractedGroup, TimelineExtractor
+from rebalance_core.whatif.extract import ExtractedGroup, TimelineExtractor
 from rebalance_core.whatif.group import GroupWhatIf, ScenarioOutcome, whatif
 from rebalance_core.whatif.plan import (
     ASSUMPTION,
@@ -113,6 +113,7 @@ from rebalance_core.whatif.plan import (
     run_scenario,
     simulate_plan,
 )
+from rebalance_core.whatif.settings import ActualSettings
 
 __all__ = [
     "ACTUAL",

@@ -22,7 +22,8 @@ from rebalance_core.whatif.config import (
     Scenario,
     WhatIfError,
 )
-from rebalance_core.whatif.extract import ActualSettings, ExtractedGroup
+from rebalance_core.whatif.extract import ExtractedGroup
+from rebalance_core.whatif.settings import ActualSettings
 from schemas.events import Side
 
 
