@@ -83,6 +83,13 @@ class LatencyModel:
     fitted: tuple[str, ...] = ()  # the settings above that came from the events (the rest: defaults)
 
 
+def kip848_one_way_ms(join_round_trip_ms: int) -> int:
+    """The KIP-848 simulator's one way, member <-> coordinator (`ConsumerSimSettings.network_ms`): half
+    the fitted join round trip, at least 1 ms. The what-if plans a KIP-848 scenario with it and dates a
+    KIP-848 member's heartbeats by it."""
+    return max(1, join_round_trip_ms // 2)
+
+
 class _Samples:
     def __init__(self) -> None:
         self.values: list[int] = []

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rebalance_core.events import format_ts
+from rebalance_core.latency import kip848_one_way_ms
 from rebalance_core.timeline import (
     Action,
     Crash,
@@ -139,7 +140,7 @@ class TimelineActions:
         latency = actual.latency
         rtt = latency.join_round_trip_ms
         prepare = latency.revoke_callback_ms if actual.protocol == "eager" and inc.owns is not False else 0
-        network = max(1, rtt // 2)  # the KIP-848 simulator's one way (plan: network_ms)
+        network = kip848_one_way_ms(rtt)
         instants = []
         for ts, kind, started in inc.heartbeats:
             if kind == HEARTBEAT_ANSWERED:
@@ -191,8 +192,8 @@ class TimelineActions:
         back = nxt.start if nxt.start is not None else nxt.first_seen
         if inc.revived_at is not None and inc.revived_at <= back:
             resume = inc.revived_at
-            if inc.revived_on_answer:  # the KIP-848 simulator's one way each (plan: network_ms)
-                resume = max(resume - 2 * max(1, actual.latency.join_round_trip_ms // 2), end)
+            if inc.revived_on_answer:  # its heartbeat's way there and the answer's way back
+                resume = max(resume - 2 * kip848_one_way_ms(actual.latency.join_round_trip_ms), end)
         elif inc.owns is not False:  # on its return it first ran onPartitionsLost, then sent the JoinGroup
             resume = max(back - actual.latency.revoke_callback_ms, end)
         else:

@@ -12,6 +12,7 @@ from rebalance_core.assignors import AssignmentError, get_assignor
 from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
+from rebalance_core.latency import kip848_one_way_ms
 from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
 from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
 from rebalance_core.timeline import Heartbeat, Join, Restart, Timeline
@@ -109,7 +110,7 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             heartbeat_interval_ms=heartbeat,
             session_timeout_ms=values["session_timeout_ms"],
             max_poll_interval_ms=values["max_poll_interval_ms"],
-            network_ms=max(1, values["join_round_trip_ms"] // 2),
+            network_ms=kip848_one_way_ms(values["join_round_trip_ms"]),
             revoke_callback_ms=max(1, values["revoke_callback_ms"]),
             assign_callback_ms=max(1, latency.assign_callback_ms),  # fitted from KIP-848 client logs only
         )
