@@ -46,7 +46,8 @@ _SAME_HEARTBEAT_MS = 50  # two instants of evidence this close are one heartbeat
 
 
 class TimelineActions:
-    """Timeline actions from the incarnations, at finish() (state: TimelineExtractor.__init__)."""
+    """Timeline actions from the incarnations, at finish(); reads what the other parts gathered (the incarnations,
+    prepared_at, leave_reasons, the options)."""
 
     def _processes(self) -> dict[str, list[Incarnation]]:
         """Incarnations chained into processes: a static replacement or the same member id rejoining links

@@ -36,7 +36,18 @@ _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member'
 
 
 class CoordinatorEvidence(MembershipBook):
-    """The `_c_<event_type>` handlers of TimelineExtractor (state: TimelineExtractor.__init__)."""
+    """The `_c_<event_type>` handlers of TimelineExtractor, with the state only they gather."""
+
+    def _init_coordinator_side(self) -> None:
+        """The state of what only the coordinator's lines show (called by TimelineExtractor.__init__)."""
+        self.leave_reasons: dict[str, str] = {}  # member id -> client reason of its LeaveGroup
+        self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
+        # KIP-848 coordinator: the input opens with an epoch's target assignment, bumped for a cause in no line
+        self.opening_target: tuple[int | None, int] | None = None
+        # KIP-848 coordinator: member -> epoch of its latest state line
+        self.state_epochs: dict[str, int] = {}
+        # (member, its epoch whose state line a later previousEpoch proves missing, the later line's epoch)
+        self.missing_state_line: tuple[str, int, int | None] | None = None
 
     def _c_join_received(self, e: Event) -> None:
         attrs = e.attributes or {}

@@ -18,7 +18,6 @@ teaches it lives beside it, one responsibility a module:
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,26 +26,11 @@ from rebalance_core.consumer import is_consumer_protocol_event
 from rebalance_core.events import Event, format_ts
 from rebalance_core.latency import LatencyFit
 from rebalance_core.replay import ReplaySettings
-from rebalance_core.timeline import (
-    Join,
-    PartitionCount,
-    Timeline,
-)
+from rebalance_core.timeline import Join, PartitionCount, Timeline
 from rebalance_core.whatif.actions import TimelineActions
-from rebalance_core.whatif.config import (
-    WARMUP_MARGIN_MS,
-    ExtractionOptions,
-    WhatIfError,
-)
+from rebalance_core.whatif.config import WARMUP_MARGIN_MS, ExtractionOptions, WhatIfError
 from rebalance_core.whatif.coordinator_side import CoordinatorEvidence
-from rebalance_core.whatif.incarnations import (
-    EXPIRED,
-    GENERATIONS_KEPT,
-    LEFT,
-    RESET,
-    Incarnation,
-    Round,
-)
+from rebalance_core.whatif.incarnations import EXPIRED, GENERATIONS_KEPT, LEFT, RESET, Incarnation
 from rebalance_core.whatif.member_side import MemberEvidence
 from rebalance_core.whatif.settings import ActualSettings, SettingsEvidence
 from rebalance_core.whatif.topics import TopicEvidence
@@ -95,62 +79,17 @@ class TimelineExtractor(
         self.options = options or ExtractionOptions()
         self.replay_settings = replay_settings or ReplaySettings()
         self.latency = LatencyFit()
-        self.incarnations: list[Incarnation] = []
-        self.current: dict[str, Incarnation] = {}  # member id -> its latest incarnation
-        self.pending_start: dict[str, int] = {}  # client key -> join_sent without member id
-        self.pending_subscribe: dict[str, int] = {}  # member id -> "subscription changed" instant
-        # member logs only: client key -> the static member its new process replaces
-        self.awaiting_successor: dict[str, Incarnation] = {}
         self.first_ts: int | None = None
         self.last_ts: int | None = None
         self.has_coordinator = False
         self.kip848 = False
-        self.protocol_names: Counter[str] = Counter()
-        self.offered_protocols: Counter[str] = Counter()
-        self.session_timeouts: Counter[int] = Counter()
-        self.rebalance_timeouts: Counter[int] = Counter()
-        # KIP-848 config dumps' group.remote.assignor: the server assignor each member asks for
-        self.remote_assignors: Counter[str] = Counter()
-        self.kip415_delay = 0  # the largest KIP-415 delay a Connect assignment carried (0: none)
-        self.protocol_types: Counter[str] = Counter()
-        self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
-        self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
-        self.topic_changes: list[tuple[int, str, int, bool]] = []  # (ts, topic, count, member-signalled)
-        self.full_topics: set[str] = set()  # topics a full assignment has shown
-        self.metadata_signal: int | None = None  # member logs: the leader saw changed metadata here
-        self.leave_reasons: dict[str, str] = {}  # member id -> client reason of its LeaveGroup
-        self.round_signal: int | None = None  # member logs: first rebalance signal since the last sync
-        self.generations: list[tuple[int, frozenset[str]]] = []  # full assignments: (round start, members)
-        self.members_listed = False  # a completed join phase's member list was in the input
-        self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
-        self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
-        # KIP-848 coordinator: the input opens with an epoch's target assignment, bumped for a cause in no line
-        self.opening_target: tuple[int | None, int] | None = None
-        self.state_epochs: dict[
-            str, int
-        ] = {}  # KIP-848 coordinator: member -> epoch of its latest state line
-        # (member, its epoch whose state line a later previousEpoch proves missing, the later line's epoch)
-        self.missing_state_line: tuple[str, int, int | None] | None = None
-        self.round: Round | None = None  # the join phase in progress (classic)
-        self.closed_round: Round | None = None  # the last join phase that completed
-        self.join_completed_at: int | None = None  # when the last join phase completed (classic)
-        self.topic_ids: dict[str, str] = {}  # KIP-848 subscription metadata: topic name -> topic id
-        self.partition_topics: set[str] = set()  # topics as the events' partitions name them
-        self.stated_counts: list[tuple[int, int]] = []  # (ts, member count a coordinator line states)
-        # member logs: a line listing the group's members (a leader's "Finished assignment for group")
-        self.members_listed_by_member = False
-        # member logs: (ts, client) of the first rebalance a logged member took part in without causing it
-        self.rebalance_from_outside: tuple[int, str] | None = None
-        self.member_ids_seen: set[str] = set()
-        # rebalance timeouts the coordinator's removals show (join or sync phase expiry - its start)
-        self.expired_rebalance_timeouts: Counter[int] = Counter()
-        self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
         self.notes: list[str] = []
-        # clients' config dumps: heartbeat.interval.ms, Connect's scheduled.rebalance.max.delay.ms
-        self.heartbeat_intervals: Counter[int] = Counter()
-        self.configured_max_delays: Counter[int] = Counter()
-        # member logs: client -> (oldest, newest) Kafka release its lines' wordings all appear in
-        self.client_releases: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {}
+        self.stated_counts: list[tuple[int, int]] = []  # (ts, member count a coordinator line states)
+        self._init_membership()
+        self._init_coordinator_side()
+        self._init_member_side()
+        self._init_settings()
+        self._init_topics()
 
     # -------------------------------------------------------------------------------- feeding
     def feed(self, events: Iterable[Event]) -> None:

@@ -98,7 +98,22 @@ class Round:
 
 
 class MembershipBook:
-    """The incarnations and rounds of one group, and the steps every handler uses on them (state: TimelineExtractor.__init__)."""
+    """The incarnations and rounds of one group, and the steps every handler uses on them (state: `_init_membership`)."""
+
+    def _init_membership(self) -> None:
+        """The state of the group's membership (called by TimelineExtractor.__init__)."""
+        self.incarnations: list[Incarnation] = []
+        self.current: dict[str, Incarnation] = {}  # member id -> its latest incarnation
+        self.pending_start: dict[str, int] = {}  # client key -> join_sent without member id
+        self.pending_subscribe: dict[str, int] = {}  # member id -> "subscription changed" instant
+        # member logs only: client key -> the static member its new process replaces
+        self.awaiting_successor: dict[str, Incarnation] = {}
+        self.generations: list[tuple[int, frozenset[str]]] = []  # full assignments: (round start, members)
+        self.members_listed = False  # a completed join phase's member list was in the input
+        self.prepared_at: list[int] = []  # recent rebalance starts (PreparingRebalance)
+        self.round: Round | None = None  # the join phase in progress (classic)
+        self.closed_round: Round | None = None  # the last join phase that completed
+        self.join_completed_at: int | None = None  # when the last join phase completed (classic)
 
     # --------------------------------------------------------------------------------- helpers
     def _new_incarnation(self, e: Event, member_id: str) -> Incarnation:

@@ -37,7 +37,17 @@ _MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given
 
 
 class MemberEvidence(MembershipBook):
-    """The `_m_<event_type>` handlers of TimelineExtractor (state: TimelineExtractor.__init__)."""
+    """The `_m_<event_type>` handlers of TimelineExtractor, with the state only they gather."""
+
+    def _init_member_side(self) -> None:
+        """The state of what only the members' own lines show (called by TimelineExtractor.__init__)."""
+        self.round_signal: int | None = None  # member logs: first rebalance signal since the last sync
+        self.completed_generations: set[int] = set()  # member logs only: generations whose join phase ended
+        # member logs: a line listing the group's members (a leader's "Finished assignment for group")
+        self.members_listed_by_member = False
+        # member logs: (ts, client) of the first rebalance a logged member took part in without causing it
+        self.rebalance_from_outside: tuple[int, str] | None = None
+        self.member_ids_seen: set[str] = set()
 
     def _member_view_gap(self, e: Event) -> None:
         """Member logs: whether a logged member took part in a rebalance it did not start (the heartbeat's

@@ -49,7 +49,26 @@ class ActualSettings:
 
 
 class SettingsEvidence:
-    """The evidence of the group's settings (counters: TimelineExtractor.__init__) and `_actual_settings`."""
+    """The evidence of the group's settings, and `_actual_settings`, which reads it at finish()."""
+
+    def _init_settings(self) -> None:
+        """The state of the settings' evidence (called by TimelineExtractor.__init__)."""
+        self.protocol_names: Counter[str] = Counter()
+        self.offered_protocols: Counter[str] = Counter()
+        self.session_timeouts: Counter[int] = Counter()
+        self.rebalance_timeouts: Counter[int] = Counter()
+        # KIP-848 config dumps' group.remote.assignor: the server assignor each member asks for
+        self.remote_assignors: Counter[str] = Counter()
+        self.kip415_delay = 0  # the largest KIP-415 delay a Connect assignment carried (0: none)
+        self.protocol_types: Counter[str] = Counter()
+        self.revoked_after_sync = False  # a member revoked on its sync: the cooperative protocol (KIP-429)
+        # rebalance timeouts the coordinator's removals show (join or sync phase expiry - its start)
+        self.expired_rebalance_timeouts: Counter[int] = Counter()
+        # clients' config dumps: heartbeat.interval.ms, Connect's scheduled.rebalance.max.delay.ms
+        self.heartbeat_intervals: Counter[int] = Counter()
+        self.configured_max_delays: Counter[int] = Counter()
+        # member logs: client -> (oldest, newest) Kafka release its lines' wordings all appear in
+        self.client_releases: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {}
 
     def _bound_release(self, e: Event) -> None:
         """Each wording a client logs is printed by some Kafka releases only (kafka_logs.patterns `versions`):

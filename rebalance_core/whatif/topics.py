@@ -12,7 +12,16 @@ from schemas.events import EventType
 
 
 class TopicEvidence:
-    """Partition counts learned from the events (state: TimelineExtractor.__init__)."""
+    """Partition counts learned from the events."""
+
+    def _init_topics(self) -> None:
+        """The state of partition counts (called by TimelineExtractor.__init__)."""
+        self.topics: dict[str, int] = dict(self.replay_settings.topics)  # counts before any change
+        self.topic_changes: list[tuple[int, str, int, bool]] = []  # (ts, topic, count, member-signalled)
+        self.full_topics: set[str] = set()  # topics a full assignment has shown
+        self.metadata_signal: int | None = None  # member logs: the leader saw changed metadata here
+        self.topic_ids: dict[str, str] = {}  # KIP-848 subscription metadata: topic name -> topic id
+        self.partition_topics: set[str] = set()  # topics as the events' partitions name them
 
     def _learn_partitions(self, e: Event) -> None:
         """Partition counts from the partitions events name. Growth after a full assignment of the topic
