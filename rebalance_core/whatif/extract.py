@@ -12,6 +12,7 @@ teaches it lives beside it, one responsibility a module:
     settings.py          the group's actual settings (ActualSettings) and its clients' release
     topics.py            partition counts and their changes
     actions.py           incarnations chained into processes and turned into timeline actions
+    transitions.py       how an incarnation ends and its process comes back (leave, crash, restart, pause)
     view.py              what the input's view cannot show (the model check's limits)
 """
 

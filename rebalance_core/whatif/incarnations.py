@@ -98,7 +98,7 @@ class Round:
 
 
 class MembershipBook:
-    """The incarnations and rounds of one group, and the steps every handler uses on them (state: `_init_membership`)."""
+    """The incarnations and rounds of one group, and the steps every handler uses on them."""
 
     def _init_membership(self) -> None:
         """The state of the group's membership (called by TimelineExtractor.__init__)."""
