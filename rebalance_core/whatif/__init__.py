@@ -8,10 +8,10 @@ four steps:
    `Timeline`: who joined, left, crashed, bounced, paused, changed subscription, and partition count
    changes, with their instants; plus the group's actual settings (assignor, protocol, timeouts, static
    ids: settings.py) and its latency model (`rebalance_core.latency`, fitted from the events). The
-   extractor's parts: incarnations.py (member ids and join phases), coordinator_side.py and
-   member_side.py (what the broker's and each member's lines show), topics.py (partition counts),
-   actions.py and transitions.py (incarnations -> timeline actions), view.py (what the input's view
-   cannot show);
+   extractor's parts: incarnations.py (member ids and join phases), coordinator_side.py,
+   coordinator_kip848.py and member_side.py (what the broker's and each member's lines show), topics.py
+   (partition counts), actions.py and transitions.py (incarnations -> timeline actions), view.py (what
+   the input's view cannot show);
 2. simulate: the timeline under a `Scenario` (the actual settings with some changed) through the
    classic simulator (`rebalance_core.simulate`) or the KIP-848 one (`rebalance_core.consumer`);
 3. measure: the simulated events go through the same reconstructor as the actual ones, seen through the

@@ -1,10 +1,11 @@
 """The group coordinator's lines: what the broker's log says of the group's membership.
 
-The classic protocol's GroupCoordinator (2.x/3.x Scala; ClassicGroup in the 4.x group-coordinator
-module): JoinGroup arrivals, removals (LeaveGroup, session expiry, the rebalance timeout of a join or
-sync phase), static replacements (KIP-345), PreparingRebalance and its reasons, completed join phases
-and assignments; and KIP-848's GroupMetadataManager: epoch bumps, target assignments, member epochs,
-topic metadata. Each `_c_<event_type>` handler records its evidence on the incarnations.
+Joins, removals (LeaveGroup, session expiry, the rebalance timeout of a join or sync phase) and static
+replacements (KIP-345), as either protocol's coordinator logs them; and the classic protocol's join
+phases: GroupCoordinator (2.x/3.x Scala; ClassicGroup in the 4.x group-coordinator module)
+PreparingRebalance and its reasons, completed join phases and assignments. The lines only KIP-848's
+GroupMetadataManager writes (epochs, target assignments, member states) are in coordinator_kip848.py.
+Each `_c_<event_type>` handler records its evidence on the incarnations.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from rebalance_core.whatif.incarnations import (
     EXPIRED,
     FAILED,
     JOIN_COMPLETED,
-    KIP848_ARRIVED,
     LEFT,
     REPLACED,
     RESET,
@@ -36,18 +36,12 @@ _PREPARED_KEPT = 10_000  # recent rebalance starts kept to date a static member'
 
 
 class CoordinatorEvidence(MembershipBook):
-    """The `_c_<event_type>` handlers of TimelineExtractor, with the state only they gather."""
+    """The coordinator's membership and join-phase `_c_<event_type>` handlers of TimelineExtractor, with
+    the state only they gather."""
 
     def _init_coordinator_side(self) -> None:
         """The state of what only the coordinator's lines show (called by TimelineExtractor.__init__)."""
         self.leave_reasons: dict[str, str] = {}  # member id -> client reason of its LeaveGroup
-        self.bumped_at: int | None = None  # KIP-848: the latest group epoch bump
-        # KIP-848 coordinator: the input opens with an epoch's target assignment, bumped for a cause in no line
-        self.opening_target: tuple[int | None, int] | None = None
-        # KIP-848 coordinator: member -> epoch of its latest state line
-        self.state_epochs: dict[str, int] = {}
-        # (member, its epoch whose state line a later previousEpoch proves missing, the later line's epoch)
-        self.missing_state_line: tuple[str, int, int | None] | None = None
 
     def _c_join_received(self, e: Event) -> None:
         attrs = e.attributes or {}
@@ -258,45 +252,3 @@ class CoordinatorEvidence(MembershipBook):
             self._assignment_seen(e, self.prepared_at[-1] if self.prepared_at else e.ts)
             for member, tps in e.assignment.items():
                 self.current[member].owns = bool(tps)
-
-    def _c_group_epoch_bumped(self, e: Event) -> None:
-        self.bumped_at = e.ts
-
-    def _c_target_assignment_computed(self, e: Event) -> None:
-        if e.protocol_name:
-            self.protocol_names[e.protocol_name] += 1
-        if e.assignment and not self.generations and self.bumped_at is None and e.ts == self.first_ts:
-            # GroupMetadataManager bumps the group epoch and computes its target in the heartbeat that
-            # caused it: the input's first line being the target, that cause (a join, a leave, a
-            # subscription or metadata change) is before the input, in no line
-            self.opening_target = (e.assignment_epoch, e.ts)
-        if e.assignment:
-            self._assignment_seen(e, self.bumped_at if self.bumped_at is not None else e.ts)
-
-    def _c_member_epoch_updated(self, e: Event) -> None:
-        if e.member_id:
-            self._known(e.member_id, e)
-            # the coordinator logs every change of a member's state ("new assignment state: epoch=E,
-            # previousEpoch=P", 3.8+): P later than the member's last line proves its line at P missing
-            previous = str((e.attributes or {}).get("previous_epoch") or "")
-            last = self.state_epochs.get(e.member_id)
-            if (
-                last is not None
-                and previous.isdigit()
-                and int(previous) > last
-                and not self.missing_state_line
-            ):
-                self.missing_state_line = (e.member_id, int(previous), e.member_epoch)
-            if e.member_epoch is not None:
-                self.state_epochs[e.member_id] = e.member_epoch
-            # the coordinator updates a member's assignment state when its heartbeat arrives
-            self.current[e.member_id].heartbeats.append((e.ts, KIP848_ARRIVED, None))
-
-    def _c_topic_metadata_changed(self, e: Event) -> None:
-        attrs = e.attributes or {}
-        for key, value in attrs.items():
-            if key.startswith("topic.") and value.isdigit():
-                name = key[len("topic.") :]
-                self._topic_count(e.ts, name, int(value))
-                if attrs.get(f"topic_id.{name}"):
-                    self.topic_ids[name] = attrs[f"topic_id.{name}"]

@@ -6,14 +6,15 @@ by the fitted latencies (a JoinGroup leaves its process half a round trip before
 it: AbstractCoordinator's request timing) and assembles the `Timeline`. What each kind of line
 teaches it lives beside it, one responsibility a module:
 
-    incarnations.py      one member id of one process (Incarnation), join phases (Round), the bookkeeping
-    coordinator_side.py  the group coordinator's lines (GroupCoordinator / GroupMetadataManager)
-    member_side.py       a member's own lines (AbstractCoordinator, ConsumerCoordinator, KIP-848 client)
-    settings.py          the group's actual settings (ActualSettings) and its clients' release
-    topics.py            partition counts and their changes
-    actions.py           incarnations chained into processes and turned into timeline actions
-    transitions.py       how an incarnation ends and its process comes back (leave, crash, restart, pause)
-    view.py              what the input's view cannot show (the model check's limits)
+    incarnations.py         one member id of one process (Incarnation), join phases (Round), bookkeeping
+    coordinator_side.py     the coordinator's joins, removals, static replacements, classic join phases
+    coordinator_kip848.py   the KIP-848 coordinator's epochs and member states (GroupMetadataManager)
+    member_side.py          a member's own lines (AbstractCoordinator, ConsumerCoordinator, KIP-848 client)
+    settings.py             the group's actual settings (ActualSettings) and its clients' release
+    topics.py               partition counts and their changes
+    actions.py              incarnations chained into processes and turned into timeline actions
+    transitions.py          how an incarnation ends and its process comes back (leave, crash, restart, pause)
+    view.py                 what the input's view cannot show (the model check's limits)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rebalance_core.replay import ReplaySettings
 from rebalance_core.timeline import Join, PartitionCount, Timeline
 from rebalance_core.whatif.actions import TimelineActions
 from rebalance_core.whatif.config import WARMUP_MARGIN_MS, ExtractionOptions, WhatIfError
+from rebalance_core.whatif.coordinator_kip848 import ConsumerGroupEvidence
 from rebalance_core.whatif.coordinator_side import CoordinatorEvidence
 from rebalance_core.whatif.incarnations import EXPIRED, GENERATIONS_KEPT, LEFT, RESET, Incarnation
 from rebalance_core.whatif.member_side import MemberEvidence
@@ -63,7 +65,13 @@ _COUNTED_AT = frozenset({EventType.JOIN_COMPLETED.value, EventType.ASSIGNMENT_RE
 
 
 class TimelineExtractor(
-    CoordinatorEvidence, MemberEvidence, SettingsEvidence, TopicEvidence, TimelineActions, ViewLimits
+    CoordinatorEvidence,
+    ConsumerGroupEvidence,
+    MemberEvidence,
+    SettingsEvidence,
+    TopicEvidence,
+    TimelineActions,
+    ViewLimits,
 ):
     """Feed one group's events (in `event_order_key` order, any number of `feed` calls); `finish()`
     returns the ExtractedGroup. Memory: one record per member id, not the events."""
@@ -88,6 +96,7 @@ class TimelineExtractor(
         self.stated_counts: list[tuple[int, int]] = []  # (ts, member count a coordinator line states)
         self._init_membership()
         self._init_coordinator_side()
+        self._init_consumer_group()
         self._init_member_side()
         self._init_settings()
         self._init_topics()
