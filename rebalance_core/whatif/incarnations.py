@@ -32,6 +32,8 @@ LEFT, EXPIRED, POLL, FAILED, REPLACED, RESET = "left", "expired", "poll", "faile
 
 @dataclass
 class Incarnation:
+    """One member id of one process: how it joined, the evidence of what it did, and how it ended."""
+
     member_id: str
     first_seen: int
     hint: str  # process identity: instance id, client id, source or member id
