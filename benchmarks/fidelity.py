@@ -52,7 +52,7 @@ Measures, and how a mismatch is classified (`compare`):
     moved, revoked, wasted   churn totals; flagged when the replay marks inferred each episode whose
                   value differs (the episode, an inferred assignment of one of its generations, or an
                   inferred movement of it: an inferred episode excuses only its own difference; what the
-                  totals count outside the episodes only by an inferred row outside them); the same rule
+                  totals count outside the episodes by any inferred row); the same rule
                   excuses stw_ms and unavailable_ms beyond the bound. Episodes are paired with the
                   truth's by time (`_pair_episodes`)
 Exact = equal to the truth; flagged = not equal but the replay says it cannot know (null, inferred,
@@ -66,8 +66,8 @@ view carries is *justified* when the view's own entries cannot state the fact, *
 do (the replay could have been exact). Derived from the entries the view's lines parse to (`stated_by`)
 and the truth, per measure:
     members       over-cautious when, for a generation the replay reports null, every truth member of it is
-                  named by an entry of that generation (or, without a generation, in its join phase: the
-                  truth's rebalance start minus the slack to its join completion)
+                  named by an entry of that generation (or by a coordinator entry without a generation in
+                  its join phase: the truth's rebalance start minus the slack to its join completion)
     leader        ... when an entry of that generation names the leader (a leader id, or the leader's own
                   assignment line)
     assignments   ... when, for a flagged generation, an entry of that generation states each truth member's
@@ -859,9 +859,10 @@ def _event_generation(e: Event, consumer_protocol: bool) -> int | None:
 def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, slack_ms: int) -> Stated:
     """What the view's entries (`events`: parsed from its lines, or a canonical view's events) state about
     the truth's generations. An entry names member M for generation G when it carries G (generation id;
-    KIP-848: epoch) and names M (its member id, leader id, member list or assignment), or carries no
-    generation, names M and falls in G's join phase (the truth's rebalance start minus `slack_ms` to its
-    join completion: a JoinGroup line). A line states G's leader when it carries G and a leader id, or is the
+    KIP-848: epoch) and names M (its member id, leader id, member list or assignment), or is a coordinator
+    entry without a generation that names M in G's join phase (the truth's rebalance start minus `slack_ms`
+    to its join completion: the broker's JoinGroup line; a member's own join request without a generation
+    says only that it asked). A line states G's leader when it carries G and a leader id, or is the
     leader's own assignment line. A line states M's partitions in G when it carries G and either is M's own
     line with partitions (SyncGroup response; KIP-848: its reconciled assignment) or an assignment map
     naming M (the leader's computed assignment; KIP-848: the coordinator's per-member assignment)."""
@@ -877,6 +878,10 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
         names = {m for m in (e.member_id, e.leader_id) if m} | set(e.members or ()) | set(e.assignment or {})
         g = _event_generation(e, consumer_protocol)
         if g is None:
+            if (
+                not e.is_coordinator
+            ):  # a member's JoinGroup request: it asked, the coordinator may not have it
+                continue
             for start, end, window_generation in windows:
                 if start <= e.ts <= end:
                     stated.named[window_generation] |= names
@@ -1084,26 +1089,36 @@ def _pair_episodes(
     truth: dict, replayed: dict, tolerance_ms: int
 ) -> tuple[list[tuple[dict, list[dict]]], list[dict]]:
     """Each replayed episode with the truth episodes it stands for, and the truth episodes before every
-    replayed one (missing). Episodes are paired by time, not by their rounds: each truth episode belongs to
-    the last replayed episode that started at or before it, so an observed episode that matches its truth
-    keeps counting as matched between two inferred ones. A replayed episode no truth episode falls in takes
-    the one that started just before it within `tolerance_ms` (the coordinator dates a rebalance by the
-    JoinGroup it got, later than the member that started it)."""
+    replayed one (missing). Episodes are paired by time, not by their rounds. First each replayed episode
+    takes the truth episode that started nearest to it within `tolerance_ms`, nearest pairs first, one each
+    (the coordinator dates a rebalance by the JoinGroup it got, later than the member that started it; a
+    member notices a crash a heartbeat after the coordinator). Every other truth episode belongs to the last
+    replayed episode that started at or before it (an inferred episode that merged it), so an observed
+    episode that matches its truth keeps counting as matched between two inferred ones."""
 
     def by_start(rows):
         return sorted(rows, key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
 
-    episodes = by_start(replayed["rebalance_episodes"])
+    episodes, truths = by_start(replayed["rebalance_episodes"]), by_start(truth["rebalance_episodes"])
     starts = [r.get("started_at") or 0 for r in episodes]
+    truth_starts = [t.get("started_at") or 0 for t in truths]
+    near = sorted(
+        (abs(start - at), ti, ri)
+        for ti, at in enumerate(truth_starts)
+        for ri, start in enumerate(starts)
+        if abs(start - at) <= tolerance_ms
+    )
+    owner: dict[int, int] = {}  # truth index -> replayed index
+    taken: set[int] = set()
+    for _, ti, ri in near:
+        if ti not in owner and ri not in taken:
+            owner[ti] = ri
+            taken.add(ri)
     paired: list[list[dict]] = [[] for _ in episodes]
     unpaired = []
-    for t in by_start(truth["rebalance_episodes"]):
-        index = bisect.bisect_right(starts, t.get("started_at") or 0) - 1
+    for ti, t in enumerate(truths):
+        index = owner.get(ti, bisect.bisect_right(starts, truth_starts[ti]) - 1)
         (paired[index] if index >= 0 else unpaired).append(t)
-    for i, start in enumerate(starts):
-        before = paired[i - 1] if i > 0 else unpaired
-        if not paired[i] and before and (before[-1].get("started_at") or 0) >= start - tolerance_ms:
-            paired[i].append(before.pop())
     return list(zip(episodes, paired, strict=True)), unpaired
 
 
@@ -1136,7 +1151,8 @@ def _excused_by_inferred(
     inferred episode excuses only its own difference (its generations and the one before it, whose assignment
     it stops, moves and revokes). Also those truth generations of the differing episodes.
     A truth episode before every replayed one with a nonzero value is missed (not excused); what the totals
-    count outside the episodes is excused only by an inferred movement or generation outside them."""
+    count outside the episodes (which generation's assignment it is of, the rows do not say) is excused by
+    any inferred generation or movement."""
     column = TOTAL_COLUMNS[measure]
     pairs, unpaired = _pair_episodes(truth, replayed, tolerance_ms)
     inferred_movements = {
@@ -1149,27 +1165,25 @@ def _excused_by_inferred(
     excused, generations = True, set()
     if any(value(t) for t in unpaired):
         excused = False
+    previous_last: int | None = None
     for r, ts in pairs:
+        # what an episode stops, moves and revokes is what the group held before it: the generations since
+        # the previous episode's last (a failed round may leave no generation of its own in the row)
+        formed = _episode_generations(r, previous=True)
+        if previous_last is not None and formed:
+            formed |= set(range(previous_last, min(formed)))
+        previous_last = r.get("last_generation_id", previous_last)
         if sum(map(value, ts)) == value(r):
             continue
-        # what an episode stops, moves and revokes is what the generation before it held
-        episode_generations = _episode_generations(r, previous=True)
-        generations |= set().union(set(), *(_episode_generations(t, previous=True) for t in ts))
-        generations = generations or episode_generations
+        generations |= set().union(set(), *(_episode_generations(t, previous=True) for t in ts)) or formed
         excused = excused and (
-            r.get("source") == "inferred"
-            or r["episode_id"] in inferred_movements
-            or bool(episode_generations & inferred)
+            r.get("source") == "inferred" or r["episode_id"] in inferred_movements or bool(formed & inferred)
         )
     outside_truth = (_totals(truth)[measure] or 0) - sum(map(value, truth["rebalance_episodes"]))
     outside_replay = (_totals(replayed)[measure] or 0) - sum(map(value, replayed["rebalance_episodes"]))
-    if outside_truth != outside_replay:
-        in_episodes = set().union(set(), *(_episode_generations(r) for r, _ in pairs))
-        episode_ids = {r["episode_id"] for r, _ in pairs}
-        excused = excused and bool(inferred - in_episodes or inferred_movements - episode_ids)
-        generations |= set(_generations(truth)) - set().union(
-            set(), *map(_episode_generations, truth["rebalance_episodes"])
-        )
+    if outside_truth != outside_replay:  # which generation's assignment that part is of, the rows do not say
+        excused = excused and bool(inferred or inferred_movements)
+        generations |= set(_generations(truth))
     return excused, generations
 
 

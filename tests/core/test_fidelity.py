@@ -408,3 +408,17 @@ def test_the_report_shows_over_cautious_flags_per_carried_cell_and_the_top_kinds
     cells = f.matrix(rows)
     assert f._over_cautious_cell(cells[("client-3.x", "members")], "client-3.x", "members", False) == "50.0"
     assert f._over_cautious_cell(cells[("broker-2.x", "members")], "broker-2.x", "members", False) == "·"
+
+
+def test_episodes_the_view_dates_a_little_later_pair_with_the_nearest_truth_episode():
+    """Client views date a crash's rebalance when a member noticed it (random:12 client-3.x): each replayed
+    episode starts a little after its truth one, and each pairs with the truth episode nearest to it."""
+    truth = {
+        "rebalance_episodes": _episodes([(0, 1, "observed"), (100, 1, "observed"), (200, 1, "observed")])
+    }
+    replayed = {
+        "rebalance_episodes": _episodes([(0, 1, "observed"), (101, 1, "inferred"), (201, 1, "inferred")])
+    }
+    pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
+    assert not unpaired
+    assert [[t["started_at"] for t in ts] for _, ts in pairs] == [[0], [100], [200]]
