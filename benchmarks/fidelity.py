@@ -49,12 +49,36 @@ Measures, and how a mismatch is classified (`compare`):
                   coordinator (`timing_source` coordinator/mixed) is flagged when within the bound the
                   protocol allows (per episode / per movement: heartbeat interval + round trips +
                   callbacks, twice), beyond it silently wrong
-    moved, revoked, wasted   churn totals; flagged when assignments were inferred
+    moved, revoked, wasted   churn totals; flagged when the replay marks inferred each episode whose
+                  value differs (the episode, an inferred assignment of one of its generations, or an
+                  inferred movement of it: an inferred episode excuses only its own difference; what the
+                  totals count outside the episodes by any inferred row); the same rule
+                  excuses stw_ms and unavailable_ms beyond the bound. Episodes are paired with the
+                  truth's by time (`_pair_episodes`)
 Exact = equal to the truth; flagged = not equal but the replay says it cannot know (null, inferred,
 a coordinator-timed bound, absent); silently wrong = anything else. Where the simulator itself says a
 fact is unobservable from the events (`SimulationResult.unobservable`, `unobservable_from_coordinator`
 for broker-only views, `unobservable_from_members` added for client-only views), the outcome is tagged
 so (counted separately in the report).
+
+Justified or over-cautious (`Outcome.over_cautious`, `_mark_over_cautious`): a flagged outcome in a cell the
+view carries is *justified* when the view's own entries cannot state the fact, *over-cautious* when they
+do (the replay could have been exact). Derived from the entries the view's lines parse to (`stated_by`)
+and the truth, per measure:
+    members       over-cautious when, for a generation the replay reports null, every truth member of it is
+                  named by an entry of that generation (or by a coordinator entry without a generation in
+                  its join phase: the truth's rebalance start minus the slack to its join completion)
+    leader        ... when an entry of that generation names the leader (a leader id, or the leader's own
+                  assignment line)
+    assignments   ... when, for a flagged generation, an entry of that generation states each truth member's
+                  partitions (the member's SyncGroup response / reconciled assignment, or an assignment map
+                  naming it)
+    generations, rounds "absent"   always justified (no member of the view was in it)
+    rounds "inferred"   over-cautious when every truth generation of the differing episodes is named by
+                  an entry
+    partition measures   over-cautious when the view states the assignment of every truth generation the
+                  flag is about (null: all of the day's; inferred / bound: those of the differing episodes)
+A measure the view does not carry and an outcome tagged unobservable (above) are always justified.
 The 0.10 view is compared with the history as 0.10.0 prints it: an emptied group is deleted there, so
 that generation does not exist and later generations are numbered from 0 again
 (`KafkaLogWriter.renumbering`).
@@ -687,6 +711,7 @@ class Outcome:
         ""  # WRONG / FLAGGED: the kind of mismatch (e.g. "extra member", "phantom"), for the tallies
     )
     unobservable: bool = False
+    over_cautious: bool = False  # FLAGGED: the view's lines state what the replay flagged (`stated_by`)
 
 
 def renumbered_truth(
@@ -776,9 +801,13 @@ def _rounds(tables, generations: set[int] | None = None) -> list[int]:
     return [r["rounds"] for r in episodes]
 
 
-def _episode_generations(episode: dict) -> set[int]:
+def _episode_generations(episode: dict, previous: bool = False) -> set[int]:
+    """The generations an episode formed; with `previous`, also the one before it (whose assignment the
+    episode's stops, moves and revocations are of)."""
     first, last = episode.get("first_generation_id"), episode.get("last_generation_id")
-    return set(range(first, last + 1)) if first is not None and last is not None else set()
+    if first is None or last is None:
+        return set()
+    return set(range(first - 1 if previous else first, last + 1))
 
 
 def _coordinator_timed(tables) -> bool:
@@ -798,14 +827,87 @@ def _member_generations(case: Case) -> set[int]:
     return out
 
 
+@dataclass
+class Stated:
+    """What a view's log entries state, per generation: the members its lines name, the generations whose
+    leader a line names, the members whose partitions a line states, and the generations some line names
+    (see `stated_by`)."""
+
+    named: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    leader: set[int] = field(default_factory=set)
+    assigned: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    generations: set[int] = field(default_factory=set)
+
+    def states_members(self, generation: int, members: Iterable[str]) -> bool:
+        return set(members) <= self.named.get(generation, set())
+
+    def states_assignment(self, generation: int, members: Iterable[str]) -> bool:
+        return set(members) <= self.assigned.get(generation, set())
+
+
+def _event_generation(e: Event, consumer_protocol: bool) -> int | None:
+    """The generation an entry names: its generation id; KIP-848: the member epoch a member prints (the
+    group epoch it reconciled to) or the group epoch the coordinator prints."""
+    if e.generation_id is not None:
+        return e.generation_id
+    if consumer_protocol:
+        value = e.member_epoch if e.member_epoch is not None else e.group_epoch
+        return value if value is not None and value > 0 else None
+    return None
+
+
+def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, slack_ms: int) -> Stated:
+    """What the view's entries (`events`: parsed from its lines, or a canonical view's events) state about
+    the truth's generations. An entry names member M for generation G when it carries G (generation id;
+    KIP-848: epoch) and names M (its member id, leader id, member list or assignment), or is a coordinator
+    entry without a generation that names M in G's join phase (the truth's rebalance start minus `slack_ms`
+    to its join completion: the broker's JoinGroup line; a member's own join request without a generation
+    says only that it asked). A line states G's leader when it carries G and a leader id, or is the
+    leader's own assignment line. A line states M's partitions in G when it carries G and either is M's own
+    line with partitions (SyncGroup response; KIP-848: its reconciled assignment) or an assignment map
+    naming M (the leader's computed assignment; KIP-848: the coordinator's per-member assignment)."""
+    stated = Stated()
+    windows = []
+    for row in truth["generations"]:
+        g, start = row.get("generation_id"), row.get("rebalance_started_at")
+        if g is None or start is None:
+            continue
+        end = row.get("join_completed_at") or row.get("stabilized_at") or start
+        windows.append((start - slack_ms, end, g))
+    for e in events:
+        names = {m for m in (e.member_id, e.leader_id) if m} | set(e.members or ()) | set(e.assignment or {})
+        g = _event_generation(e, consumer_protocol)
+        if g is None:
+            if (
+                not e.is_coordinator
+            ):  # a member's JoinGroup request: it asked, the coordinator may not have it
+                continue
+            for start, end, window_generation in windows:
+                if start <= e.ts <= end:
+                    stated.named[window_generation] |= names
+            continue
+        stated.generations.add(g)
+        stated.named[g] |= names
+        if e.leader_id or e.event_type == "assignment_computed":
+            stated.leader.add(g)
+        if e.member_id and e.partitions is not None:
+            stated.assigned[g].add(e.member_id)
+        stated.assigned[g] |= set(e.assignment or {})
+    return stated
+
+
 def _short(value: Any, limit: int = 160) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Outcome]:
+def compare(
+    case: Case, view: View, truth: dict, replayed: dict, entries: Iterable[Event] | None = None
+) -> dict[str, Outcome]:
     """Per measure, how the replay of `view` compares with `truth` (see the module docstring); every
-    outcome that is not exact names its kind (`Outcome.mismatch`)."""
+    outcome that is not exact names its kind (`Outcome.mismatch`), and a flagged one says whether the
+    view's `entries` (default: the case's canonical events) state what the replay flagged
+    (`Outcome.over_cautious`, see `_mark_over_cautious`)."""
     out: dict[str, Outcome] = {}
     t_gen, r_gen = _generations(truth), _generations(replayed)
     out["generations"] = _compare_generations(case, view, t_gen, r_gen)
@@ -821,14 +923,69 @@ def compare(case: Case, view: View, truth: dict, replayed: dict) -> dict[str, Ou
         _assignments(truth), _assignments(replayed), inferred, members_unknown
     )
     out["rounds"] = _compare_rounds(case, view, truth, replayed)
-    out.update(_compare_totals(case, truth, replayed, inferred))
+    totals, differing = _compare_totals(case, truth, replayed, inferred)
+    out.update(totals)
     unobservable = case.unobservable_from_coordinator if view.broker_only else case.unobservable
     if view.client_only:
         unobservable = unobservable + case.unobservable_from_members
     if unobservable:  # the simulator's unobservable facts are instants and revocations: partition measures
         for measure in PARTITION_MEASURES:
             out[measure].unobservable = out[measure].cls != EXACT
+    stated = stated_by(
+        case.events if entries is None else entries, truth, case.consumer_protocol, case.slack_ms
+    )
+    _mark_over_cautious(case, view, out, truth, replayed, stated, differing)
     return out
+
+
+def _mark_over_cautious(
+    case: Case,
+    view: View,
+    out: dict[str, Outcome],
+    truth: dict,
+    replayed: dict,
+    stated: Stated,
+    differing: dict[str, set[int]],
+) -> None:
+    """Per flagged outcome, whether the flag is forced by the view ("justified") or the view's entries
+    state the fact ("over-cautious"; see the module docstring for the rule per measure). A measure the view
+    does not carry (`carries`) and an outcome the simulator calls unobservable are always justified."""
+    t_gen, r_gen = _generations(truth), _generations(replayed)
+    t_asg = _assignments(truth)
+
+    def assignments_stated(generations: Iterable[int]) -> bool:
+        return all(stated.states_assignment(g, t_asg.get(g, {})) for g in generations)
+
+    for measure, outcome in out.items():
+        if (
+            outcome.cls != FLAGGED
+            or outcome.unobservable
+            or not carries(view, measure, case.consumer_protocol)
+        ):
+            continue
+        if measure == "members":
+            flagged = [g for g in set(t_gen) & set(r_gen) if r_gen[g].get("members") is None]
+            outcome.over_cautious = any(
+                stated.states_members(g, t_gen[g].get("members") or ()) for g in flagged
+            )
+        elif measure == "leader":
+            flagged = [
+                g
+                for g in set(t_gen) & set(r_gen)
+                if r_gen[g].get("leader_member_id") is None and t_gen[g].get("leader_member_id")
+            ]
+            outcome.over_cautious = any(g in stated.leader for g in flagged)
+        elif measure == "assignments":
+            r_asg = _assignments(replayed)
+            flagged = [g for g in set(t_asg) | set(r_asg) if g is not None and t_asg.get(g) != r_asg.get(g)]
+            outcome.over_cautious = any(g in t_asg and assignments_stated([g]) for g in flagged)
+        elif measure == "rounds" and outcome.flag == "inferred":
+            generations = differing.get("rounds", set())
+            outcome.over_cautious = bool(generations) and generations <= stated.generations
+        elif measure in PARTITION_MEASURES:
+            # null covers the day: every generation's assignment; inferred / bound: the differing episodes'
+            generations = set(t_asg) if outcome.flag == "null" else differing.get(measure, set())
+            outcome.over_cautious = assignments_stated(generations)
 
 
 def _compare_generations(case: Case, view: View, t_gen: dict, r_gen: dict) -> Outcome:
@@ -928,47 +1085,117 @@ def _compare_rounds(case: Case, view: View, truth: dict, replayed: dict) -> Outc
     return Outcome(WRONG, "", detail, mismatch=kind)
 
 
-def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int) -> bool:
-    """Whether every replayed episode that differs from the truth is marked inferred: the replay said it
-    could not tell which rebalance those rounds were. Episodes are paired by time, not by their rounds:
-    each truth episode belongs to the last replayed episode that started at or before it, so an observed
-    episode that matches its truth keeps counting as matched between two inferred ones. A replayed
-    episode no truth episode falls in takes the one that started just before it within `tolerance_ms`
-    (the coordinator dates a rebalance by the JoinGroup it got, later than the member that started it).
-    A truth episode before every replayed one is missing, and so silently wrong."""
+def _pair_episodes(
+    truth: dict, replayed: dict, tolerance_ms: int
+) -> tuple[list[tuple[dict, list[dict]]], list[dict]]:
+    """Each replayed episode with the truth episodes it stands for, and the truth episodes before every
+    replayed one (missing). Episodes are paired by time, not by their rounds. First each replayed episode
+    takes the truth episode that started nearest to it within `tolerance_ms`, nearest pairs first, one each
+    (the coordinator dates a rebalance by the JoinGroup it got, later than the member that started it; a
+    member notices a crash a heartbeat after the coordinator). Every other truth episode belongs to the last
+    replayed episode that started at or before it (an inferred episode that merged it), so an observed
+    episode that matches its truth keeps counting as matched between two inferred ones."""
 
     def by_start(rows):
         return sorted(rows, key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
 
-    episodes = by_start(replayed["rebalance_episodes"])
-    if not episodes:
-        return False
+    episodes, truths = by_start(replayed["rebalance_episodes"]), by_start(truth["rebalance_episodes"])
     starts = [r.get("started_at") or 0 for r in episodes]
+    truth_starts = [t.get("started_at") or 0 for t in truths]
+    near = sorted(
+        (abs(start - at), ti, ri)
+        for ti, at in enumerate(truth_starts)
+        for ri, start in enumerate(starts)
+        if abs(start - at) <= tolerance_ms
+    )
+    owner: dict[int, int] = {}  # truth index -> replayed index
+    taken: set[int] = set()
+    for _, ti, ri in near:
+        if ti not in owner and ri not in taken:
+            owner[ti] = ri
+            taken.add(ri)
     paired: list[list[dict]] = [[] for _ in episodes]
     unpaired = []
-    for t in by_start(truth["rebalance_episodes"]):
-        index = bisect.bisect_right(starts, t.get("started_at") or 0) - 1
+    for ti, t in enumerate(truths):
+        index = owner.get(ti, bisect.bisect_right(starts, truth_starts[ti]) - 1)
         (paired[index] if index >= 0 else unpaired).append(t)
-    for i, start in enumerate(starts):
-        before = paired[i - 1] if i > 0 else unpaired
-        if not paired[i] and before and (before[-1].get("started_at") or 0) >= start - tolerance_ms:
-            paired[i].append(before.pop())
-    if unpaired:
+    return list(zip(episodes, paired, strict=True)), unpaired
+
+
+def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int) -> bool:
+    """Whether every replayed episode whose rounds differ from the truth's is marked inferred: the replay
+    said it could not tell which rebalance those rounds were (episodes paired by `_pair_episodes`). A
+    truth episode before every replayed one is missing, and so silently wrong."""
+    pairs, unpaired = _pair_episodes(truth, replayed, tolerance_ms)
+    if not pairs or unpaired:
         return False
-    differing = [
-        r for r, ts in zip(episodes, paired, strict=True) if [t["rounds"] for t in ts] != [r["rounds"]]
-    ]
+    differing = [r for r, ts in pairs if [t["rounds"] for t in ts] != [r["rounds"]]]
     return bool(differing) and all(r.get("source") == "inferred" for r in differing)
 
 
-def _compare_totals(case: Case, truth: dict, replayed: dict, inferred: set[int]) -> dict[str, Outcome]:
+def _differing_rounds_generations(truth: dict, replayed: dict, tolerance_ms: int) -> set[int]:
+    """The truth generations of the episodes whose rounds differ (paired by `_pair_episodes`)."""
+    pairs, _ = _pair_episodes(truth, replayed, tolerance_ms)
+    out: set[int] = set()
+    for r, ts in pairs:
+        if [t["rounds"] for t in ts] != [r["rounds"]]:
+            out |= set().union(set(), *map(_episode_generations, ts))
+    return out
+
+
+def _excused_by_inferred(
+    truth: dict, replayed: dict, measure: str, inferred: set[int], tolerance_ms: int
+) -> tuple[bool, set[int]]:
+    """Whether each difference in `measure`'s total comes from an episode the replay marks inferred (the
+    episode itself, an inferred assignment of one of its generations, or an inferred movement of it): an
+    inferred episode excuses only its own difference (its generations and the one before it, whose assignment
+    it stops, moves and revokes). Also those truth generations of the differing episodes.
+    A truth episode before every replayed one with a nonzero value is missed (not excused); what the totals
+    count outside the episodes (which generation's assignment it is of, the rows do not say) is excused by
+    any inferred generation or movement."""
+    column = TOTAL_COLUMNS[measure]
+    pairs, unpaired = _pair_episodes(truth, replayed, tolerance_ms)
+    inferred_movements = {
+        m.get("episode_id") for m in replayed["partition_movements"] if m.get("source") == "inferred"
+    }
+
+    def value(row: dict) -> int:
+        return row.get(column) or 0
+
+    excused, generations = True, set()
+    if any(value(t) for t in unpaired):
+        excused = False
+    previous_last: int | None = None
+    for r, ts in pairs:
+        # what an episode stops, moves and revokes is what the group held before it: the generations since
+        # the previous episode's last (a failed round may leave no generation of its own in the row)
+        formed = _episode_generations(r, previous=True)
+        if previous_last is not None and formed:
+            formed |= set(range(previous_last, min(formed)))
+        previous_last = r.get("last_generation_id", previous_last)
+        if sum(map(value, ts)) == value(r):
+            continue
+        generations |= set().union(set(), *(_episode_generations(t, previous=True) for t in ts)) or formed
+        excused = excused and (
+            r.get("source") == "inferred" or r["episode_id"] in inferred_movements or bool(formed & inferred)
+        )
+    outside_truth = (_totals(truth)[measure] or 0) - sum(map(value, truth["rebalance_episodes"]))
+    outside_replay = (_totals(replayed)[measure] or 0) - sum(map(value, replayed["rebalance_episodes"]))
+    if outside_truth != outside_replay:  # which generation's assignment that part is of, the rows do not say
+        excused = excused and bool(inferred or inferred_movements)
+        generations |= set(_generations(truth))
+    return excused, generations
+
+
+def _compare_totals(
+    case: Case, truth: dict, replayed: dict, inferred: set[int]
+) -> tuple[dict[str, Outcome], dict[str, set[int]]]:
+    """The partition measures' outcomes, and per measure the truth generations whose episodes differ
+    (what a flag there is about: `_mark_over_cautious`)."""
     out: dict[str, Outcome] = {}
+    differing: dict[str, set[int]] = {"rounds": _differing_rounds_generations(truth, replayed, case.slack_ms)}
     t_tot, r_tot = _totals(truth), _totals(replayed)
     coordinator_timed = _coordinator_timed(replayed)
-    any_inferred = bool(inferred) or any(
-        r.get("source") == "inferred"
-        for r in replayed["rebalance_episodes"] + replayed["partition_movements"]
-    )
     bounds = {
         "stw_ms": 2 * case.slack_ms * max(1, len(truth["rebalance_episodes"])),
         "unavailable_ms": 2 * case.slack_ms * max(1, len(truth["partition_movements"])),
@@ -995,6 +1222,7 @@ def _compare_totals(case: Case, truth: dict, replayed: dict, inferred: set[int])
             out[measure] = Outcome(WRONG, "", detail, mismatch="a number where the reference is null")
             continue
         direction = _direction(t_value, r_value)
+        excused, differing[measure] = _excused_by_inferred(truth, replayed, measure, inferred, case.slack_ms)
         if not assignment_known:  # a number without any assignment behind it: should have been null
             out[measure] = Outcome(
                 WRONG,
@@ -1004,7 +1232,7 @@ def _compare_totals(case: Case, truth: dict, replayed: dict, inferred: set[int])
             )
         elif measure in bounds and coordinator_timed and abs(t_value - r_value) <= bounds[measure]:
             out[measure] = Outcome(FLAGGED, "bound", f"{detail} (bound {bounds[measure]})", mismatch="bound")
-        elif any_inferred:
+        elif excused:
             out[measure] = Outcome(FLAGGED, "inferred", detail, mismatch="inferred")
         elif measure in bounds and coordinator_timed:
             out[measure] = Outcome(
@@ -1015,7 +1243,7 @@ def _compare_totals(case: Case, truth: dict, replayed: dict, inferred: set[int])
             )
         else:
             out[measure] = Outcome(WRONG, "", detail, mismatch=direction)
-    return out
+    return out, differing
 
 
 def _direction(truth: int, replayed: int) -> str:
@@ -1061,6 +1289,7 @@ class Row:
     detail: str
     mismatch: str  # Outcome.mismatch
     unobservable: bool
+    over_cautious: bool = False  # Outcome.over_cautious
 
 
 def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
@@ -1079,7 +1308,8 @@ def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
         try:
             observed = observe(case, view)
             replayed = replay(observed.events, observed.settings)
-            outcomes = compare(case, view, renumbered_truth(reference, observed.renumbering), replayed)
+            truth = renumbered_truth(reference, observed.renumbering)
+            outcomes = compare(case, view, truth, replayed, observed.events)
             outcomes["parsed"] = (
                 Outcome(
                     WRONG, "", f"{observed.quarantined} log entries quarantined", mismatch="quarantined lines"
@@ -1104,6 +1334,7 @@ def run_case(case_id: str, views: Sequence[str] | None = None) -> list[Row]:
                     o.detail,
                     o.mismatch,
                     o.unobservable,
+                    o.over_cautious,
                 )
             )
     return rows
@@ -1147,6 +1378,7 @@ class Cell:
     counts: Counter = field(default_factory=Counter)  # cls -> groups
     flags: Counter = field(default_factory=Counter)  # flag kind -> groups
     unobservable: Counter = field(default_factory=Counter)  # cls -> groups tagged unobservable
+    over_cautious: int = 0  # flagged groups whose view states what the replay flagged
 
     def share(self, cls: str) -> float:
         return 100.0 * self.counts[cls] / self.n if self.n else 0.0
@@ -1181,6 +1413,7 @@ def matrix(rows: Iterable[Row], section: str | None = None) -> dict[tuple[str, s
             cell.flags[row.flag] += 1
         if row.unobservable:
             cell.unobservable[row.cls] += 1
+        cell.over_cautious += row.over_cautious
     return cells
 
 
@@ -1227,6 +1460,14 @@ def _wrong_cell(cell: Cell | None) -> str:
     return text
 
 
+def _over_cautious_cell(cell: Cell | None, view: str, measure: str, consumer: bool) -> str:
+    if cell is None or not cell.n:
+        return "n/a"
+    if not carries(VIEW_BY_NAME[view], measure, consumer):
+        return "·"
+    return f"{100.0 * cell.over_cautious / cell.n:.1f}" if cell.over_cautious else "0"
+
+
 def render_matrix(rows: list[Row]) -> list[str]:
     out: list[str] = []
     views = [v.name for v in VIEWS]
@@ -1251,6 +1492,13 @@ def render_matrix(rows: list[Row]) -> list[str]:
         out += _table(cells, lambda c, v, m: _flag_cell(c), views)
         out += ["", "**% silently wrong** (u = of which the simulator says the events cannot show it):", ""]
         out += _table(cells, lambda c, v, m: _wrong_cell(c), views)
+        out += [
+            "",
+            "**% over-cautious** (of the flagged groups, those whose view's lines state what the replay flagged: "
+            "the flag is not forced by the view; · = the view does not carry the measure):",
+            "",
+        ]
+        out += _table(cells, lambda c, v, m, consumer=consumer: _over_cautious_cell(c, v, m, consumer), views)
         out.append("")
     return out
 
@@ -1262,6 +1510,7 @@ class Tally:
 
     groups: int = 0
     unobservable: int = 0
+    over_cautious: int = 0
     example: str = ""
     random_example: str = ""
 
@@ -1282,6 +1531,7 @@ def mismatch_tallies(rows: Iterable[Row], section: str | None = None) -> dict[tu
         tally = tallies[(row.view, row.measure, row.cls, row.mismatch or row.flag)]
         tally.groups += 1
         tally.unobservable += row.unobservable
+        tally.over_cautious += row.over_cautious
         tally.example = tally.example or row.case_id
         if row.kind == "random":
             tally.random_example = tally.random_example or row.case_id
@@ -1295,13 +1545,22 @@ def top_mismatches(rows: list[Row], view: str, cls: str = WRONG, limit: int = 5)
     return sorted(found, key=lambda kt: (-kt[1].groups, MEASURES.index(kt[0][1]), kt[0][3]))[:limit]
 
 
+def top_over_cautious(rows: list[Row], view: str | None = None, limit: int = 5) -> list[tuple[tuple, Tally]]:
+    """The most frequent kinds of over-cautious flags (in `view`, None: all), most groups first."""
+    tallies = mismatch_tallies(r for r in rows if r.over_cautious and view in (None, r.view))
+    return sorted(
+        tallies.items(), key=lambda kt: (-kt[1].groups, kt[0][0], MEASURES.index(kt[0][1]), kt[0][3])
+    )[:limit]
+
+
 def render_mismatches(rows: list[Row]) -> list[str]:
     out = [
         "## Mismatch kinds",
         "",
         "Every outcome that is not exact, by kind, per view: silently wrong first, then what the replay "
         "reports instead where it cannot know (flagged). *groups* counts the groups of the section with that "
-        "kind in that measure (u = of which the simulator says the events cannot show it); *example* is the "
+        "kind in that measure (u = of which the simulator says the events cannot show it; over-cautious = of "
+        "which the view's lines state what the replay flagged); *example* is the "
         "first such case and the first seeded random workload among them, which "
         "`.venv/bin/python -m benchmarks.fidelity --case CASE --view VIEW --measure MEASURE [--show-log]` "
         "replays in detail.",
@@ -1328,6 +1587,7 @@ def render_mismatches(rows: list[Row]) -> list[str]:
             for (_, measure, cls, mismatch), t in found:
                 label = "silently wrong" if cls == WRONG else "flagged"
                 count = f"{t.groups} (u {t.unobservable})" if t.unobservable else str(t.groups)
+                count += f" (over-cautious {t.over_cautious})" if t.over_cautious else ""
                 out.append(
                     f"| {measure} | {label} | {mismatch} | {count} | {100.0 * t.groups / n:.1f} | {t.examples} |"
                 )
@@ -1356,7 +1616,29 @@ def render_remaining(rows: list[Row], limit: int = 3) -> list[str]:
                 f"| {view} | {measure} | {mismatch} | {t.groups} | {t.groups - t.unobservable} "
                 f"| {t.unobservable} | {t.examples} |"
             )
+    out += [
+        "",
+        "### Then: the most frequent over-cautious flags per view",
+        "",
+        f"Up to {limit} per view: flagged outcomes (null, `inferred`, a bound, absent) where the view's own lines "
+        "state what the replay flagged, so the flag is not forced by the view (the rule per measure: the "
+        "script's docstring, *Justified or over-cautious*). groups = cases with that kind in that measure.",
+        "",
+        "| view | measure | kind | groups | example |",
+        "|---|---|---|---|---|",
+    ]
+    for view in (v.name for v in VIEWS):
+        for (_, measure, _, mismatch), t in top_over_cautious(rows, view, limit):
+            out.append(f"| {view} | {measure} | {mismatch} | {t.groups} | {t.examples} |")
     return out + [""]
+
+
+def render_top_over_cautious(rows: list[Row], limit: int = 15) -> list[str]:
+    """The most frequent over-cautious flags over all views (the run's summary)."""
+    return [
+        f"  {t.groups:5d} {view:14} {measure:15} {mismatch:45} e.g. {t.examples.replace('`', '')}"
+        for (view, measure, _, mismatch), t in top_over_cautious(rows, None, limit)
+    ]
 
 
 def render_top_mismatches(rows: list[Row], limit: int = 5) -> list[str]:
@@ -1486,10 +1768,11 @@ def explain(case_id: str, view_name: str, measure: str | None, show_log: bool) -
     print(
         f"  parsed {len(observed.events)} events, {observed.quarantined} quarantined; settings {observed.settings}"
     )
-    for name, outcome in compare(case, view, truth, replayed).items():
+    for name, outcome in compare(case, view, truth, replayed, observed.events).items():
         if measure and name != measure:
             continue
         kind = f"[{outcome.mismatch}] " if outcome.mismatch else ""
+        kind += "[over-cautious] " if outcome.over_cautious else ""
         print(f"  {name:15} {outcome.cls:8} {kind}{outcome.detail}")
     if measure in (None, "rounds", "stw_ms", "unavailable_ms", "moved", "revoked", "wasted"):
         for label, tables in (("truth", truth), ("replay", replayed)):
@@ -1552,6 +1835,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(render_matrix(rows)))
     print("\nmost frequent silently wrong kinds per view (groups, measure, kind, example case):")
     print("\n".join(render_top_mismatches(rows)))
+    print("\nmost frequent over-cautious flags (groups, view, measure, kind, example case):")
+    print("\n".join(render_top_over_cautious(rows)))
     print(f"{len(ids)} cases, {len(rows)} outcomes, {seconds:.0f} s", file=sys.stderr)
     if args.rows:
         with open(args.rows, "w") as f:

@@ -12,9 +12,13 @@ wrong; they turn into passes (XPASS) as the fixes land. Every view's log must pa
 
 from __future__ import annotations
 
+import dataclasses
+from collections import defaultdict
+
 import pytest
 
 from benchmarks import fidelity as f
+from rebalance_core.events import Event, TopicPartition
 
 CASES = [c for c in f.case_ids(random_count=30, fleet_count=6) if not c.startswith("hand:")]
 SECTIONS = ("classic", "consumer")
@@ -240,3 +244,181 @@ def test_assignment_rows_of_a_generation_whose_members_the_replay_does_not_know_
     ]
     outcomes = f.compare(case, f.VIEW_BY_NAME["client-3.x"], truth, {**partial, "assignments": moved})
     assert outcomes["assignments"].cls == f.WRONG
+
+
+# -- justified or over-cautious flags (`fidelity.stated_by`, `_mark_over_cautious`) ------------------------
+def _entry(n, side, event_type, ts, **fields):
+    return Event(f"e{n}", ts, "sim", "g", side, event_type, **fields)
+
+
+def _null_members_of(truth: dict, generation: int) -> dict:
+    return {
+        **truth,
+        "generations": [
+            {**r, "members": None} if r["generation_id"] == generation else r for r in truth["generations"]
+        ],
+    }
+
+
+def _last_generation(truth: dict) -> dict:
+    return max((r for r in truth["generations"] if r["members"]), key=lambda r: r["generation_id"])
+
+
+def test_a_null_member_list_is_over_cautious_when_each_member_wrote_a_line_of_that_generation():
+    case = f.build_case("sim:01_eager_join")
+    gen = _last_generation(case.truth)
+    replayed = _null_members_of(case.truth, gen["generation_id"])
+    entries = [
+        _entry(
+            i,
+            "member",
+            "join_response",
+            gen["stabilized_at"],
+            member_id=m,
+            generation_id=gen["generation_id"],
+        )
+        for i, m in enumerate(gen["members"])
+    ]
+    view = f.VIEW_BY_NAME["client-3.x"]
+    outcome = f.compare(case, view, case.truth, replayed, entries)["members"]
+    assert (outcome.cls, outcome.over_cautious) == (f.FLAGGED, True)
+    # one member wrote nothing in the view: the view cannot state the list, the null is justified
+    outcome = f.compare(case, view, case.truth, replayed, entries[1:])["members"]
+    assert (outcome.cls, outcome.over_cautious) == (f.FLAGGED, False)
+
+
+def test_a_join_line_without_a_generation_names_its_member_for_the_generation_whose_join_phase_it_is_in():
+    case = f.build_case("sim:01_eager_join")
+    gen = _last_generation(case.truth)
+    start = gen["rebalance_started_at"]
+    inside = [
+        _entry(i, "coordinator", "join_received", start, member_id=m) for i, m in enumerate(gen["members"])
+    ]
+    stated = f.stated_by(inside, case.truth, False, case.slack_ms)
+    assert stated.states_members(gen["generation_id"], gen["members"])
+    later = [dataclasses.replace(e, ts=gen["stabilized_at"] + 60_000) for e in inside]
+    stated = f.stated_by(later, case.truth, False, case.slack_ms)
+    assert not stated.states_members(gen["generation_id"], gen["members"])
+
+
+def test_inferred_assignments_are_over_cautious_only_when_every_member_of_the_generation_printed_its_own():
+    case = f.build_case("sim:01_eager_join")
+    truth = case.truth
+    gen = max(r["generation_id"] for r in truth["assignments"])
+    rows = [r for r in truth["assignments"] if r["generation_id"] == gen]
+    replayed = {
+        **truth,
+        "assignments": [
+            {**r, "source": "inferred", "partition": r["partition"] + 100} if r in rows else r
+            for r in truth["assignments"]
+        ],
+    }
+    owners = defaultdict(list)
+    for r in rows:
+        owners[r["member_id"]].append(TopicPartition(r["topic"], r["partition"]))
+    entries = [
+        _entry(i, "member", "sync_response", 0, member_id=m, generation_id=gen, partitions=tuple(tps))
+        for i, (m, tps) in enumerate(sorted(owners.items()))
+    ]
+    view = f.VIEW_BY_NAME["client-3.x"]
+    outcome = f.compare(case, view, truth, replayed, entries)["assignments"]
+    assert (outcome.cls, outcome.flag, outcome.over_cautious) == (f.FLAGGED, "inferred", True)
+    outcome = f.compare(case, view, truth, replayed, entries[:-1])["assignments"]
+    assert (outcome.cls, outcome.over_cautious) == (f.FLAGGED, False)
+
+
+def test_a_flag_in_a_measure_the_view_does_not_carry_or_that_the_simulator_calls_unobservable_is_justified():
+    case = f.build_case("sim:01_eager_join")
+    gen = _last_generation(case.truth)
+    replayed = _null_members_of(case.truth, gen["generation_id"])
+    entries = [
+        _entry(i, "member", "join_response", 0, member_id=m, generation_id=gen["generation_id"])
+        for i, m in enumerate(gen["members"])
+    ]
+    outcome = f.compare(case, f.VIEW_BY_NAME["broker-2.x"], case.truth, replayed, entries)["members"]
+    assert (outcome.cls, outcome.over_cautious) == (f.FLAGGED, False)  # 2.x brokers do not carry members
+    unobservable = dataclasses.replace(case, unobservable=["a member died silently"])
+    summary = [{**r, "stw_ms": None} for r in case.truth["group_daily_summary"]]
+    outcome = f.compare(
+        unobservable, f.VIEW_BY_NAME["both-3.x"], case.truth, {**case.truth, "group_daily_summary": summary}
+    )["stw_ms"]
+    assert (outcome.cls, outcome.unobservable, outcome.over_cautious) == (f.FLAGGED, True, False)
+
+
+def _churn_tables(truth_moves, replay_moves, replay_sources):
+    """Tables of episodes at 0, 10, 20 (one generation each, 1-3) with these partitions_moved values."""
+
+    def tables(moves, sources):
+        episodes = [
+            {
+                "episode_id": f"e{i}",
+                "started_at": 10 * i,
+                "rounds": 1,
+                "first_generation_id": i + 1,
+                "last_generation_id": i + 1,
+                "partitions_moved": n,
+                "source": source,
+            }
+            for i, (n, source) in enumerate(zip(moves, sources, strict=True))
+        ]
+        summary = [{"partitions_moved": sum(moves)}]
+        return {
+            "rebalance_episodes": episodes,
+            "group_daily_summary": summary,
+            "partition_movements": [],
+            "generations": [{"generation_id": g} for g in (1, 2, 3)],
+        }
+
+    return tables(truth_moves, ["observed"] * 3), tables(replay_moves, replay_sources)
+
+
+@pytest.mark.parametrize(
+    ("replay_moves", "sources", "excused"),
+    [
+        # the inferred episode is the one that differs: excused
+        ([2, 5, 1], ["observed", "inferred", "observed"], True),
+        # an inferred episode elsewhere does not excuse an observed episode's over-count (random:731)
+        ([2, 3, 2], ["observed", "inferred", "observed"], False),
+        ([3, 3, 1], ["observed", "observed", "observed"], False),
+    ],
+)
+def test_an_inferred_episode_excuses_only_its_own_difference_in_a_total(replay_moves, sources, excused):
+    truth, replayed = _churn_tables([2, 3, 1], replay_moves, sources)
+    assert f._excused_by_inferred(truth, replayed, "moved", set(), tolerance_ms=2)[0] == excused
+
+
+def test_an_inferred_assignment_excuses_the_episode_that_moves_its_partitions():
+    """An episode's moves are of the generation before it: an inferred assignment there excuses it."""
+    truth, replayed = _churn_tables([2, 3, 1], [2, 3, 4], ["observed"] * 3)
+    assert f._excused_by_inferred(truth, replayed, "moved", {2}, tolerance_ms=2) == (True, {2, 3})
+    assert f._excused_by_inferred(truth, replayed, "moved", {1}, tolerance_ms=2)[0] is False
+
+
+def test_the_report_shows_over_cautious_flags_per_carried_cell_and_the_top_kinds():
+    def row(case_id, view, measure, over_cautious):
+        return f.Row(
+            case_id, "random", False, view, measure, f.FLAGGED, "null", "", "null", False, over_cautious
+        )
+
+    rows = [row("random:1", "client-3.x", "members", True), row("random:2", "client-3.x", "members", False)]
+    rows += [row("random:1", "broker-2.x", "members", False)]
+    doc = f.render_doc(rows, "cmd")
+    assert "**% over-cautious**" in doc
+    assert "| client-3.x | members | null | 1 | `random:1` |" in doc
+    cells = f.matrix(rows)
+    assert f._over_cautious_cell(cells[("client-3.x", "members")], "client-3.x", "members", False) == "50.0"
+    assert f._over_cautious_cell(cells[("broker-2.x", "members")], "broker-2.x", "members", False) == "·"
+
+
+def test_episodes_the_view_dates_a_little_later_pair_with_the_nearest_truth_episode():
+    """Client views date a crash's rebalance when a member noticed it (random:12 client-3.x): each replayed
+    episode starts a little after its truth one, and each pairs with the truth episode nearest to it."""
+    truth = {
+        "rebalance_episodes": _episodes([(0, 1, "observed"), (100, 1, "observed"), (200, 1, "observed")])
+    }
+    replayed = {
+        "rebalance_episodes": _episodes([(0, 1, "observed"), (101, 1, "inferred"), (201, 1, "inferred")])
+    }
+    pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
+    assert not unpaired
+    assert [[t["started_at"] for t in ts] for _, ts in pairs] == [[0], [100], [200]]
