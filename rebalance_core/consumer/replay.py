@@ -599,19 +599,7 @@ class ConsumerGroupReplayer:
                 self._process_restarted(view)
         elif to_state is ClientState.RECONCILING and from_state is ClientState.JOINING and view.replaces:
             replaced, view.replaces = view.replaces, None
-            cur = self.tracker.current
-            if (
-                cur is not None
-                and cur.stabilized_at is None
-                and e.member_epoch is not None
-                and e.member_epoch <= cur.epoch
-            ):
-                # answered with the current epoch: the static member was replaced in place, no bump
-                # (GroupMetadataManager.consumerGroupHeartbeat -> replaceMember), so the epoch's members are
-                # the replacement's from here (it joins the epoch as its line shows it). A newer epoch is a
-                # bump of its own (the old member's session expired first): the old member stays counted in
-                # the epochs it was in
-                self.tracker.member_out(replaced)
+            self._static_successor_answered(view, replaced, e.member_epoch)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
             view.left_static, view.left_static_at = had_epoch, e.ts
@@ -835,6 +823,36 @@ class ConsumerGroupReplayer:
             other.left_static = False
             self._forget(other.member_id, ts)
             self._bump_explained()  # its removal (session expired) bumped the epoch
+
+    def _static_successor_answered(self, view: MemberView, replaced: str, epoch: int | None) -> None:
+        """Member-side logs only: `view` joined under the group.instance.id of `replaced`, which left
+        temporarily (epoch -2: kept in the group, its assignment reserved, until its session expires,
+        GroupMetadataManager.consumerGroupStaticMemberGroupLeave), and is answered with member epoch `epoch`.
+
+        - `epoch` not newer than the current one: `view` replaced it in place
+          (GroupMetadataManager.consumerGroupHeartbeat -> replaceMember: no bump), so its JOINING is no cause
+          of a bump, and the epoch's members are the replacement's from here (it joins the epoch as its line
+          shows it); an epoch that converged before keeps the members it converged with.
+        - newer: `replaced`'s session expired first, and that removal bumped an epoch R after the one it left
+          in; the join bumped `epoch` itself. R <= `epoch` - 1, so if that is the current epoch (opened after
+          the leave), `replaced` is no member of it; with more epochs between, R may be one no line showed:
+          whether the current epoch still counted it is unknown (null). The epoch it left in counted it."""
+        cur = self.tracker.current
+        if cur is None or epoch is None:
+            return
+        if epoch <= cur.epoch:
+            self.causes_seen = max(0, self.causes_seen - 1)
+            if cur.stabilized_at is None:
+                self.tracker.member_out(replaced)
+            return
+        previous = self.members.get(replaced)
+        left_in = previous.left_static_epoch if previous is not None else None
+        if replaced not in (cur.members or {}) or left_in is None or left_in >= cur.epoch:
+            return
+        if epoch == cur.epoch + 1:
+            self.tracker.member_out(replaced)
+        else:
+            self.tracker.members_unknown()
 
     def _process_restarted(self, view: MemberView) -> None:
         """Member-side logs only: `view` joins from a consumer process that logged another member id before,

@@ -25,6 +25,23 @@ def _static_leave(log: Log, when: str, member: str, instance: str, epoch: int, *
     client_line(log, f"{DAY}{when},003", member, instance, epoch, "LEAVING", "UNSUBSCRIBED")
 
 
+def _c2_joins_c1_at_epoch_2(log: Log) -> None:
+    """c1 (instance i1) alone at epoch 1 with t-0 and t-1; c2 (instance i2) joins, answered with epoch 2, and
+    gets t-1 once c1 released it: epoch 2 converges with both."""
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    client_line(log, f"{DAY}00:05,000", "c2", "i2", 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, f"{DAY}00:05,002", "c2", "i2", 2, "JOINING", "RECONCILING")
+    client_line(log, f"{DAY}00:07,000", "c1", "i1", 1, "STABLE", "RECONCILING")
+    log.add(f"{DAY}00:07,003", "member", EventType.PARTITIONS_REVOKED, member_id="c1", group_instance_id="i1",
+            partitions=tps("t", 1))  # fmt: skip
+    client_line(log, f"{DAY}00:07,004", "c1", "i1", 2, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{DAY}00:07,004", "c1", "i1", 2, "ACKNOWLEDGING", "STABLE")
+    log.add(f"{DAY}00:10,004", "member", EventType.PARTITIONS_ASSIGNED, member_id="c2", group_instance_id="i2",
+            partitions=tps("t", 1))  # fmt: skip
+    client_line(log, f"{DAY}00:10,004", "c2", "i2", 2, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{DAY}00:10,004", "c2", "i2", 2, "ACKNOWLEDGING", "STABLE")
+
+
 def _assigned_members(tables, epoch: int) -> set[str]:
     return {r["member_id"] for r in tables["assignments"] if r["generation_id"] == epoch}
 
@@ -53,3 +70,39 @@ def test_a_static_member_replaced_in_place_takes_its_stated_assignment_row_with_
     out = log.replay()
     assert members_by_epoch(out)[2] == ["c1", "c2b"]
     assert _assigned_members(out, 2) == {"c1", "c2b"}
+
+
+def test_a_static_member_back_one_epoch_after_the_current_one_had_expired_before_it():
+    """c2 (instance i2) leaves temporarily at epoch 3 (after c3's join); c3 then shows epoch 4, a bump no
+    line explains, and c1 shows it too. c2b of instance i2 is answered with epoch 5: not the current epoch, so no replacement in
+    place (replaceMember bumps nothing) but a join after c2's session expired. That expiry bumped an epoch
+    after 3 and before 5: epoch 4, which does not count c2 (epoch 3, the one it left in, does)."""
+    log = Log("g")
+    _c2_joins_c1_at_epoch_2(log)
+    client_joins(log, "00:15", "c3", "i3", 3)  # assigned nothing yet
+    _static_leave(log, "00:20", "c2", "i2", 3, 1)
+    for member, instance in (("c3", "i3"), ("c1", "i1")):
+        client_line(log, f"{DAY}01:10,000", member, instance, 4, "STABLE", "RECONCILING")
+        client_line(log, f"{DAY}01:10,002", member, instance, 4, "RECONCILING", "ACKNOWLEDGING")
+        client_line(log, f"{DAY}01:10,002", member, instance, 4, "ACKNOWLEDGING", "STABLE")
+    client_joins(log, "02:00", "c2b", "i2", 5, 1)
+    out = log.replay()
+    assert members_by_epoch(out)[3] == ["c1", "c2", "c3"]
+    assert members_by_epoch(out)[4] == ["c1", "c3"]
+
+
+def test_a_static_replacement_in_place_explains_no_bump():
+    """Epoch 2 converged with c1 and c2 (its row keeps them); c2b replaces c2 (instance i2, away with epoch
+    -2) at epoch 2: its join bumps nothing (GroupMetadataManager.consumerGroupHeartbeat -> replaceMember). c2b then falls silent (a crash), and c1
+    shows epoch 3: a bump no line explains (c2b's session expiring, or a metadata change), so whether epoch 3
+    still counts c2b is unknown: its member list is null, never [c1, c2b]."""
+    log = Log("g")
+    _c2_joins_c1_at_epoch_2(log)
+    _static_leave(log, "00:20", "c2", "i2", 2, 1)
+    client_joins(log, "00:23", "c2b", "i2", 2, 1)
+    client_line(log, f"{DAY}01:30,000", "c1", "i1", 3, "STABLE", "RECONCILING")
+    client_line(log, f"{DAY}01:30,002", "c1", "i1", 3, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{DAY}01:30,002", "c1", "i1", 3, "ACKNOWLEDGING", "STABLE")
+    out = log.replay()
+    assert members_by_epoch(out)[2] == ["c1", "c2"]
+    assert members_by_epoch(out)[3] is None
