@@ -90,6 +90,9 @@ DEFAULT_CONSUMER_SESSION_TIMEOUT_MS = 45_000
 # GroupCoordinatorConfig.CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS_DEFAULT (group.consumer.heartbeat.interval.ms):
 # a member learns a new target assignment at its next heartbeat, at most this long after it was computed
 DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
+# GroupCoordinatorConfig.CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.max.session.timeout.ms):
+# the longest session a member can have on a broker with default settings
+CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS = 60_000
 # ConsumerConfig max.poll.interval.ms default: a member whose application thread (and so its rebalance
 # callbacks) is blocked longer leaves the group (AbstractMembershipManager.transitionToSendingLeaveGroup
 # on the expired poll timer); a member still in the group after it has polled, and run its callbacks
@@ -155,6 +158,13 @@ class MemberView:
     left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
     # member-side logs only: the group epoch when its own log showed it leave so (epoch -2)
     left_static_epoch: int | None = None
+    # member-side logs only: a static member that closed while JOINING (its leave heartbeat, epoch -2, went
+    # out before a response stated a member epoch): whether the coordinator created it from its join
+    # heartbeat (then it holds the instance, reserved, until its session expires or a member of its instance
+    # replaces it) no log of it shows; `unanswered_until_epoch`: the epoch its instance's successor was
+    # answered with, after which it is surely out
+    left_unanswered: bool = False
+    unanswered_until_epoch: int | None = None
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
     client_epoch: int | None = None  # the member epoch its own last state line states
@@ -604,6 +614,7 @@ class ConsumerGroupReplayer:
             # a static member leaving "temporarily": its partitions stay reserved
             view.left_static, view.left_static_at = had_epoch, e.ts
             view.left_static_epoch = self.tracker.epoch
+            view.left_unanswered = not had_epoch and not self.has_coordinator
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
             view.left_in_epoch = self.tracker.epoch
         elif (
@@ -612,6 +623,8 @@ class ConsumerGroupReplayer:
             and not self.has_coordinator
         ):
             self._instance_taken_over(view, e.ts)
+            for other in self._unanswered_of(view):
+                other.unanswered_until_epoch = e.member_epoch
         if to_state is ClientState.FENCED:
             self._fenced_unseen(view)
             self._stop_all(view, e.ts, "lost")
@@ -892,9 +905,13 @@ class ConsumerGroupReplayer:
     def _flag_unknown_members(self) -> None:
         """Member-side logs only: the current epoch counts a member whose process is gone (see
         _process_restarted) and whose own log never stated this epoch: it may have been fenced at it or
-        before, or still be counted, so the epoch's member list is unknown (null), never a guess."""
+        before, or still be counted, so the epoch's member list is unknown (null), never a guess. Likewise an
+        epoch that may count a static member closed while JOINING (see _maybe_counted_unanswered)."""
         cur = self.tracker.current
         if self.has_coordinator or cur is None or cur.closed or cur.members is None or cur.members_unknown:
+            return
+        if self._maybe_counted_unanswered():
+            self.tracker.members_unknown()
             return
         for member in cur.members:
             view = self.members.get(member)
@@ -903,6 +920,40 @@ class ConsumerGroupReplayer:
             ):
                 self.tracker.members_unknown()
                 return
+
+    def _unanswered_of(self, view: MemberView) -> list[MemberView]:
+        """Static members of `view`'s instance, other than it, that closed while JOINING (left_unanswered)."""
+        if not view.instance:
+            return []
+        return [
+            v
+            for v in self.members.values()
+            if v.left_unanswered and v.instance == view.instance and v.member_id != view.member_id
+        ]
+
+    def _maybe_counted_unanswered(self) -> bool:
+        """Member-side logs only: the current epoch opened after a static member closed while JOINING and may
+        count it. A JOINING member that closes sends its leave heartbeat (AbstractMembershipManager.leaveGroup:
+        only UNSUBSCRIBED, FENCED, FATAL and STALE are out of the group) and ignores any response to its join
+        heartbeat, so its log never shows whether the coordinator had processed that join. If it had, the join
+        bumped the epoch and the leave (epoch -2) kept the member, reserved, until its session expired
+        (GroupMetadataManager.consumerGroupStaticMemberGroupLeave) or a member of its instance replaced it at
+        the same epoch (replaceMember): the epochs in between, the successor's included, count the old
+        member id or not. Bounded by the broker's longest session (group.consumer.max.session.timeout.ms,
+        60 s by default; the configured session timeout where given) and by the successor's epoch."""
+        cur = self.tracker.current
+        opened = cur.started_at if cur.started_at is not None else self.last_ts
+        longest = self.settings.session_timeout_ms or CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS
+        for view in self.members.values():
+            if not view.left_unanswered or view.left_static_at is None or opened is None:
+                continue
+            if opened - view.left_static_at > longest:
+                view.left_unanswered = False  # surely expired before any later epoch
+                continue
+            until = view.unanswered_until_epoch
+            if cur.epoch > (view.left_static_epoch or 0) and (until is None or cur.epoch <= until):
+                return True
+        return False
 
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,

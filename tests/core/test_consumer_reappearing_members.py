@@ -106,3 +106,27 @@ def test_a_static_replacement_in_place_explains_no_bump():
     out = log.replay()
     assert members_by_epoch(out)[2] == ["c1", "c2"]
     assert members_by_epoch(out)[3] is None
+
+
+def test_a_static_member_closed_while_joining_leaves_the_next_epochs_members_unknown():
+    """c2 (instance i2) closes while JOINING: its leave heartbeat (epoch -2) follows its join heartbeat
+    (AbstractMembershipManager.leaveGroup: a JOINING member is in the group), and it ignores any answer, so
+    its log never shows whether the coordinator created it. c2b of instance i2 is answered with epoch 3, two
+    bumps after epoch 1: either c2's join bumped epoch 3 and c2b replaced it there (replaceMember, no bump;
+    epoch 3 converged with c2 first), or c2 never existed and c2b's own join bumped it. Epoch 3's member
+    list is unknown (null); the next epoch, after c2b was accepted, is known again."""
+    log = Log("g")
+    client_joins(log, "00:00", "c1", "i1", 1, 0, 1)
+    _static_leave(log, "01:00", "c1", "i1", 1, 0, 1)
+    client_line(log, f"{DAY}03:00,000", "c2", "i2", 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, f"{DAY}03:00,000", "c2", "i2", 0, "JOINING", "PREPARE_LEAVING")
+    client_line(log, f"{DAY}03:00,000", "c2", "i2", -2, "PREPARE_LEAVING", "LEAVING")
+    client_line(log, f"{DAY}03:00,000", "c2", "i2", 0, "LEAVING", "UNSUBSCRIBED")
+    client_joins(log, "03:03", "c2b", "i2", 3, 0, 1)
+    client_line(log, f"{DAY}03:20,000", "c4", "i4", 0, "UNSUBSCRIBED", "JOINING")
+    client_line(log, f"{DAY}03:20,002", "c4", "i4", 4, "JOINING", "RECONCILING")
+    client_line(log, f"{DAY}03:20,004", "c4", "i4", 4, "RECONCILING", "ACKNOWLEDGING")
+    client_line(log, f"{DAY}03:20,004", "c4", "i4", 4, "ACKNOWLEDGING", "STABLE")
+    out = log.replay()
+    assert members_by_epoch(out)[3] is None
+    assert members_by_epoch(out)[4] == ["c2b", "c4"]
