@@ -223,6 +223,9 @@ class ConsumerGroupReplayer:
         # member-only logs: counted members that may have been removed by a bump no line explains (see
         # _settle_unexplained), until their own line shows them at the group's epoch again
         self.doubtful: set[str] = set()
+        # member-side logs only: the current epoch, when a new member's own join opened it right after an epoch
+        # whose member list was known (see _member_only_epoch): that join was its only bump
+        self.joined_epoch: int | None = None
         # member-only logs: epochs a member's line skipped (it showed a later one first) that no line has shown
         # yet: a member lagging behind may still show one (see _skipped_epoch_shown)
         self.skipped_epochs: set[int] = set()
@@ -313,6 +316,7 @@ class ConsumerGroupReplayer:
             "unexplained": self.unexplained,
             "shown_in_epoch": sorted(self.shown_in_epoch),
             "doubtful": sorted(self.doubtful),
+            "joined_epoch": self.joined_epoch,
             "skipped_epochs": sorted(self.skipped_epochs),
             "history_in_input": self.history_in_input,
             "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
@@ -579,6 +583,7 @@ class ConsumerGroupReplayer:
         # leave heartbeat (epoch -2) finds the instance still held by its previous member, or no member
         # (GroupMetadataManager.consumerGroupStaticMemberGroupLeave: FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID)
         had_epoch = view.joined or (view.client_epoch or 0) > 0
+        replacing = view.replaces is not None or bool(self._unanswered_of(view))
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
         if to_state is ClientState.FENCED and self._silent_since_epoch_opened(view):
@@ -645,7 +650,7 @@ class ConsumerGroupReplayer:
         if not self.has_coordinator:
             if to_state is ClientState.STABLE:
                 self._idle_members_out(view, e.ts)
-            self._member_only_epoch(view, to_state, e)
+            self._member_only_epoch(view, to_state, e, replacing)
         elif to_state is ClientState.RECONCILING and from_state is not ClientState.JOINING:
             # (a join's own response, JOINING -> RECONCILING, is no further step of a converged epoch)
             # a provisional convergence did not hold: a member reconciles again at this epoch (a join, a
@@ -672,9 +677,10 @@ class ConsumerGroupReplayer:
             and view.member_id in (cur.members or {})
         )
 
-    def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event) -> None:
+    def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event, replacing: bool) -> None:
         """Member-side logs only: epochs come from the members' own (lagging) epochs, a rebalance starts
-        at a member's first rebalance signal."""
+        at a member's first rebalance signal. `replacing`: `view` joined under the instance of a static member
+        that left temporarily (it may be answered with an epoch another bump opened)."""
         current = self.tracker.current
         epoch = e.member_epoch
         if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
@@ -682,6 +688,19 @@ class ConsumerGroupReplayer:
                 self._skipped(range(current.epoch + 1, epoch))
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
             self._epoch_unexplained(epoch, current.epoch if current is not None else None)
+            # a new member is answered with the epoch its own join bumped (GroupMetadataManager
+            # .consumerGroupHeartbeat: the member's epoch is the new group epoch's target epoch); one right
+            # after the epoch shown before had no other bump, so no member of that epoch was removed by it
+            self.joined_epoch = (
+                epoch
+                if joined
+                and not replacing
+                and current is not None
+                and epoch == current.epoch + 1
+                and current.members is not None
+                and not current.members_unknown
+                else None
+            )
             self._open_epoch(epoch, e.ts, None, "inferred")
             self.shown_in_epoch = {view.member_id}
             cur = self.tracker.current
@@ -905,14 +924,17 @@ class ConsumerGroupReplayer:
     def _flag_unknown_members(self) -> None:
         """Member-side logs only: the current epoch counts a member whose process is gone (see
         _process_restarted) and whose own log never stated this epoch: it may have been fenced at it or
-        before, or still be counted, so the epoch's member list is unknown (null), never a guess. Likewise an
-        epoch that may count a static member closed while JOINING (see _maybe_counted_unanswered)."""
+        before, or still be counted, so the epoch's member list is unknown (null), never a guess; except an
+        epoch a new member's join opened alone (joined_epoch): it counts whom the epoch before counted. Likewise
+        an epoch that may count a static member closed while JOINING (see _maybe_counted_unanswered)."""
         cur = self.tracker.current
         if self.has_coordinator or cur is None or cur.closed or cur.members is None or cur.members_unknown:
             return
         if self._maybe_counted_unanswered():
             self.tracker.members_unknown()
             return
+        if self.joined_epoch == cur.epoch:
+            return  # opened by a join alone: it counts whom the epoch before counted (see _member_only_epoch)
         for member in cur.members:
             view = self.members.get(member)
             if member in self.doubtful or (
@@ -1565,6 +1587,7 @@ class ConsumerGroupReplayer:
         self.unexplained = int(state.get("unexplained", 0))
         self.shown_in_epoch = set(state.get("shown_in_epoch", ()))
         self.doubtful = set(state.get("doubtful", ()))
+        self.joined_epoch = state.get("joined_epoch")
         self.skipped_epochs = set(state.get("skipped_epochs", ()))
         self.history_in_input = state.get("history_in_input", False)
         self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
