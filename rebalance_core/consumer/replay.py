@@ -689,14 +689,15 @@ class ConsumerGroupReplayer:
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
             self._epoch_unexplained(epoch, current.epoch if current is not None else None)
             # a new member is answered with the epoch its own join bumped (GroupMetadataManager
-            # .consumerGroupHeartbeat: the member's epoch is the new group epoch's target epoch); one right
-            # after the epoch shown before had no other bump, so no member of that epoch was removed by it
+            # .consumerGroupHeartbeat: the member's epoch is the new group epoch's target epoch); when the
+            # lines explain every bump since the epoch shown before (its join, leaves and joins logged before
+            # it), none of them removed a member of that epoch unseen
             self.joined_epoch = (
                 epoch
                 if joined
                 and not replacing
                 and current is not None
-                and epoch == current.epoch + 1
+                and not self.unexplained
                 and current.members is not None
                 and not current.members_unknown
                 else None

@@ -130,3 +130,35 @@ def test_a_static_member_closed_while_joining_leaves_the_next_epochs_members_unk
     out = log.replay()
     assert members_by_epoch(out)[3] is None
     assert members_by_epoch(out)[4] == ["c2b", "c4"]
+
+
+def _line(log: Log, when: str, member: str, client: str, epoch: int, old: str, new: str) -> None:
+    """A dynamic member's state change in the log of consumer client `client` (its process)."""
+    log.add(f"{DAY}{when}", "member", EventType.MEMBER_STATE_CHANGED, member_id=member, client_id=client,
+            member_epoch=epoch, attributes={"from_state": old, "to_state": new})  # fmt: skip
+
+
+def _joins(log: Log, when: str, member: str, client: str, epoch: int) -> None:
+    _line(log, f"{when},000", member, client, 0, "UNSUBSCRIBED", "JOINING")
+    _line(log, f"{when},002", member, client, epoch, "JOINING", "RECONCILING")
+    _line(log, f"{when},004", member, client, epoch, "RECONCILING", "ACKNOWLEDGING")
+    _line(log, f"{when},004", member, client, epoch, "ACKNOWLEDGING", "STABLE")
+
+
+def test_an_epoch_whose_bumps_the_lines_explain_still_counts_a_dead_process_member():
+    """Client c2's member c2 falls silent at epoch 2 (a crash) and its consumer later restarts as c2b: the
+    coordinator counts c2 until its session expires, at a bump no consumer log shows. c1 leaves for good
+    (epoch -1: a bump) and its restarted consumer joins as c1b, answered with epoch 4: the two bumps since
+    epoch 2 are that leave and that join, so c2 was not removed before epoch 4, which counts it. c2b is then
+    answered with epoch 6: one bump is unexplained (c2's expiry, or else), so epoch 6's list is null."""
+    log = Log("g")
+    _joins(log, "00:00", "c1", "c1", 1)
+    _joins(log, "00:01", "c2", "c2", 2)
+    _line(log, "00:20,000", "c1", "c1", 2, "STABLE", "PREPARE_LEAVING")
+    _line(log, "00:20,005", "c1", "c1", -1, "PREPARE_LEAVING", "LEAVING")
+    _line(log, "00:20,005", "c1", "c1", 2, "LEAVING", "UNSUBSCRIBED")
+    _joins(log, "00:25", "c1b", "c1", 4)
+    _joins(log, "00:34", "c2b", "c2", 6)
+    out = log.replay()
+    assert members_by_epoch(out)[4] == ["c1b", "c2"]
+    assert members_by_epoch(out)[6] is None
