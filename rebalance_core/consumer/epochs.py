@@ -209,10 +209,13 @@ class EpochTracker:
 
     def member_out(self, member: str) -> None:
         """`member` turned out to be out of the group at the current epoch (removed unseen: its removal is
-        what bumped it)."""
+        what bumped it; or a static member replaced at this epoch). An assignment its own log stated at this
+        epoch goes with it: the row names the epoch's members (a replaced static member's last "Reconciling
+        assignment" block is its replacement's target, GroupMetadataManager.replaceMember)."""
         cur = self.current
         if cur is not None and not cur.closed and cur.members is not None:
             cur.members.pop(member, None)
+            cur.stated.pop(member, None)
 
     def members_unknown(self) -> None:
         """Which members the current epoch counts cannot be told (see OpenEpoch.members_unknown)."""

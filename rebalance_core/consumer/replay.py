@@ -90,6 +90,9 @@ DEFAULT_CONSUMER_SESSION_TIMEOUT_MS = 45_000
 # GroupCoordinatorConfig.CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS_DEFAULT (group.consumer.heartbeat.interval.ms):
 # a member learns a new target assignment at its next heartbeat, at most this long after it was computed
 DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
+# GroupCoordinatorConfig.CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.max.session.timeout.ms):
+# the longest session a member can have on a broker with default settings
+CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS = 60_000
 # ConsumerConfig max.poll.interval.ms default: a member whose application thread (and so its rebalance
 # callbacks) is blocked longer leaves the group (AbstractMembershipManager.transitionToSendingLeaveGroup
 # on the expired poll timer); a member still in the group after it has polled, and run its callbacks
@@ -155,6 +158,13 @@ class MemberView:
     left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
     # member-side logs only: the group epoch when its own log showed it leave so (epoch -2)
     left_static_epoch: int | None = None
+    # member-side logs only: a static member that closed while JOINING (its leave heartbeat, epoch -2, went
+    # out before a response stated a member epoch): whether the coordinator created it from its join
+    # heartbeat (then it holds the instance, reserved, until its session expires or a member of its instance
+    # replaces it) no log of it shows; `unanswered_until_epoch`: the epoch its instance's successor was
+    # answered with, after which it is surely out
+    left_unanswered: bool = False
+    unanswered_until_epoch: int | None = None
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
     client_epoch: int | None = None  # the member epoch its own last state line states
@@ -213,6 +223,9 @@ class ConsumerGroupReplayer:
         # member-only logs: counted members that may have been removed by a bump no line explains (see
         # _settle_unexplained), until their own line shows them at the group's epoch again
         self.doubtful: set[str] = set()
+        # member-side logs only: the current epoch, when a new member's own join opened it right after an epoch
+        # whose member list was known (see _member_only_epoch): that join was its only bump
+        self.joined_epoch: int | None = None
         # member-only logs: epochs a member's line skipped (it showed a later one first) that no line has shown
         # yet: a member lagging behind may still show one (see _skipped_epoch_shown)
         self.skipped_epochs: set[int] = set()
@@ -303,6 +316,7 @@ class ConsumerGroupReplayer:
             "unexplained": self.unexplained,
             "shown_in_epoch": sorted(self.shown_in_epoch),
             "doubtful": sorted(self.doubtful),
+            "joined_epoch": self.joined_epoch,
             "skipped_epochs": sorted(self.skipped_epochs),
             "history_in_input": self.history_in_input,
             "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
@@ -569,6 +583,7 @@ class ConsumerGroupReplayer:
         # leave heartbeat (epoch -2) finds the instance still held by its previous member, or no member
         # (GroupMetadataManager.consumerGroupStaticMemberGroupLeave: FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID)
         had_epoch = view.joined or (view.client_epoch or 0) > 0
+        replacing = view.replaces is not None or bool(self._unanswered_of(view))
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
         if to_state is ClientState.FENCED and self._silent_since_epoch_opened(view):
@@ -599,23 +614,12 @@ class ConsumerGroupReplayer:
                 self._process_restarted(view)
         elif to_state is ClientState.RECONCILING and from_state is ClientState.JOINING and view.replaces:
             replaced, view.replaces = view.replaces, None
-            cur = self.tracker.current
-            if (
-                cur is not None
-                and cur.stabilized_at is None
-                and e.member_epoch is not None
-                and e.member_epoch <= cur.epoch
-            ):
-                # answered with the current epoch: the static member was replaced in place, no bump
-                # (GroupMetadataManager.consumerGroupHeartbeat -> replaceMember), so the epoch's members are
-                # the replacement's from here (it joins the epoch as its line shows it). A newer epoch is a
-                # bump of its own (the old member's session expired first): the old member stays counted in
-                # the epochs it was in
-                self.tracker.member_out(replaced)
+            self._static_successor_answered(view, replaced, e.member_epoch)
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # a static member leaving "temporarily": its partitions stay reserved
             view.left_static, view.left_static_at = had_epoch, e.ts
             view.left_static_epoch = self.tracker.epoch
+            view.left_unanswered = not had_epoch and not self.has_coordinator
         elif to_state is ClientState.LEAVING and e.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
             view.left_in_epoch = self.tracker.epoch
         elif (
@@ -624,6 +628,8 @@ class ConsumerGroupReplayer:
             and not self.has_coordinator
         ):
             self._instance_taken_over(view, e.ts)
+            for other in self._unanswered_of(view):
+                other.unanswered_until_epoch = e.member_epoch
         if to_state is ClientState.FENCED:
             self._fenced_unseen(view)
             self._stop_all(view, e.ts, "lost")
@@ -644,7 +650,7 @@ class ConsumerGroupReplayer:
         if not self.has_coordinator:
             if to_state is ClientState.STABLE:
                 self._idle_members_out(view, e.ts)
-            self._member_only_epoch(view, to_state, e)
+            self._member_only_epoch(view, to_state, e, replacing)
         elif to_state is ClientState.RECONCILING and from_state is not ClientState.JOINING:
             # (a join's own response, JOINING -> RECONCILING, is no further step of a converged epoch)
             # a provisional convergence did not hold: a member reconciles again at this epoch (a join, a
@@ -671,9 +677,10 @@ class ConsumerGroupReplayer:
             and view.member_id in (cur.members or {})
         )
 
-    def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event) -> None:
+    def _member_only_epoch(self, view: MemberView, to_state: ClientState, e: Event, replacing: bool) -> None:
         """Member-side logs only: epochs come from the members' own (lagging) epochs, a rebalance starts
-        at a member's first rebalance signal."""
+        at a member's first rebalance signal. `replacing`: `view` joined under the instance of a static member
+        that left temporarily (it may be answered with an epoch another bump opened)."""
         current = self.tracker.current
         epoch = e.member_epoch
         if epoch is not None and epoch > 0 and (current is None or epoch > current.epoch):
@@ -681,6 +688,20 @@ class ConsumerGroupReplayer:
                 self._skipped(range(current.epoch + 1, epoch))
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
             self._epoch_unexplained(epoch, current.epoch if current is not None else None)
+            # a new member is answered with the epoch its own join bumped (GroupMetadataManager
+            # .consumerGroupHeartbeat: the member's epoch is the new group epoch's target epoch); when the
+            # lines explain every bump since the epoch shown before (its join, leaves and joins logged before
+            # it), none of them removed a member of that epoch unseen
+            self.joined_epoch = (
+                epoch
+                if joined
+                and not replacing
+                and current is not None
+                and not self.unexplained
+                and current.members is not None
+                and not current.members_unknown
+                else None
+            )
             self._open_epoch(epoch, e.ts, None, "inferred")
             self.shown_in_epoch = {view.member_id}
             cur = self.tracker.current
@@ -836,6 +857,36 @@ class ConsumerGroupReplayer:
             self._forget(other.member_id, ts)
             self._bump_explained()  # its removal (session expired) bumped the epoch
 
+    def _static_successor_answered(self, view: MemberView, replaced: str, epoch: int | None) -> None:
+        """Member-side logs only: `view` joined under the group.instance.id of `replaced`, which left
+        temporarily (epoch -2: kept in the group, its assignment reserved, until its session expires,
+        GroupMetadataManager.consumerGroupStaticMemberGroupLeave), and is answered with member epoch `epoch`.
+
+        - `epoch` not newer than the current one: `view` replaced it in place
+          (GroupMetadataManager.consumerGroupHeartbeat -> replaceMember: no bump), so its JOINING is no cause
+          of a bump, and the epoch's members are the replacement's from here (it joins the epoch as its line
+          shows it); an epoch that converged before keeps the members it converged with.
+        - newer: `replaced`'s session expired first, and that removal bumped an epoch R after the one it left
+          in; the join bumped `epoch` itself. R <= `epoch` - 1, so if that is the current epoch (opened after
+          the leave), `replaced` is no member of it; with more epochs between, R may be one no line showed:
+          whether the current epoch still counted it is unknown (null). The epoch it left in counted it."""
+        cur = self.tracker.current
+        if cur is None or epoch is None:
+            return
+        if epoch <= cur.epoch:
+            self.causes_seen = max(0, self.causes_seen - 1)
+            if cur.stabilized_at is None:
+                self.tracker.member_out(replaced)
+            return
+        previous = self.members.get(replaced)
+        left_in = previous.left_static_epoch if previous is not None else None
+        if replaced not in (cur.members or {}) or left_in is None or left_in >= cur.epoch:
+            return
+        if epoch == cur.epoch + 1:
+            self.tracker.member_out(replaced)
+        else:
+            self.tracker.members_unknown()
+
     def _process_restarted(self, view: MemberView) -> None:
         """Member-side logs only: `view` joins from a consumer process that logged another member id before,
         which never logged leaving. A consumer keeps its member id for its lifetime (a fenced member rejoins
@@ -874,10 +925,17 @@ class ConsumerGroupReplayer:
     def _flag_unknown_members(self) -> None:
         """Member-side logs only: the current epoch counts a member whose process is gone (see
         _process_restarted) and whose own log never stated this epoch: it may have been fenced at it or
-        before, or still be counted, so the epoch's member list is unknown (null), never a guess."""
+        before, or still be counted, so the epoch's member list is unknown (null), never a guess; except an
+        epoch a new member's join opened alone (joined_epoch): it counts whom the epoch before counted. Likewise
+        an epoch that may count a static member closed while JOINING (see _maybe_counted_unanswered)."""
         cur = self.tracker.current
         if self.has_coordinator or cur is None or cur.closed or cur.members is None or cur.members_unknown:
             return
+        if self._maybe_counted_unanswered():
+            self.tracker.members_unknown()
+            return
+        if self.joined_epoch == cur.epoch:
+            return  # opened by a join alone: it counts whom the epoch before counted (see _member_only_epoch)
         for member in cur.members:
             view = self.members.get(member)
             if member in self.doubtful or (
@@ -885,6 +943,40 @@ class ConsumerGroupReplayer:
             ):
                 self.tracker.members_unknown()
                 return
+
+    def _unanswered_of(self, view: MemberView) -> list[MemberView]:
+        """Static members of `view`'s instance, other than it, that closed while JOINING (left_unanswered)."""
+        if not view.instance:
+            return []
+        return [
+            v
+            for v in self.members.values()
+            if v.left_unanswered and v.instance == view.instance and v.member_id != view.member_id
+        ]
+
+    def _maybe_counted_unanswered(self) -> bool:
+        """Member-side logs only: the current epoch opened after a static member closed while JOINING and may
+        count it. A JOINING member that closes sends its leave heartbeat (AbstractMembershipManager.leaveGroup:
+        only UNSUBSCRIBED, FENCED, FATAL and STALE are out of the group) and ignores any response to its join
+        heartbeat, so its log never shows whether the coordinator had processed that join. If it had, the join
+        bumped the epoch and the leave (epoch -2) kept the member, reserved, until its session expired
+        (GroupMetadataManager.consumerGroupStaticMemberGroupLeave) or a member of its instance replaced it at
+        the same epoch (replaceMember): the epochs in between, the successor's included, count the old
+        member id or not. Bounded by the broker's longest session (group.consumer.max.session.timeout.ms,
+        60 s by default; the configured session timeout where given) and by the successor's epoch."""
+        cur = self.tracker.current
+        opened = cur.started_at if cur.started_at is not None else self.last_ts
+        longest = self.settings.session_timeout_ms or CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS
+        for view in self.members.values():
+            if not view.left_unanswered or view.left_static_at is None or opened is None:
+                continue
+            if opened - view.left_static_at > longest:
+                view.left_unanswered = False  # surely expired before any later epoch
+                continue
+            until = view.unanswered_until_epoch
+            if cur.epoch > (view.left_static_epoch or 0) and (until is None or cur.epoch <= until):
+                return True
+        return False
 
     def _m_sync_response(self, e: Event) -> None:
         """KIP-848 client "Reconciling assignment with local epoch ..." (partitions = the new assignment,
@@ -1496,6 +1588,7 @@ class ConsumerGroupReplayer:
         self.unexplained = int(state.get("unexplained", 0))
         self.shown_in_epoch = set(state.get("shown_in_epoch", ()))
         self.doubtful = set(state.get("doubtful", ()))
+        self.joined_epoch = state.get("joined_epoch")
         self.skipped_epochs = set(state.get("skipped_epochs", ()))
         self.history_in_input = state.get("history_in_input", False)
         self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
