@@ -1015,7 +1015,10 @@ class GroupReplayer:
 
     def _m_assignment_computed(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
-        if not e.assignment or self._superseded(gen):
+        if not e.assignment:
+            return
+        if self._superseded(gen):
+            self._late_leader_named(gen, view.member_id, e.assignment)
             return
         self._check_assignment(e.assignment, e)
         assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
@@ -1043,7 +1046,29 @@ class GroupReplayer:
             if self.round.members is None:
                 self.round.members = sorted(assignment)
                 self.round.member_count = self.round.member_count or len(assignment)
+        else:  # a generation whose round closed already (the next one is open)
+            self._late_leader_named(gen, view.member_id, assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
+
+    def _late_leader_named(self, gen: int | None, leader: str | None, assignment: dict) -> None:
+        """Members' logs only: a leader that paused after its JoinGroup logs its assignment for generation
+        `gen` after the replay wrote that generation's row (from the followers' JoinGroup responses, which
+        do not name the leader at INFO). The line still states who led `gen`: the coordinator answers
+        exactly one member of a generation as its leader, and only that member runs the assignor
+        (AbstractCoordinator.onJoinLeader -> ConsumerCoordinator.onLeaderElected, "Finished assignment
+        for group at generation N"), over every member of the generation, each listed, with partitions
+        or none. Its row, while it is still unwritten (not drained yet), gets the leader and the member
+        list it lacked; a row flushed already keeps its nulls."""
+        if self.has_coordinator or gen is None or leader is None:
+            return
+        row = next((r for r in reversed(self._out["generations"]) if r["generation_id"] == gen), None)
+        if row is None or row["ended_empty"]:
+            return
+        if row["leader_member_id"] is None:
+            row["leader_member_id"] = leader
+        if row["members"] is None:
+            row["members"] = sorted(assignment)
+            row["member_count"] = len(assignment)
 
     def _left_out_members_removed(self, assignment: dict[str, list[TopicPartition]]) -> None:
         """Members' logs only: the leader's assignment lists every member of the new generation. A dynamic
