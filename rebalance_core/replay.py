@@ -1482,9 +1482,9 @@ class GroupReplayer:
         rnd = self.round
         removed_at, rnd.removal_unseen_at = rnd.removal_unseen_at, None
         closed = self.closed_generation
+        held, rnd.signal_after_leave = rnd.signal_after_leave, None
         if gen is not None and gen == (closed if closed is not None else 0) + 1:
             return
-        held, rnd.signal_after_leave = rnd.signal_after_leave, None
         rnd.ended_at = removed_at
         self._end_round()
         self._end_episode(removed_at)
