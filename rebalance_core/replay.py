@@ -220,6 +220,11 @@ class Round:
     # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
     emptied_at: int | None = None
     signal_after_leave: tuple[int, str | None] | None = None  # the first rebalance signal since then
+    # members' logs only: a member of the last generation, removed while others remained, rejoins with a
+    # new member id and no line showed the rebalance its removal started: this round stands for it
+    # from this instant (`_removed_member_rejoins`); a new member's JoinGroup since waits in
+    # `signal_after_leave` until a JoinGroup response tells whether it joined this join phase
+    removal_unseen_at: int | None = None
     # members' logs only: the processes (`_process_of`) whose JoinGroup lines fall in this join phase
     joiners: list[str] = field(default_factory=list)
 
@@ -723,7 +728,7 @@ class GroupReplayer:
                 # just resolved to it, such as Connect's "Rebalance started" before a new worker's first
                 # JoinGroup, was this new process's)
                 previous.signal_ts = None
-                self._removed_last_member_rejoins(previous)
+                self._removed_member_rejoins(previous)
                 self._rejoin_after_lost(previous)
             if e.client_id:
                 self.joining_clients.add(e.client_id)
@@ -768,7 +773,7 @@ class GroupReplayer:
         ts, reason, processes = self.fresh_join
         self.fresh_join = None
         if not self.has_coordinator:
-            self._member_round_signal(ts, reason)
+            self._member_round_signal(ts, reason, new_member=True)
             for process in processes:
                 self._note_joiner(process)
 
@@ -1015,7 +1020,10 @@ class GroupReplayer:
 
     def _m_assignment_computed(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
-        if not e.assignment or self._superseded(gen):
+        if not e.assignment:
+            return
+        if self._superseded(gen):
+            self._late_leader_named(gen, view.member_id, e.assignment)
             return
         self._check_assignment(e.assignment, e)
         assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
@@ -1043,7 +1051,29 @@ class GroupReplayer:
             if self.round.members is None:
                 self.round.members = sorted(assignment)
                 self.round.member_count = self.round.member_count or len(assignment)
+        else:  # a generation whose round closed already (the next one is open)
+            self._late_leader_named(gen, view.member_id, assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
+
+    def _late_leader_named(self, gen: int | None, leader: str | None, assignment: dict) -> None:
+        """Members' logs only: a leader that paused after its JoinGroup logs its assignment for generation
+        `gen` after the replay wrote that generation's row (from the followers' JoinGroup responses, which
+        do not name the leader at INFO). The line still states who led `gen`: the coordinator answers
+        exactly one member of a generation as its leader, and only that member runs the assignor
+        (AbstractCoordinator.onJoinLeader -> ConsumerCoordinator.onLeaderElected, "Finished assignment
+        for group at generation N"), over every member of the generation, each listed, with partitions
+        or none. Its row, while it is still unwritten (not drained yet), gets the leader and the member
+        list it lacked; a row flushed already keeps its nulls."""
+        if self.has_coordinator or gen is None or leader is None:
+            return
+        row = next((r for r in reversed(self._out["generations"]) if r["generation_id"] == gen), None)
+        if row is None or row["ended_empty"]:
+            return
+        if row["leader_member_id"] is None:
+            row["leader_member_id"] = leader
+        if row["members"] is None:
+            row["members"] = sorted(assignment)
+            row["member_count"] = len(assignment)
 
     def _left_out_members_removed(self, assignment: dict[str, list[TopicPartition]]) -> None:
         """Members' logs only: the leader's assignment lists every member of the new generation. A dynamic
@@ -1283,7 +1313,7 @@ class GroupReplayer:
             view.lost_before_rejoin = False
             self.timeline.stops_inferred(view.member_id)
 
-    def _removed_last_member_rejoins(self, view: MemberView) -> None:
+    def _removed_member_rejoins(self, view: MemberView) -> None:
         """Members' logs only: `view` gave its partitions up as lost and now joins without a member id:
         the coordinator had removed it (its session expired while the process stalled: UNKNOWN_MEMBER_ID,
         AbstractCoordinator.resetGenerationOnResponseError resets the member id; a fenced generation
@@ -1294,21 +1324,33 @@ class GroupReplayer:
         (GroupMetadata / ClassicGroup.initNextGeneration). Like the last member's LeaveGroup
         (`_left_group`): its round starts at the lost line, the latest the removal can be; the
         generation the rejoin gets settles it (`_settle_emptied`: one more than the last, the rejoin
-        joined that join phase instead)."""
+        joined that join phase instead).
+        When others of its generation remain and none of their lines showed a rebalance since (their
+        processes died or stalled too, or their logs are not in the input), the removal still started
+        one (removeMemberAndUpdateGroup -> maybePrepareRebalance in Stable), which no line shows: its
+        round starts at the lost line too (`inferred`), and whether the rejoin joined its join phase or
+        came after it completed, only the generation the rejoin gets says (`_settle_emptied`)."""
         if (
             self.has_coordinator
             or not view.lost_before_rejoin
             or view.lost_at is None
             or view.instance  # KIP-345: a static member's removal is its session's, no new member id
             or self.remaining_members is None
-            or any(m != view.member_id for m in self.remaining_members)
             or (self.round is not None and self.round.generation_id is None)
         ):
             return
+        others = [m for m in self.remaining_members if m != view.member_id]
+        if others and view.member_id not in self.remaining_members:
+            return  # left out of the last generation: that generation's round was its removal's
         # the coordinator's own reason for it (GroupCoordinator.onExpireHeartbeat), for the cause
         self._member_round_signal(view.lost_at, f"removing member {view.member_id} on heartbeat expiration")
-        self.remaining_members = []
-        self.round.emptied_at = view.lost_at
+        self.remaining_members = others
+        if others:
+            self.round.removal_unseen_at = view.lost_at
+            self.round.source = "inferred"
+            self.timeline.episode.source = "inferred"
+        else:
+            self.round.emptied_at = view.lost_at
 
     def _m_partitions_lost(self, e: Event, view: MemberView) -> None:
         view.lost_at = e.ts
@@ -1415,6 +1457,9 @@ class GroupReplayer:
         decides. One more than the last completed: it joined that join phase; more: the group emptied
         at the leave (`_emptied_by_last_leave`), also when the input ends first (inferred)."""
         rnd = self.round
+        if rnd is not None and rnd.removal_unseen_at is not None:
+            self._settle_unseen_removal(gen)
+            return
         if rnd is None or rnd.emptied_at is None:
             return
         emptied_at, rnd.emptied_at = rnd.emptied_at, None
@@ -1425,6 +1470,28 @@ class GroupReplayer:
             self._emptied_by_last_leave(emptied_at, gen)
             if rnd.signal_after_leave is not None:  # the next round started at the first signal since
                 self._begin_round(*rnd.signal_after_leave, "member")
+
+    def _settle_unseen_removal(self, gen: int | None) -> None:
+        """Members' logs only: the round of a removal no line showed (`_removed_member_rejoins`), settled
+        by the next JoinGroup response (`gen`) or the end of the input (None). One more than the last
+        completed generation: the new JoinGroup reached the removal's join phase, one rebalance. Else
+        that join phase completed without it, as generation(s) no member logged (their rows wait for a
+        line naming them, `_note_unlogged_generations`), and the new JoinGroup started a rebalance of its
+        own; when no response comes, no line tells which (both `inferred`). The removal's end is in no
+        line: taken at its start, the lost line."""
+        rnd = self.round
+        removed_at, rnd.removal_unseen_at = rnd.removal_unseen_at, None
+        closed = self.closed_generation
+        held, rnd.signal_after_leave = rnd.signal_after_leave, None
+        if gen is not None and gen == (closed if closed is not None else 0) + 1:
+            return
+        rnd.ended_at = removed_at
+        self._end_round()
+        self._end_episode(removed_at)
+        if held is not None:
+            self._begin_round(*held, "member")
+            self.round.source = "inferred"
+            self.timeline.episode.source = "inferred"
 
     def _emptied_by_last_leave(self, ts: int, next_gen: int | None = None) -> None:
         """Members' logs only: the last member of the group (the leader's assignment listed every member
@@ -1458,12 +1525,17 @@ class GroupReplayer:
         self._end_episode(ts)
 
     # ================================================================================== rounds
-    def _member_round_signal(self, ts: int, reason: str | None) -> None:
-        """Member-only logs: a rebalance signal opens a round unless one is in its join phase."""
-        if self.round is None or self.round.generation_id is not None:
+    def _member_round_signal(self, ts: int, reason: str | None, new_member: bool = False) -> None:
+        """Member-only logs: a rebalance signal opens a round unless one is in its join phase. In the join
+        phase of a group the last LeaveGroup emptied, or (a `new_member`'s JoinGroup) of a removal no
+        line showed, it waits to know whether it joined that phase (`_settle_emptied`)."""
+        rnd = self.round
+        if rnd is None or rnd.generation_id is not None:
             self._begin_round(ts, reason, "member")
-        elif self.round.emptied_at is not None and self.round.signal_after_leave is None:
-            self.round.signal_after_leave = (ts, reason)
+        elif rnd.signal_after_leave is None and (
+            rnd.emptied_at is not None or (new_member and rnd.removal_unseen_at is not None)
+        ):
+            rnd.signal_after_leave = (ts, reason)
 
     def _member_round(self, gen: int | None, started_at: int | None, seen_at: int) -> Round | None:
         """Member-only logs: the round of generation `gen`, opened if needed (started_at None: its start

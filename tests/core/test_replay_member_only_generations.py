@@ -187,3 +187,70 @@ def test_a_rejoin_that_gets_the_next_generation_joined_the_removals_rebalance():
 def test_the_removal_survives_a_batch_boundary():
     events = last_member_removed_then_rejoins(rejoined_generation=3)
     assert generations(run_split(events, [6, 8])) == generations(run(events))
+
+
+def member_removed_while_another_stays_silent(rejoined_generation: int | None):
+    """random:440: a-1 leads a-1 and b-1 in generation 1; b-1's log stops (it died silently), a-1
+    stalls; a-1's log shows its partitions lost at 10000 (the coordinator removed it: its session
+    expired), then it joins again without a member id as a-2 and gets `rejoined_generation` (None: its
+    log ends before any response)."""
+    events = [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(0, "join_sent", member_id="b-1", client_id="b"),
+        ev(10, "join_response", generation_id=1, member_id="a-1", leader_id="a-1", protocol_name="range",
+           client_id="a"),
+        ev(10, "join_response", generation_id=1, member_id="b-1", protocol_name="range", client_id="b"),
+        ev(11, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0", "b-1": "t-1"}),
+        ev(20, "sync_response", generation_id=1, member_id="a-1", partitions="t-0", client_id="a"),
+        ev(20, "partitions_assigned", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(21, "sync_response", generation_id=1, member_id="b-1", partitions="t-1", client_id="b"),
+        ev(21, "partitions_assigned", member_id="b-1", partitions="t-1", client_id="b"),
+        ev(10000, "partitions_lost", member_id="a-1", partitions="t-0", client_id="a"),
+        ev(10001, "join_sent", client_id="a"),
+        ev(10040, "join_requested", member_id="a-2", reason=REJOIN + "a-2", client_id="a"),
+        ev(10040, "join_sent", member_id="a-2", client_id="a"),
+    ]  # fmt: skip
+    if rejoined_generation is not None:
+        events += [
+            ev(13050, "join_response", generation_id=rejoined_generation, member_id="a-2", leader_id="a-2",
+               protocol_name="range", client_id="a"),
+            ev(13052, "assignment_computed", generation_id=rejoined_generation, member_id="a-2",
+               assignment={"a-2": "t-0 t-1"}),
+            ev(13070, "sync_response", generation_id=rejoined_generation, member_id="a-2", partitions="t-0 t-1",
+               client_id="a"),
+            ev(13070, "partitions_assigned", member_id="a-2", partitions="t-0 t-1", client_id="a"),
+        ]  # fmt: skip
+    return events
+
+
+def episodes_of(out):
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    return [(ep["started_at"] % 100_000, ep["rounds"], ep["source"]) for ep in episodes]
+
+
+def test_a_removal_no_line_shows_is_a_rebalance_of_its_own_when_the_rejoin_skips_a_generation():
+    """GroupCoordinator.onExpireHeartbeat -> removeMemberAndUpdateGroup -> maybePrepareRebalance (Stable,
+    another member left): the removal started a rebalance although b-1's log shows none; a-2 getting
+    generation 3 means that join phase completed without it (generation 2, no line names it)."""
+    out = run(member_removed_while_another_stays_silent(rejoined_generation=3))
+    assert episodes_of(out) == [(0, 1, "observed"), (10000, 1, "inferred"), (10001, 1, "inferred")]
+    assert (
+        "heartbeat expiration"
+        in sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])[1]["reason"]
+    )
+    assert sorted(g["generation_id"] for g in out["generations"]) == [1, 3]
+
+
+def test_a_rejoin_that_gets_the_next_generation_joined_the_unseen_removals_rebalance():
+    out = run(member_removed_while_another_stays_silent(rejoined_generation=2))
+    assert episodes_of(out) == [(0, 1, "observed"), (10000, 1, "inferred")]
+
+
+def test_an_unanswered_rejoin_after_an_unseen_removal_leaves_both_rebalances_inferred():
+    out = run(member_removed_while_another_stays_silent(rejoined_generation=None))
+    assert episodes_of(out) == [(0, 1, "observed"), (10000, 1, "inferred"), (10001, 1, "inferred")]
+
+
+def test_the_unseen_removal_survives_a_batch_boundary():
+    events = member_removed_while_another_stays_silent(rejoined_generation=3)
+    assert episodes_of(run_split(events, [10, 12])) == episodes_of(run(events))
