@@ -79,6 +79,26 @@ from rebalance_core.classic.connect import (
 )
 from rebalance_core.classic.member_order import IMPLEMENTATIONS, SCALA_2_13, MemberMapOrder
 from rebalance_core.classic.sim_queue import EventQueue
+from rebalance_core.classic.sim_state import (
+    COMPLETING,
+    EMPTY,
+    HEARTBEATING,
+    ILLEGAL_GENERATION,
+    JOINING,
+    PREPARING,
+    REBALANCE_IN_PROGRESS,
+    REJOINING,
+    STABLE,
+    STABLE_MEMBER,
+    SYNCING,
+    UNJOINED,
+    UNKNOWN_MEMBER_ID,
+    GroupMember,
+    LeaderAssignment,
+    Process,
+    client_reason,
+    sorted_partitions,
+)
 from rebalance_core.events import REVOKE_REJOIN_REASON, Event, TopicPartition, format_ts
 from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
 from rebalance_core.timeline import (
@@ -100,25 +120,8 @@ from rebalance_core.timeline import (
 )
 from schemas.events import EventType, RemovalReason, Side
 
-# Coordinator states (ClassicGroupState names, as Kafka prints them).
-EMPTY, PREPARING, COMPLETING, STABLE = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
-
-# Member states (AbstractCoordinator.MemberState, with the rejoin split out).
-UNJOINED = "unjoined"  # no generation (new, or reset after an error / poll timeout)
-REJOINING = "rejoining"  # knows it must rejoin; the poll loop has not sent the JoinGroup yet
-JOINING = "joining"  # JoinGroup sent (PREPARING_REBALANCE)
-SYNCING = "syncing"  # JoinGroup answered, SyncGroup not (COMPLETING_REBALANCE)
-STABLE_MEMBER = "stable"
-HEARTBEATING = (REJOINING, SYNCING, STABLE_MEMBER)  # the heartbeat thread runs (AbstractCoordinator)
-# ConsumerCoordinator.onJoinComplete's requestRejoin after a cooperative revocation (KIP-429; the 3.2+ reason)
-
 # KafkaConsumer.DEFAULT_REASON: enforceRebalance() without a reason (3.2+)
 ENFORCED_REBALANCE_REASON = "rebalance enforced by user"
-
-# Errors in responses (org.apache.kafka.common.protocol.Errors)
-UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
-ILLEGAL_GENERATION = "ILLEGAL_GENERATION"
-REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"
 
 
 CONSUMER_PROTOCOL = "consumer"  # group.protocol=consumer (KIP-848)
@@ -326,77 +329,6 @@ def simulate(timeline: Timeline, settings: SimulationSettings | None = None) -> 
     return _Simulation(timeline, settings).run()
 
 
-# ----------------------------------------------------------------------------------------- the model
-@dataclass(eq=False)
-class _Process:
-    """One run of a consumer process (a restart makes a new one with the same name)."""
-
-    name: str
-    instance_id: str | None
-    subscription: tuple[str, ...]
-    alive: bool = True
-    member_id: str | None = None
-    generation: int = -1
-    state: str = UNJOINED
-    owned: set[TopicPartition] = field(default_factory=set)  # what the consumer believes it owns
-    last_assignment: tuple[TopicPartition, ...] = ()  # eager sticky user data: previous assignment
-    last_assignment_generation: int | None = None
-    joined_subscription: tuple[str, ...] | None = None
-    is_leader: bool = False
-    metadata_snapshot: dict[str, int] | None = None  # leader: partition counts its assignment used
-    frozen_until: int | None = None  # GC pause: nothing runs
-    busy_until: int | None = None  # slow poll: the poll loop is away, the heartbeat thread runs
-    slow_poll_ms: int | None = None  # a slow poll waiting for the member to be stable
-    frozen_queue: list = field(default_factory=list)
-    busy_queue: list = field(default_factory=list)
-    heartbeat_token: int | None = None
-    failed_at: int | None = None  # when it stopped heartbeating without leaving (its last heartbeat)
-    request: int = 0  # id of the JoinGroup / SyncGroup in flight: responses to older ones are stale
-    leader_id: str | None = None  # the leader its last JoinGroup response named
-    worker: WorkerState | None = None  # a Kafka Connect worker's state (None: a consumer)
-    # a Connect worker's last assignment as its JoinGroup metadata carries it beyond the work it runs
-    # (WorkerCoordinator.assignmentSnapshot: the leader, what it revoked, the delay)
-    worker_snapshot: tuple | None = None
-
-    @property
-    def heartbeating(self) -> bool:
-        return (
-            self.alive
-            and self.frozen_until is None
-            and self.member_id is not None
-            and self.state in HEARTBEATING
-        )
-
-
-@dataclass(eq=False)
-class _LeaderAssignment:
-    """The leader's SyncGroup: each member's assignment (all its partitions / the tasks it will run),
-    and for a Connect group the KIP-415 delay and each worker's increments."""
-
-    full: dict[str, tuple[TopicPartition, ...]]
-    delay_ms: int = 0
-    workers: dict[str, WorkerAssignment] | None = None
-
-
-@dataclass(eq=False)
-class _GroupMember:
-    """The coordinator's record of a member (MemberMetadata)."""
-
-    member_id: str
-    instance_id: str | None
-    client_id: str
-    process: _Process
-    subscription: tuple[str, ...]
-    owned: tuple[TopicPartition, ...]
-    owned_generation: int | None
-    worker_snapshot: tuple | None = None  # a Connect worker's (_Process.worker_snapshot)
-    awaiting_join: bool = False
-    awaiting_sync: bool = False
-    last_seen: int = 0
-    check_token: int | None = None
-    request: int = 0  # the parked JoinGroup / SyncGroup the response answers
-
-
 class _Simulation:
     def __init__(self, timeline: Timeline, settings: SimulationSettings):
         self.timeline = timeline
@@ -413,7 +345,7 @@ class _Simulation:
         self.now = timeline.start_ms
         self.events: list[Event] = []
         self.topics: dict[str, int] = dict(timeline.topics)
-        self.processes: dict[str, _Process] = {}
+        self.processes: dict[str, Process] = {}
         self.restarting: set[str] = set()  # members whose restart has not started the new process yet
         self.requests = 0
         self.logged_members: set[str] = set()  # member ids that appear in member-side events
@@ -431,7 +363,7 @@ class _Simulation:
         self.state = EMPTY
         self.generation = 0
         self.leader: str | None = None
-        self.members: dict[str, _GroupMember] = {}  # insertion order = join order
+        self.members: dict[str, GroupMember] = {}  # insertion order = join order
         # the coordinator's HashMap of members: its iteration order, not the join order, picks a new leader
         self.member_order = MemberMapOrder(settings.coordinator_member_map)
         self.member_order.fresh()
@@ -491,7 +423,7 @@ class _Simulation:
         jitter = self.rng.randint(0, self.s.network_jitter_ms) if self.s.network_jitter_ms else 0
         return one_way + jitter
 
-    def _next_request(self, p: _Process) -> int:
+    def _next_request(self, p: Process) -> int:
         self.requests += 1
         p.request = self.requests
         return p.request
@@ -522,7 +454,7 @@ class _Simulation:
     def _coordinator_event(self, event_type: EventType, **values: Any) -> Event:
         return self._emit(Side.COORDINATOR, event_type, source=self.s.coordinator, **values)
 
-    def _member_event(self, p: _Process, event_type: EventType, **values: Any) -> Event:
+    def _member_event(self, p: Process, event_type: EventType, **values: Any) -> Event:
         values.setdefault("member_id", p.member_id)
         if self.connect:  # as the parser tags a "[Worker clientId=…]" line
             values.setdefault("protocol_type", CONNECT_PROTOCOL_TYPE)
@@ -584,7 +516,7 @@ class _Simulation:
                 self._member_later(self.s.metadata_refresh_ms, p, self._check_metadata)
 
     # ------------------------------------------------------------------------- member: plumbing
-    def _on_member(self, p: _Process, fn: Callable, *args: Any, poll_loop: bool = True) -> None:
+    def _on_member(self, p: Process, fn: Callable, *args: Any, poll_loop: bool = True) -> None:
         """Run a member-side step now, unless the process is dead (dropped), frozen by a GC pause (run
         at wake-up) or, for a poll-loop step, away in a slow poll (run when the poll loop is back)."""
         if not p.alive:
@@ -596,22 +528,22 @@ class _Simulation:
         else:
             fn(p, *args)
 
-    def _member_later(self, delay: int, p: _Process, fn: Callable, *args: Any, poll_loop: bool = True) -> int:
+    def _member_later(self, delay: int, p: Process, fn: Callable, *args: Any, poll_loop: bool = True) -> int:
         """A member-side step `delay` ms from now (see _on_member)."""
         return self._later(delay, self._member_step, p, fn, args, poll_loop)
 
-    def _member_step(self, p: _Process, fn: Callable, args: tuple, poll_loop: bool) -> None:
+    def _member_step(self, p: Process, fn: Callable, args: tuple, poll_loop: bool) -> None:
         self._on_member(p, fn, *args, poll_loop=poll_loop)
 
-    def _deliver(self, p: _Process, delay: int, fn: Callable, *args: Any) -> None:
+    def _deliver(self, p: Process, delay: int, fn: Callable, *args: Any) -> None:
         """A coordinator response reaching the member `delay` ms from now."""
         self._member_later(delay, p, fn, *args)
 
-    def _start_heartbeats(self, p: _Process) -> None:
+    def _start_heartbeats(self, p: Process) -> None:
         self.queue.cancel(p.heartbeat_token)
         p.heartbeat_token = self._schedule_heartbeat(p)
 
-    def _schedule_heartbeat(self, p: _Process) -> int:
+    def _schedule_heartbeat(self, p: Process) -> int:
         """The next heartbeat, heartbeat.interval.ms from now (Heartbeat.sentHeartbeat / resetTimeouts),
         unless the timeline says the member's timer drifted to an instant less than two intervals away
         (a `heartbeat` action): then at that instant."""
@@ -623,7 +555,7 @@ class _Simulation:
             return self.queue.push(pinned.popleft(), self._heartbeat, p, essential=False)
         return self._later(interval, self._heartbeat, p, essential=False)
 
-    def _stop_heartbeats(self, p: _Process) -> None:
+    def _stop_heartbeats(self, p: Process) -> None:
         self.queue.cancel(p.heartbeat_token)
         p.heartbeat_token = None
 
@@ -633,7 +565,7 @@ class _Simulation:
         self._start_process(name, instance_id, topics)
 
     def _start_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
-        p = _Process(name=name, instance_id=instance_id, subscription=tuple(topics))
+        p = Process(name=name, instance_id=instance_id, subscription=tuple(topics))
         self.processes[name] = p
         if self.connect:
             p.worker = WorkerState(self.s.max_delay_ms)
@@ -641,7 +573,7 @@ class _Simulation:
             self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
         self._send_join(p, None)
 
-    def _close(self, p: _Process) -> None:
+    def _close(self, p: Process) -> None:
         """KafkaConsumer.close() (AbstractCoordinator.close): onLeavePrepare gives up everything, then
         maybeLeaveGroup sends LeaveGroup for a dynamic member only. A static member never sends one
         (KIP-345, "Starting from 2.3, only dynamic members will send LeaveGroupRequest"): it stays in
@@ -664,7 +596,7 @@ class _Simulation:
             kind, cause = (
                 (EventType.PARTITIONS_LOST, "lost") if lost else (EventType.PARTITIONS_REVOKED, "revoked")
             )
-            self._member_event(p, kind, partitions=_sorted(p.owned))
+            self._member_event(p, kind, partitions=sorted_partitions(p.owned))
             self._truth_stop(p, p.owned, cause)
         if p.member_id is not None and p.state != UNJOINED and p.instance_id is None:
             self._member_event(p, EventType.LEAVE_SENT, reason=reason)
@@ -675,21 +607,21 @@ class _Simulation:
             self._stopped_heartbeating(p)
         self._end_process(p)
 
-    def _truth_stop(self, p: _Process, tps, cause: str) -> None:
+    def _truth_stop(self, p: Process, tps, cause: str) -> None:
         if p.member_id is not None:
             self.truth.stop(p.member_id, p.instance_id, tps, self.now, cause)
 
-    def _die(self, p: _Process) -> None:
+    def _die(self, p: Process) -> None:
         """Killed right after a heartbeat: no LeaveGroup; the coordinator's session timer runs out."""
         self._stopped_heartbeating(p)
         self._end_process(p)
 
-    def _end_process(self, p: _Process) -> None:
+    def _end_process(self, p: Process) -> None:
         p.alive = False
         p.owned = set()
         self._stop_heartbeats(p)
 
-    def _stopped_heartbeating(self, p: _Process) -> None:
+    def _stopped_heartbeating(self, p: Process) -> None:
         """The process sent its last heartbeat now (crash, freeze, close without leave, poll timeout
         of a static member): from here the coordinator's session timer runs."""
         p.failed_at = self.now
@@ -699,13 +631,13 @@ class _Simulation:
                 member.last_seen = self.now
             self._arm_session_check(member)
 
-    def _freeze(self, p: _Process, duration_ms: int) -> None:
+    def _freeze(self, p: Process, duration_ms: int) -> None:
         self._stopped_heartbeating(p)
         self._stop_heartbeats(p)
         p.frozen_until = self.now + duration_ms
         self._later(duration_ms, self._thaw, p, duration_ms)
 
-    def _thaw(self, p: _Process, duration_ms: int) -> None:
+    def _thaw(self, p: Process, duration_ms: int) -> None:
         if not p.alive:
             return
         p.frozen_until, p.failed_at = None, None
@@ -717,7 +649,7 @@ class _Simulation:
         for fn, args, poll_loop in queued:  # each its own step, in order (see run())
             self._member_later(0, p, fn, *args, poll_loop=poll_loop)
 
-    def _slow_poll(self, p: _Process, duration_ms: int) -> None:
+    def _slow_poll(self, p: Process, duration_ms: int) -> None:
         """The application spends `duration_ms` between two polls (STALLED_FOR_GOOD: it never polls
         again, timeline `stall`). Only a member with an assignment processes records; one in the middle
         of a rebalance starts its slow batch once stable. Meanwhile the heartbeat thread runs: a
@@ -734,13 +666,13 @@ class _Simulation:
         if duration_ms != STALLED_FOR_GOOD:
             self._member_later(duration_ms, p, self._poll_returns, poll_loop=False)
 
-    def _poll_returns(self, p: _Process) -> None:
+    def _poll_returns(self, p: Process) -> None:
         p.busy_until = None
         queued, p.busy_queue = p.busy_queue, []
         for fn, args in queued:  # each its own step, in order (see run())
             self._member_later(0, p, fn, *args)
 
-    def _poll_timeout(self, p: _Process) -> None:
+    def _poll_timeout(self, p: Process) -> None:
         """AbstractCoordinator heartbeat thread: "consumer poll timeout has expired": a dynamic member
         sends LeaveGroup (without revoking: callbacks run only in poll); its generation is reset, so the
         next poll finds its partitions lost and rejoins."""
@@ -763,7 +695,7 @@ class _Simulation:
         # the poll loop finds the generation reset (next step; after a slow poll, when it returns)
         self._member_later(0, p, self._reset_and_rejoin, "consumer poll timeout has expired")
 
-    def _enforce_rebalance(self, p: _Process) -> None:
+    def _enforce_rebalance(self, p: Process) -> None:
         """KafkaConsumer.enforceRebalance(): requestRejoin with the default reason (3.2+), the poll loop
         rejoins (an eager member revokes first). During a rebalance the member rejoins anyway: nothing
         more happens. Kafka's coordinator rebalances for a leader's JoinGroup in Stable, and for a
@@ -772,7 +704,7 @@ class _Simulation:
         if p.state == STABLE_MEMBER:
             self._request_rejoin(p, ENFORCED_REBALANCE_REASON, signal=True)
 
-    def _change_subscription(self, p: _Process, topics: tuple[str, ...]) -> None:
+    def _change_subscription(self, p: Process, topics: tuple[str, ...]) -> None:
         if set(topics) == set(p.subscription):
             return  # SubscriptionState.subscribe: an unchanged subscription needs no rejoin
         p.subscription = tuple(topics)
@@ -780,16 +712,16 @@ class _Simulation:
             self._request_rejoin(p, "subscription changed", signal=True)
         # otherwise the rejoin happens when the current rebalance completes (joinedSubscription check)
 
-    def _check_metadata(self, p: _Process) -> None:
+    def _check_metadata(self, p: Process) -> None:
         if p.is_leader and p.state == STABLE_MEMBER and self._metadata_changed(p):
             self._request_rejoin(p, "cached metadata has changed", signal=True)
 
-    def _metadata_changed(self, p: _Process) -> bool:
+    def _metadata_changed(self, p: Process) -> bool:
         snapshot = p.metadata_snapshot or {}
         return any(self.topics.get(topic, 0) != count for topic, count in snapshot.items())
 
     # ----------------------------------------------------------------------- member: heartbeats
-    def _heartbeat(self, p: _Process) -> None:
+    def _heartbeat(self, p: Process) -> None:
         p.heartbeat_token = None
         if not p.heartbeating:
             return
@@ -812,7 +744,7 @@ class _Simulation:
             p.heartbeat_token = self._schedule_heartbeat(p)
 
     # ------------------------------------------------------------------------ member: rebalance
-    def _request_rejoin(self, p: _Process, reason: str, *, signal: bool, logged: bool = False) -> None:
+    def _request_rejoin(self, p: Process, reason: str, *, signal: bool, logged: bool = False) -> None:
         """requestRejoin: log the reason (unless `logged` already); eager members stop consuming at this
         first signal (the poll loop revokes everything before the JoinGroup); the poll loop then prepares
         and rejoins."""
@@ -827,7 +759,7 @@ class _Simulation:
         p.state = REJOINING
         self._on_member(p, self._join_prepare, reason)
 
-    def _join_prepare(self, p: _Process, reason: str) -> None:
+    def _join_prepare(self, p: Process, reason: str) -> None:
         """ConsumerCoordinator.onJoinPrepare, then the JoinGroup after the revocation callback."""
         if not p.alive or p.state != REJOINING:
             return
@@ -838,18 +770,18 @@ class _Simulation:
         else:
             revoked = set(p.owned)
         if revoked:
-            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(revoked))
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=sorted_partitions(revoked))
             self._truth_stop(p, revoked, "revoked")
             p.owned -= revoked
             self._member_later(self.s.revoke_callback_ms, p, self._send_join_if_rejoining, reason)
         else:
             self._send_join(p, reason)
 
-    def _send_join_if_rejoining(self, p: _Process, reason: str) -> None:
+    def _send_join_if_rejoining(self, p: Process, reason: str) -> None:
         if p.state == REJOINING:
             self._send_join(p, reason)
 
-    def _reset_and_rejoin(self, p: _Process, reason: str, error: str = UNKNOWN_MEMBER_ID) -> None:
+    def _reset_and_rejoin(self, p: Process, reason: str, error: str = UNKNOWN_MEMBER_ID) -> None:
         """A reset generation (error, or our own poll-timeout leave): onJoinPrepare finds no generation
         and calls onPartitionsLost (by default onPartitionsRevoked, so it takes revoke_callback_ms);
         then JoinGroup, with an empty member id after UNKNOWN_MEMBER_ID."""
@@ -859,12 +791,12 @@ class _Simulation:
         if self.connect:
             if p.owned:  # WorkerCoordinator keeps running its work through a reset: not modelled
                 self.unobservable.append(
-                    f"{_ms(self.now)}: Connect worker {p.member_id} was dropped by the group while running "
+                    f"{format_ts(self.now)}: Connect worker {p.member_id} was dropped by the group while running "
                     "tasks; it keeps running them (not modelled)"
                 )
             self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
         elif p.owned:
-            self._member_event(p, EventType.PARTITIONS_LOST, partitions=_sorted(p.owned))
+            self._member_event(p, EventType.PARTITIONS_LOST, partitions=sorted_partitions(p.owned))
             self._truth_stop(p, p.owned, "lost")
             p.owned = set()
             callback_ms = self.s.revoke_callback_ms
@@ -874,11 +806,11 @@ class _Simulation:
         self._stop_heartbeats(p)
         self._member_later(callback_ms, p, self._join_if_unjoined, reason)
 
-    def _join_if_unjoined(self, p: _Process, reason: str) -> None:
+    def _join_if_unjoined(self, p: Process, reason: str) -> None:
         if p.state == UNJOINED:
             self._send_join(p, reason)
 
-    def _send_join(self, p: _Process, reason: str | None) -> None:
+    def _send_join(self, p: Process, reason: str | None) -> None:
         p.state = JOINING
         p.is_leader = False
         p.joined_subscription = p.subscription
@@ -889,7 +821,10 @@ class _Simulation:
         if self.connect:  # the worker's running work, as the leader will read it (ExtendedWorkerState)
             owned, owned_generation = p.worker.metadata(), None
         elif self.cooperative:
-            owned, owned_generation = _sorted(p.owned), (p.generation if p.generation >= 0 else None)
+            owned, owned_generation = (
+                sorted_partitions(p.owned),
+                (p.generation if p.generation >= 0 else None),
+            )
         else:  # eager StickyAssignor user data: the previous assignment and its generation
             owned, owned_generation = p.last_assignment, p.last_assignment_generation
         self._later(
@@ -907,7 +842,7 @@ class _Simulation:
 
     def _on_join_response(
         self,
-        p: _Process,
+        p: Process,
         request: int,
         generation: int,
         member_id: str,
@@ -936,7 +871,7 @@ class _Simulation:
         else:
             self._send_sync(p, None)
 
-    def _skip_assignment(self, p: _Process, members: list[_GroupMember]) -> None:
+    def _skip_assignment(self, p: Process, members: list[GroupMember]) -> None:
         """KIP-814, a static leader back in a Stable group (JoinGroup v9 skipAssignment): the coordinator
         keeps the group's assignment; ConsumerCoordinator.onLeaderElected runs no assignor but, after
         updateGroupSubscription (which refreshes the metadata), sets assignmentSnapshot = metadataSnapshot,
@@ -946,7 +881,7 @@ class _Simulation:
         subscribed = sorted({topic for m in members for topic in m.subscription})
         p.metadata_snapshot = {topic: self.topics.get(topic, 0) for topic in subscribed}
 
-    def _on_member_id_required(self, p: _Process, request: int, member_id: str) -> None:
+    def _on_member_id_required(self, p: Process, request: int, member_id: str) -> None:
         """AbstractCoordinator.JoinGroupResponseHandler, MEMBER_ID_REQUIRED: keep the given member id and
         rejoin at once with it (requestRejoin: "need to re-join with the given member-id: X")."""
         if p.state != JOINING or request != p.request:
@@ -957,12 +892,12 @@ class _Simulation:
             self._member_event(p, EventType.JOIN_REQUESTED, reason=reason)
         self._send_join(p, reason)
 
-    def _on_join_error(self, p: _Process, request: int, error: str) -> None:
+    def _on_join_error(self, p: Process, request: int, error: str) -> None:
         if p.state == JOINING and request == p.request:
             p.state = UNJOINED
             self._reset_and_rejoin(p, f"encountered {error} from JOIN_GROUP response", error)
 
-    def _lead(self, p: _Process, generation: int, members: list[_GroupMember]) -> None:
+    def _lead(self, p: Process, generation: int, members: list[GroupMember]) -> None:
         """ConsumerCoordinator.onLeaderElected / performAssignment (Connect: WorkerCoordinator's)."""
         if p.state != SYNCING or p.generation != generation:
             return
@@ -987,9 +922,9 @@ class _Simulation:
         assignment = self.assignor.assign(spec)
         full = {m.member_id: tuple(sorted(assignment.get(m.member_id, ()))) for m in members}
         self._member_event(p, EventType.ASSIGNMENT_COMPUTED, generation_id=generation, assignment=full)
-        self._send_sync(p, _LeaderAssignment(full))
+        self._send_sync(p, LeaderAssignment(full))
 
-    def _lead_workers(self, p: _Process, generation: int, members: list[_GroupMember]) -> None:
+    def _lead_workers(self, p: Process, generation: int, members: list[GroupMember]) -> None:
         """IncrementalCooperativeAssignor.performAssignment, run by this worker's own assignor (its memory
         of the previous assignment and of the delay). Connect logs the result at DEBUG only: no
         assignment_computed."""
@@ -1000,9 +935,9 @@ class _Simulation:
             p.worker.last_completed_generation,
             generation,
         )
-        self._send_sync(p, _LeaderAssignment(result.running, result.delay_ms, result.workers))
+        self._send_sync(p, LeaderAssignment(result.running, result.delay_ms, result.workers))
 
-    def _send_sync(self, p: _Process, assignment: _LeaderAssignment | None) -> None:
+    def _send_sync(self, p: Process, assignment: LeaderAssignment | None) -> None:
         self._later(
             self._latency(self.s.sync_round_trip_ms, 0),
             self._on_sync,
@@ -1013,7 +948,7 @@ class _Simulation:
             assignment,
         )
 
-    def _on_sync_error(self, p: _Process, request: int, error: str) -> None:
+    def _on_sync_error(self, p: Process, request: int, error: str) -> None:
         if p.state != SYNCING or request != p.request:
             return
         if error == REBALANCE_IN_PROGRESS:
@@ -1027,7 +962,7 @@ class _Simulation:
 
     def _on_sync_response(
         self,
-        p: _Process,
+        p: Process,
         request: int,
         generation: int,
         partitions: tuple,
@@ -1046,7 +981,7 @@ class _Simulation:
         assigned = set(partitions)
         revoked = p.owned - assigned if self.cooperative else set()
         if revoked:
-            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(revoked))
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=sorted_partitions(revoked))
             self._truth_stop(p, revoked, "revoked")
             self.truth.follow_up = True  # it rejoins at once: the next round is this episode's (KIP-429)
             p.owned -= revoked
@@ -1054,7 +989,7 @@ class _Simulation:
         else:
             self._assigned(p, generation, assigned, False)
 
-    def _assigned(self, p: _Process, generation: int, assigned: set, revoked_any: bool) -> None:
+    def _assigned(self, p: Process, generation: int, assigned: set, revoked_any: bool) -> None:
         if p.generation != generation:
             return
         added = assigned - p.owned
@@ -1064,14 +999,16 @@ class _Simulation:
             # JoinGroup follows at the next poll (_after_assignment)
             self._member_event(p, EventType.JOIN_REQUESTED, reason=REVOKE_REJOIN_REASON)
         self._member_event(
-            p, EventType.PARTITIONS_ASSIGNED, partitions=_sorted(assigned if not self.cooperative else added)
+            p,
+            EventType.PARTITIONS_ASSIGNED,
+            partitions=sorted_partitions(assigned if not self.cooperative else added),
         )
         p.owned |= added
         self.truth.start(p.member_id, p.instance_id, added, self.now, generation)
         # the poll loop's next iteration (ConsumerCoordinator.rejoinNeededOrPending)
         self._member_later(0, p, self._after_assignment, generation, revoked_any)
 
-    def _after_assignment(self, p: _Process, generation: int, revoked_any: bool) -> None:
+    def _after_assignment(self, p: Process, generation: int, revoked_any: bool) -> None:
         if p.state != STABLE_MEMBER or p.generation != generation:
             return
         if revoked_any:
@@ -1085,7 +1022,7 @@ class _Simulation:
             self._slow_poll(p, duration)
 
     # ----------------------------------------------------------------- member: a Connect worker
-    def _worker_synced(self, p: _Process, generation: int, assignment: WorkerAssignment) -> None:
+    def _worker_synced(self, p: Process, generation: int, assignment: WorkerAssignment) -> None:
         """WorkerCoordinator.onJoinComplete: the worker stops what is revoked (onRevoked, "Finished
         stopping tasks in preparation for rebalance"), then DistributedHerder.onAssigned logs "Joined group
         at generation N ... got assignment: Assignment{...} with rebalance delay: D" and starts the new
@@ -1119,7 +1056,7 @@ class _Simulation:
         else:
             self._worker_joined(p, generation, assignment)
 
-    def _worker_joined(self, p: _Process, generation: int, assignment: WorkerAssignment) -> None:
+    def _worker_joined(self, p: Process, generation: int, assignment: WorkerAssignment) -> None:
         """The "Joined group" instant: revoked tasks are stopped, the new ones start; then
         DistributedHerder.handleRebalanceCompleted rejoins at once after a revocation, and schedules a
         rejoin when the delay expires (scheduledRebalance = now + delay, replaced by every assignment)."""
@@ -1127,12 +1064,12 @@ class _Simulation:
             return
         revoked = set(assignment.revoked_tasks) & p.owned
         if revoked:
-            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=_sorted(revoked))
+            self._member_event(p, EventType.PARTITIONS_REVOKED, partitions=sorted_partitions(revoked))
             self._truth_stop(p, revoked, "revoked")
             p.owned -= revoked
         added = set(assignment.tasks) - p.owned
         if added:
-            self._member_event(p, EventType.PARTITIONS_ASSIGNED, partitions=_sorted(added))
+            self._member_event(p, EventType.PARTITIONS_ASSIGNED, partitions=sorted_partitions(added))
             p.owned |= added
             self.truth.start(p.member_id, p.instance_id, added, self.now, generation)
         p.worker.apply(assignment, generation)
@@ -1145,10 +1082,10 @@ class _Simulation:
         if assignment.revokes:
             self._member_later(0, p, self._worker_rejoin_after_revocation)
 
-    def _worker_rejoin_after_revocation(self, p: _Process) -> None:
+    def _worker_rejoin_after_revocation(self, p: Process) -> None:
         self._request_rejoin(p, "revoked connectors or tasks", signal=False)
 
-    def _worker_delay_expired(self, p: _Process) -> None:
+    def _worker_delay_expired(self, p: Process) -> None:
         """DistributedHerder: "Requesting rebalance because scheduled rebalance timeout has been reached"."""
         p.worker.scheduled_rejoin = None
         self._request_rejoin(p, "scheduled rebalance timeout has been reached", signal=False)
@@ -1175,7 +1112,7 @@ class _Simulation:
                 member_id = self._new_member_id(p.name)
             else:  # "Pending dynamic member with id X joins group ... Adding to the group now."
                 self.queue.cancel(self.pending_members.pop(member_id))
-            member = _GroupMember(
+            member = GroupMember(
                 member_id, p.instance_id, p.name, p, subscription, owned, owned_generation, worker_snapshot
             )
             self.members[member_id] = member
@@ -1217,18 +1154,18 @@ class _Simulation:
             self._try_complete_join()
         elif new:
             kind = f"group instance id {p.instance_id}" if p.instance_id else "group instance id None"
-            self._prepare_rebalance(f"Adding new member {member_id} with {kind}{_client_reason(reason)}")
+            self._prepare_rebalance(f"Adding new member {member_id} with {kind}{client_reason(reason)}")
         elif member_id == self.leader:
             self._prepare_rebalance(
-                f"Leader {member_id} re-joining group during {state_before}{_client_reason(reason)}"
+                f"Leader {member_id} re-joining group during {state_before}{client_reason(reason)}"
             )
         else:
             self._prepare_rebalance(
-                f"Updating metadata for member {member_id} during {state_before}{_client_reason(reason)}"
+                f"Updating metadata for member {member_id} during {state_before}{client_reason(reason)}"
             )
 
     def _joined_with_same_metadata(
-        self, member: _GroupMember, subscription, owned, owned_generation, worker_snapshot
+        self, member: GroupMember, subscription, owned, owned_generation, worker_snapshot
     ) -> bool:
         """Whether a known member's JoinGroup changes nothing the group knows, so that the coordinator
         answers with the current generation instead of rebalancing: in CompletingRebalance for any member
@@ -1249,7 +1186,7 @@ class _Simulation:
         known = (sorted(member.subscription), member.owned, member.owned_generation, member.worker_snapshot)
         return known == (sorted(subscription), owned, owned_generation, worker_snapshot)
 
-    def _answer_current_generation(self, p: _Process, request: int, member: _GroupMember, reason) -> None:
+    def _answer_current_generation(self, p: Process, request: int, member: GroupMember, reason) -> None:
         """The JoinGroup response of the current generation: no rebalance; the member then sends its
         SyncGroup (Stable: answered with its assignment; CompletingRebalance: parked until the leader's).
         The leader gets the members' metadata again (CompletingRebalance only) and recomputes."""
@@ -1280,7 +1217,7 @@ class _Simulation:
             list(self.members.values()) if leader else None,
         )
 
-    def _add_pending_member(self, p: _Process, request: int, subscription, reason) -> None:
+    def _add_pending_member(self, p: Process, request: int, subscription, reason) -> None:
         """KIP-394 (GroupCoordinator.doDynamicNewMemberJoinGroup with requireKnownMemberId, JoinGroup v4+):
         a dynamic member's first JoinGroup only reserves a member id ("Dynamic member with unknown member id
         joins group ... Created a new member id X and request the member to rejoin with this id") and is
@@ -1331,7 +1268,7 @@ class _Simulation:
         old = self.members.pop(old_id)
         self.queue.cancel(old.check_token)
         new_id = self._new_member_id(p.name)
-        member = _GroupMember(new_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
+        member = GroupMember(new_id, p.instance_id, p.name, p, subscription, owned, owned_generation)
         member.last_seen = self.now
         member.request = request
         self.members[new_id] = member
@@ -1388,7 +1325,7 @@ class _Simulation:
             member.awaiting_join = True
             self._prepare_rebalance(
                 f"Updating metadata for static member {new_id} with instance id {p.instance_id}"
-                f"{_client_reason(reason)}"
+                f"{client_reason(reason)}"
             )
         else:  # PreparingRebalance: it takes part in the join phase
             member.awaiting_join = True
@@ -1414,7 +1351,7 @@ class _Simulation:
             # a broker log shows only the assignment: whether this round follows the last one (KIP-429)
             # depends on members really revoking, which only their own logs show
             self.unobservable_from_coordinator.append(
-                f"{_ms(self.now)}: the members' revocations after generation {self.generation} differ from "
+                f"{format_ts(self.now)}: the members' revocations after generation {self.generation} differ from "
                 "what its assignment implies"
             )
         self.state = PREPARING
@@ -1513,7 +1450,7 @@ class _Simulation:
             self.s.max_poll_interval_ms, self._pending_sync_expired, self.generation
         )
 
-    def _on_sync(self, p: _Process, request: int, member_id: str, generation: int, leader_assignment) -> None:
+    def _on_sync(self, p: Process, request: int, member_id: str, generation: int, leader_assignment) -> None:
         """GroupCoordinator.handleSyncGroup."""
         member = self.members.get(member_id)
         back = self._latency(self.s.sync_round_trip_ms, 1)
@@ -1539,7 +1476,7 @@ class _Simulation:
             self.queue.cancel(self.sync_timer)
             self.sync_timer = None
 
-    def _stabilize(self, leader: _LeaderAssignment) -> None:
+    def _stabilize(self, leader: LeaderAssignment) -> None:
         self.assignment = {m: tuple(leader.full.get(m, ())) for m in self.members}
         self.assignment_delay_ms = delay_ms = leader.delay_ms
         self.worker_assignments = dict(leader.workers or {})
@@ -1556,7 +1493,7 @@ class _Simulation:
         for member in members:
             if self.assignment[member.member_id] and member.member_id not in self.logged_members:
                 self.unobservable.append(
-                    f"{_ms(self.now)}: member {member.member_id} is assigned partitions before its own log "
+                    f"{format_ts(self.now)}: member {member.member_id} is assigned partitions before its own log "
                     "mentions it: a replay times it from the coordinator"
                 )
         instances = {m.member_id: m.instance_id for m in members}
@@ -1578,7 +1515,7 @@ class _Simulation:
                 if not member.process.heartbeating:
                     self._arm_session_check(member)
 
-    def _send_assignment(self, member: _GroupMember, delay: int) -> None:
+    def _send_assignment(self, member: GroupMember, delay: int) -> None:
         partitions = self.assignment.get(member.member_id, ())
         self._deliver(
             member.process,
@@ -1626,16 +1563,16 @@ class _Simulation:
             self._remove_member(
                 member,
                 RemovalReason.LEAVE_GROUP,
-                f"removing member {member_id} on LeaveGroup{_client_reason(reason)}",
+                f"removing member {member_id} on LeaveGroup{client_reason(reason)}",
             )
 
-    def _arm_session_check(self, member: _GroupMember) -> None:
+    def _arm_session_check(self, member: GroupMember) -> None:
         self.queue.cancel(member.check_token)
         member.check_token = self.queue.push(
             member.last_seen + self.s.session_timeout_ms, self._session_check, member
         )
 
-    def _session_check(self, member: _GroupMember) -> None:
+    def _session_check(self, member: GroupMember) -> None:
         """onExpireHeartbeat: members parked in the join or sync phase satisfy their heartbeats."""
         member.check_token = None
         if self.members.get(member.member_id) is not member or member.process.heartbeating:
@@ -1652,7 +1589,7 @@ class _Simulation:
         )
 
     def _remove_member(
-        self, member: _GroupMember, reason: RemovalReason, rebalance_reason: str | None
+        self, member: GroupMember, reason: RemovalReason, rebalance_reason: str | None
     ) -> None:
         """removeMemberAndUpdateGroup (rebalance_reason None: removal inside onCompleteJoin)."""
         self.queue.cancel(member.check_token)
@@ -1685,7 +1622,7 @@ class _Simulation:
                 # removeMemberAndUpdateGroup); no member is left to log anything, so members' logs end as
                 # they would with a member consuming quietly to the end of the input
                 self.unobservable_from_members.append(
-                    f"{_ms(self.now)}: the last member {member.member_id} was removed ({reason.value}) after "
+                    f"{format_ts(self.now)}: the last member {member.member_id} was removed ({reason.value}) after "
                     "dying silently; no member's log shows that rebalance or its stop-the-world"
                 )
         if rebalance_reason is None:
@@ -1703,7 +1640,7 @@ class _Simulation:
         first = self.member_order.first(candidates)
         return first if first is not None else candidates[0]
 
-    def _member_failed(self, member: _GroupMember, how: str, reason: RemovalReason | None = None) -> None:
+    def _member_failed(self, member: GroupMember, how: str, reason: RemovalReason | None = None) -> None:
         """Ground truth for a member that is gone without telling: whatever it still consumed stopped at
         its last heartbeat. The events show that instant only as session-timeout removal - timeout."""
         p = member.process
@@ -1717,7 +1654,7 @@ class _Simulation:
         )
         if not visible:
             self.unobservable.append(
-                f"{_ms(self.now)}: member {member.member_id} {how}; it stopped consuming at {_ms(stopped_at)}"
+                f"{format_ts(self.now)}: member {member.member_id} {how}; it stopped consuming at {format_ts(stopped_at)}"
             )
 
 
@@ -1731,16 +1668,3 @@ def _check_connect_timeline(timeline: Timeline) -> None:
             )
         if isinstance(action, Join) and (action.topics is not None or action.instance_id is not None):
             raise SimulationError(f"{what}: a Connect worker joins with neither topics nor an instance id")
-
-
-def _client_reason(reason: str | None) -> str:
-    """GroupCoordinator (3.x) appends the JoinGroup / LeaveGroup reason the client sent."""
-    return f"; client reason: {reason}" if reason else ""
-
-
-def _sorted(tps) -> tuple[TopicPartition, ...]:
-    return tuple(sorted(tps))
-
-
-def _ms(ts: int) -> str:
-    return format_ts(ts)
