@@ -604,16 +604,7 @@ class _Simulation(CoordinatorJoin, MemberJoin, MemberSide, ConnectWorkerSide):
             self.pending_sync.add(member.member_id)
             if was_waiting:
                 metadata = members if member.member_id == self.leader else None
-                self._deliver(
-                    member.process,
-                    self._latency(self.s.join_round_trip_ms, 1),
-                    self._on_join_response,
-                    member.request,
-                    self.generation,
-                    member.member_id,
-                    self.leader,
-                    metadata,
-                )
+                self._join_response(member.process, member.request, member.member_id, metadata)
             if not member.process.heartbeating:
                 self._arm_session_check(member)
         self.sync_timer = self._later(

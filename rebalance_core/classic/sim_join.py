@@ -72,20 +72,14 @@ class CoordinatorJoin:
         member.awaiting_join = True
         member.request = request
         member.last_seen = self.now
-        self._coordinator_event(
+        self._join_received(
             EventType.JOIN_RECEIVED,
-            member_id=member_id,
+            p,
+            member_id,
+            subscription,
+            reason,
+            {"state": state_before},
             group_instance_id=p.instance_id,
-            client_id=p.name,
-            subscription=subscription,
-            protocol_name=self.s.assignor,
-            protocol_type=self.protocol_type,
-            reason=reason,
-            attributes={
-                "state": state_before,
-                "session_timeout_ms": self.s.session_timeout_ms,
-                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
-            },
         )
         if self.state == PREPARING:
             self.new_member_added = self.new_member_added or new
@@ -128,32 +122,17 @@ class CoordinatorJoin:
         """The JoinGroup response of the current generation: no rebalance; the member then sends its
         SyncGroup (Stable: answered with its assignment; CompletingRebalance: parked until the leader's).
         The leader gets the members' metadata again (CompletingRebalance only) and recomputes."""
-        self._coordinator_event(
+        self._join_received(
             EventType.JOIN_RECEIVED,
-            member_id=member.member_id,
+            p,
+            member.member_id,
+            member.subscription,
+            reason,
+            {"state": self.state},
             group_instance_id=p.instance_id,
-            client_id=p.name,
-            subscription=member.subscription,
-            protocol_name=self.s.assignor,
-            protocol_type=self.protocol_type,
-            reason=reason,
-            attributes={
-                "state": self.state,
-                "session_timeout_ms": self.s.session_timeout_ms,
-                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
-            },
         )
         leader = member.member_id == self.leader
-        self._deliver(
-            p,
-            self._latency(self.s.join_round_trip_ms, 1),
-            self._on_join_response,
-            request,
-            self.generation,
-            member.member_id,
-            self.leader,
-            list(self.members.values()) if leader else None,
-        )
+        self._join_response(p, request, member.member_id, list(self.members.values()) if leader else None)
 
     def _add_pending_member(self, p: Process, request: int, subscription, reason) -> None:
         """KIP-394 (GroupCoordinator.doDynamicNewMemberJoinGroup with requireKnownMemberId, JoinGroup v4+):
@@ -166,20 +145,13 @@ class CoordinatorJoin:
         self.pending_members[member_id] = self._later(
             self.s.session_timeout_ms, self._pending_member_expired, member_id
         )
-        self._coordinator_event(
+        self._join_received(
             EventType.JOIN_RECEIVED,
-            member_id=member_id,
-            client_id=p.name,
-            subscription=subscription,
-            protocol_name=self.s.assignor,
-            protocol_type=self.protocol_type,
-            reason=reason,
-            attributes={
-                "state": self.state,
-                "pending": "true",
-                "session_timeout_ms": self.s.session_timeout_ms,
-                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
-            },
+            p,
+            member_id,
+            subscription,
+            reason,
+            {"state": self.state, "pending": "true"},
         )
         back = self._latency(self.s.join_round_trip_ms, 1)
         self._deliver(p, back, self._on_member_id_required, request, member_id)
@@ -223,21 +195,14 @@ class CoordinatorJoin:
             self.pending_sync.discard(old_id)
             self.pending_sync.add(new_id)
         state_before = self.state
-        self._coordinator_event(
+        self._join_received(
             EventType.STATIC_MEMBER_REPLACED,
-            member_id=new_id,
+            p,
+            new_id,
+            subscription,
+            reason,
+            {"old_member_id": old_id, "state": state_before},
             group_instance_id=p.instance_id,
-            client_id=p.name,
-            subscription=subscription,
-            protocol_name=self.s.assignor,
-            protocol_type=self.protocol_type,
-            reason=reason,
-            attributes={
-                "old_member_id": old_id,
-                "state": state_before,
-                "session_timeout_ms": self.s.session_timeout_ms,
-                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
-            },
         )
         self._member_failed(old, "replaced by a restarted static member")
         if self.state == STABLE:
@@ -246,18 +211,7 @@ class CoordinatorJoin:
             )
             # KIP-814: the returning leader gets the members' metadata and skipAssignment
             leader = new_id == self.leader
-            back = self._latency(self.s.join_round_trip_ms, 1)
-            self._deliver(
-                p,
-                back,
-                self._on_join_response,
-                request,
-                self.generation,
-                new_id,
-                self.leader,
-                list(self.members.values()) if leader else None,
-                leader,
-            )
+            self._join_response(p, request, new_id, list(self.members.values()) if leader else None, leader)
             self._arm_session_check(member)  # completeAndScheduleNextHeartbeatExpiration
         elif self.state == COMPLETING:
             member.awaiting_join = True
@@ -268,3 +222,40 @@ class CoordinatorJoin:
         else:  # PreparingRebalance: it takes part in the join phase
             member.awaiting_join = True
             self._try_complete_join()
+
+    def _join_received(
+        self, event_type: EventType, p: Process, member_id, subscription, reason, attributes, **values
+    ) -> None:
+        """The coordinator's line for a JoinGroup it received (join_received, static_member_replaced):
+        `attributes` first, then the member's session and rebalance timeouts."""
+        self._coordinator_event(
+            event_type,
+            member_id=member_id,
+            client_id=p.name,
+            subscription=subscription,
+            protocol_name=self.s.assignor,
+            protocol_type=self.protocol_type,
+            reason=reason,
+            attributes={
+                **attributes,
+                "session_timeout_ms": self.s.session_timeout_ms,
+                "rebalance_timeout_ms": self.s.max_poll_interval_ms,
+            },
+            **values,
+        )
+
+    def _join_response(
+        self, p: Process, request: int, member_id: str, members: list | None, skip_assignment: bool = False
+    ) -> None:
+        """The JoinGroup response of the current generation (`members`: their metadata, for the leader)."""
+        self._deliver(
+            p,
+            self._latency(self.s.join_round_trip_ms, 1),
+            self._on_join_response,
+            request,
+            self.generation,
+            member_id,
+            self.leader,
+            members,
+            skip_assignment,
+        )
