@@ -488,8 +488,6 @@ class _Simulation(CoordinatorSide, CoordinatorJoin, MemberJoin, MemberSide, Conn
             if p.alive and p.is_leader:
                 self._member_later(self.s.metadata_refresh_ms, p, self._check_metadata)
 
-        # otherwise the rejoin happens when the current rebalance completes (joinedSubscription check)
-
 
 def _check_connect_timeline(timeline: Timeline) -> None:
     """A Connect worker group runs join, leave, crash and restart (SimulationError otherwise)."""

@@ -233,6 +233,7 @@ class MemberSide:
         p.subscription = tuple(topics)
         if p.state == STABLE_MEMBER:
             self._request_rejoin(p, "subscription changed", signal=True)
+        # otherwise the rejoin happens when the current rebalance completes (joinedSubscription check)
 
     def _check_metadata(self, p: Process) -> None:
         if p.is_leader and p.state == STABLE_MEMBER and self._metadata_changed(p):
