@@ -1,93 +1,44 @@
-"""A discrete-event model of Kafka's classic consumer group protocol, with ground truth.
+"""The simulator's entry: settings, scenarios and the result of a simulated consumer group, with ground truth.
 
 `simulate(timeline, settings)` plays a membership timeline (`rebalance_core.timeline`) against a model
 of both sides of the protocol and returns the canonical events both sides would log (docs/events.md)
 and the tables a perfect reconstruction must produce (docs/metrics.md), measured by the same
 `OwnershipTimeline` the reconstructor uses, from the simulator's own record of when each member really
-started and stopped each partition.
+started and stopped each partition (`rebalance_core.sim_truth`).
 
-What is modelled, and where it comes from (Kafka):
-- coordinator (GroupCoordinator / ClassicGroup): states Empty, PreparingRebalance, CompletingRebalance,
-  Stable; JoinGroup / SyncGroup / Heartbeat / LeaveGroup; the first member to join an empty group leads,
-  and the leader is kept while it rejoins; a leader that leaves or does not rejoin is replaced by the
-  first member in the iteration order of the coordinator's members HashMap (`coordinator_member_map`,
-  rebalance_core.classic.member_order), not the join order; the join phase completes when every member has rejoined or at the rebalance
-  timeout (max.poll.interval.ms), dropping dynamic members that did not rejoin; an Empty group waits
-  group.initial.rebalance.delay.ms (InitialDelayedJoin, extended while new members keep arriving, up to
-  the rebalance timeout); a dynamic member's first JoinGroup only reserves its member id (KIP-394:
-  MEMBER_ID_REQUIRED, a pending member that the join phase waits for and that expires after its
-  session timeout if it never joins again); session expiry at last heartbeat + session.timeout.ms, except for members
-  parked in the join or sync phase; pending-sync expiry; static membership (KIP-345): a known
-  group.instance.id rejoining with an unknown member id replaces the old id, without a rebalance when
-  the group is Stable.
-- member (AbstractCoordinator / ConsumerCoordinator): the heartbeat thread learns of a rebalance at its
-  next heartbeat; onJoinPrepare revokes everything (eager) or only unsubscribed topics (cooperative,
-  KIP-429); onJoinComplete assigns everything (eager) or revokes owned-minus-assigned, assigns
-  assigned-minus-owned and rejoins when it revoked anything (cooperative); a reset generation makes the
-  partitions lost (so does close() during a rebalance); close() revokes and sends LeaveGroup (a static
-  member sends none and stays until its session times out); a poll loop stuck past max.poll.interval.ms
-  makes the heartbeat thread leave the group; the leader rejoins when the topic metadata its assignment
-  used has changed (a static leader back without a rebalance, KIP-814 skipAssignment, from the metadata
-  it sees on its return).
-- Kafka Connect worker groups (settings.assignor `sessioned` / `compatible`): the same coordinator; the
-  workers (WorkerCoordinator / DistributedHerder) and the leader's IncrementalCooperativeAssignor with
-  KIP-415's scheduled.rebalance.max.delay.ms are `rebalance_core.classic.connect`. No consumer group has that
+The models, and where they come from (Kafka):
+- the classic protocol (JoinGroup / SyncGroup / Heartbeat / LeaveGroup): `rebalance_core.classic.simulator`,
+  whose parts are the coordinator (GroupCoordinator / ClassicGroup: `classic.sim_join`,
+  `classic.sim_coordinator`), the member (AbstractCoordinator / ConsumerCoordinator: `classic.sim_member`,
+  `classic.sim_member_join`) and Kafka Connect workers (settings.assignor `sessioned` / `compatible`:
+  `classic.sim_worker`, with the leader's IncrementalCooperativeAssignor and KIP-415's
+  scheduled.rebalance.max.delay.ms in `rebalance_core.classic.connect`). No consumer group has that
   delay: a consumer group's settings with it are a SimulationError.
+- the KIP-848 consumer protocol (a broker-side assignor, uniform or server-range):
+  `rebalance_core.consumer.simulate`.
 
 Time is simulated (epoch ms from the timeline's start); nothing reads the wall clock. The same timeline,
 settings and seed give the same events, ids and truth.
-
-Ground truth (`rebalance_core.sim_truth`) follows the ownership rules of docs/metrics.md with
-member-side timing: a partition starts at the member's onPartitionsAssigned; it stops at the first
-rebalance signal (eager), at onPartitionsRevoked (cooperative, and close()), onPartitionsLost, at a
-poll-timeout leave (member_left), or, for a member that died or froze, at its last heartbeat
-(member_failed, recorded when the coordinator removes it). Where the events cannot reveal a true
-instant (a member that died while parked in a rebalance, a static member killed and replaced before
-its session expired, a member assigned partitions before its own log shows it), the simulator says so
-in `SimulationResult.unobservable`; `unobservable_from_coordinator` lists what a broker log alone
-cannot show, `unobservable_from_members` what the members' logs alone cannot (the last member failing
-silently: only the coordinator logs its removal and the rebalance it starts).
-
-Every protocol step runs in its own millisecond: replay orders events of the same instant by protocol
-rank (`replay.event_order_key`), which matches causality only within one step.
 """
 
 from __future__ import annotations
 
-import random
-import uuid
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from rebalance_core.assignors import SERVER_ASSIGNORS, AssignmentError, RebalanceProtocol, get_assignor
-from rebalance_core.classic.connect import (
-    CONNECT_PROTOCOL_TYPE,
-    CONNECT_PROTOCOLS,
-    DEFAULT_MAX_DELAY_MS,
-    WorkerAssignment,
-)
-from rebalance_core.classic.member_order import IMPLEMENTATIONS, SCALA_2_13, MemberMapOrder
-from rebalance_core.classic.sim_coordinator import CoordinatorSide
-from rebalance_core.classic.sim_join import CoordinatorJoin
-from rebalance_core.classic.sim_member import MemberSide
-from rebalance_core.classic.sim_member_join import MemberJoin
-from rebalance_core.classic.sim_queue import EventQueue
-from rebalance_core.classic.sim_state import EMPTY, GroupMember, Process
-from rebalance_core.classic.sim_worker import ConnectWorkerSide
-from rebalance_core.events import Event, TopicPartition
-from rebalance_core.sim_truth import PROTOCOL_TYPE, GroundTruth
+from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, DEFAULT_MAX_DELAY_MS
+from rebalance_core.classic.member_order import IMPLEMENTATIONS, SCALA_2_13
+from rebalance_core.classic.simulator import ClassicSimulation
+from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.events import Event
+from rebalance_core.sim_truth import PROTOCOL_TYPE
 from rebalance_core.timeline import (
-    STALLED_FOR_GOOD,
-    Crash,
     EnforceRebalance,
-    Heartbeat,
     Join,
-    Leave,
     PartitionCount,
     Pause,
-    Restart,
     Stall,
     Subscribe,
     Timeline,
@@ -95,7 +46,6 @@ from rebalance_core.timeline import (
     load_timeline,
     parse_duration,
 )
-from schemas.events import EventType, Side
 
 CONSUMER_PROTOCOL = "consumer"  # group.protocol=consumer (KIP-848)
 
@@ -293,200 +243,22 @@ def simulate(timeline: Timeline, settings: SimulationSettings | None = None) -> 
     A broker-side assignor (uniform, server-range) runs the KIP-848 consumer protocol model."""
     settings = settings or SimulationSettings()
     if settings.rebalance_protocol == CONSUMER_PROTOCOL:
-        from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
-
         run = simulate_consumer_group(timeline, ConsumerSimSettings.from_simulation_settings(settings))
         # KIP-848 broker logs carry every member's epoch and assignment: what a broker log alone cannot
         # show is what the member-side events cannot show either.
         return SimulationResult(run.events, run.truth, run.unobservable, list(run.unobservable))
-    return _Simulation(timeline, settings).run()
-
-
-class _Simulation(CoordinatorSide, CoordinatorJoin, MemberJoin, MemberSide, ConnectWorkerSide):
-    def __init__(self, timeline: Timeline, settings: SimulationSettings):
-        self.timeline = timeline
-        self.s = settings
-        self.protocol = settings.rebalance_protocol
-        self.cooperative = self.protocol == RebalanceProtocol.COOPERATIVE.value
-        self.protocol_type = settings.protocol_type
-        self.connect = self.protocol_type == CONNECT_PROTOCOL_TYPE
-        if self.connect:
-            _check_connect_timeline(timeline)
-        self.assignor = None if self.connect else get_assignor(settings.assignor, settings.client_version)
-        self.rng = random.Random(settings.seed)
-        self.queue = EventQueue()
-        self.now = timeline.start_ms
-        self.events: list[Event] = []
-        self.topics: dict[str, int] = dict(timeline.topics)
-        self.processes: dict[str, Process] = {}
-        self.restarting: set[str] = set()  # members whose restart has not started the new process yet
-        self.requests = 0
-        self.logged_members: set[str] = set()  # member ids that appear in member-side events
-        self.unobservable: list[str] = []
-        self.unobservable_from_coordinator: list[str] = []
-        self.unobservable_from_members: list[str] = []
-        # The broker's view of KIP-429 follow-ups: what each member held by the last assignment (moved on a
-        # static replacement, dropped on removal), and whether the latest assignment takes some of it away
-        self.held: dict[str, tuple[TopicPartition, ...]] = {}
-        self.implied_follow_up = False
-        self.truth = GroundTruth(
-            timeline.cluster, timeline.group_id, settings.assignor, self.protocol, self.protocol_type
-        )
-        # coordinator state
-        self.state = EMPTY
-        self.generation = 0
-        self.leader: str | None = None
-        self.members: dict[str, GroupMember] = {}  # insertion order = join order
-        # the coordinator's HashMap of members: its iteration order, not the join order, picks a new leader
-        self.member_order = MemberMapOrder(settings.coordinator_member_map)
-        self.member_order.fresh()
-        self.leader_by_member_order = False
-        self.static_ids: dict[str, str] = {}  # group.instance.id -> member id
-        self.assignment: dict[str, tuple[TopicPartition, ...]] = {}
-        self.assignment_delay_ms = 0
-        self.worker_assignments: dict[str, WorkerAssignment] = {}  # Connect: each worker's increments
-        self.pending_sync: set[str] = set()
-        self.pending_members: dict[str, int] = {}  # KIP-394 member id -> its expiry timer
-        self.join_timer: int | None = None
-        self.sync_timer: int | None = None
-        self.initial_delay_active = False
-        self.initial_remaining_ms = 0
-        self.initial_last_delay_ms = 0
-        self.new_member_added = False
-        # member -> the instants its heartbeat timer drifted to (timeline `heartbeat` actions), ascending
-        self.heartbeat_instants: dict[str, deque[int]] = {}
-
-    # ------------------------------------------------------------------------------------- driver
-    def run(self) -> SimulationResult:
-        start = self.timeline.start_ms
-        for action in self.timeline.actions:
-            if isinstance(action, Heartbeat):
-                self.heartbeat_instants.setdefault(action.member, deque()).append(start + action.at)
-            else:
-                self.queue.push(start + action.at, self._apply_action, action)
-        end = start + self.timeline.end_ms if self.timeline.end_ms is not None else None
-        while self.queue.has_essential():
-            if self.events:
-                # One step per millisecond: replay orders same-instant events by protocol rank
-                # (event_order_key), which only matches causality within one step. A step due at or
-                # before the last event's instant waits for the next millisecond.
-                self.queue.defer_through(self.events[-1].ts)
-            step = self.queue.pop(end)
-            if step is None:
-                break
-            self.now, fn, args = step
-            fn(*args)
-            self.truth.maybe_end_episode()
-        truth = self.truth.finish(self.events[-1].ts if self.events else self.now)
-        return SimulationResult(
-            self.events,
-            truth,
-            self.unobservable,
-            self.unobservable_from_coordinator,
-            self.unobservable_from_members,
-            self.leader_by_member_order,
-        )
-
-    def _later(self, delay: int, fn: Callable, *args: Any, essential: bool = True) -> int:
-        return self.queue.push(self.now + delay, fn, *args, essential=essential)
-
-    def _latency(self, round_trip_ms: int, half: int) -> int:
-        """One way of a round trip (half 0: request, 1: response), plus seeded jitter."""
-        one_way = round_trip_ms // 2 if half == 0 else round_trip_ms - round_trip_ms // 2
-        jitter = self.rng.randint(0, self.s.network_jitter_ms) if self.s.network_jitter_ms else 0
-        return one_way + jitter
-
-    def _next_request(self, p: Process) -> int:
-        self.requests += 1
-        p.request = self.requests
-        return p.request
-
-    def _new_member_id(self, client_id: str) -> str:
-        """Kafka: clientId + "-" + a random UUID (here from the seeded generator)."""
-        return f"{client_id}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
-
-    # ------------------------------------------------------------------------------------- events
-    def _emit(self, side: Side, event_type: EventType, **values: Any) -> Event:
-        seq = len(self.events) + 1
-        attributes = {k: str(v) for k, v in (values.pop("attributes", None) or {}).items()}
-        event = Event(
-            event_id=f"{self.timeline.group_id}-{self.s.seed}-{seq:06d}",
-            ts=self.now,
-            cluster=self.timeline.cluster,
-            group_id=self.timeline.group_id,
-            side=side.value,
-            event_type=event_type.value,
-            attributes=attributes,
-            line=seq,
-            **values,
-        )
-        self.events.append(event)
-        self.truth.observe(event)
-        return event
-
-    def _coordinator_event(self, event_type: EventType, **values: Any) -> Event:
-        return self._emit(Side.COORDINATOR, event_type, source=self.s.coordinator, **values)
-
-    def _member_event(self, p: Process, event_type: EventType, **values: Any) -> Event:
-        values.setdefault("member_id", p.member_id)
-        if self.connect:  # as the parser tags a "[Worker clientId=…]" line
-            values.setdefault("protocol_type", CONNECT_PROTOCOL_TYPE)
-        if values["member_id"]:
-            self.logged_members.add(values["member_id"])
-        return self._emit(
-            Side.MEMBER,
-            event_type,
-            source=p.name,
-            client_id=p.name,
-            group_instance_id=p.instance_id,
-            **values,
-        )
-
-    # ------------------------------------------------------------------------------------ actions
-    def _apply_action(self, action: Any) -> None:
-        if isinstance(action, PartitionCount):
-            self._change_partition_count(action.topic, action.count)
-            return
-        if isinstance(action, Join):
-            instance_id = action.instance_id or (action.member if self.s.static_membership else None)
-            topics = action.topics or tuple(self.timeline.topics)
-            self._start_process(action.member, instance_id, topics)
-            return
-        p = self.processes.get(action.member)
-        if p is None or action.member in self.restarting:
-            # its join or restart, due earlier, still waits for its millisecond (one step per ms): the
-            # member's actions keep the timeline's order
-            self._later(1, self._apply_action, action)
-            return
-        if isinstance(action, Leave):
-            self._on_member(p, self._close, poll_loop=False)
-        elif isinstance(action, Crash):
-            self._on_member(p, self._die, poll_loop=False)
-        elif isinstance(action, Restart):
-            if action.graceful:
-                self._on_member(p, self._close, poll_loop=False)
-            else:
-                self._on_member(p, self._die, poll_loop=False)
-            self.restarting.add(p.name)
-            self._later(action.down_ms, self._restart_process, p.name, p.instance_id, p.subscription)
-        elif isinstance(action, Pause):
-            if action.kind == "gc":
-                self._on_member(p, self._freeze, action.duration_ms)
-            else:
-                self._on_member(p, self._slow_poll, action.duration_ms)
-        elif isinstance(action, Stall):
-            self._on_member(p, self._slow_poll, STALLED_FOR_GOOD)
-        elif isinstance(action, EnforceRebalance):
-            self._on_member(p, self._enforce_rebalance)
-        elif isinstance(action, Subscribe):
-            self._on_member(p, self._change_subscription, action.topics)
-
-    def _change_partition_count(self, topic: str, count: int) -> None:
-        self.topics[topic] = count
-        self._coordinator_event(EventType.TOPIC_METADATA_CHANGED, attributes={f"topic.{topic}": count})
-        for p in self.processes.values():
-            if p.alive and p.is_leader:
-                self._member_later(self.s.metadata_refresh_ms, p, self._check_metadata)
+    if settings.protocol_type == CONNECT_PROTOCOL_TYPE:
+        _check_connect_timeline(timeline)
+    simulation = ClassicSimulation(timeline, settings)
+    truth = simulation.run()
+    return SimulationResult(
+        simulation.events,
+        truth,
+        simulation.unobservable,
+        simulation.unobservable_from_coordinator,
+        simulation.unobservable_from_members,
+        simulation.leader_by_member_order,
+    )
 
 
 def _check_connect_timeline(timeline: Timeline) -> None:
