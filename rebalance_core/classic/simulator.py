@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from rebalance_core import timeline as tl
 from rebalance_core.assignors import RebalanceProtocol, get_assignor
 from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, WorkerAssignment
 from rebalance_core.classic.member_order import MemberMapOrder
@@ -45,20 +46,6 @@ from rebalance_core.classic.sim_state import EMPTY, GroupMember, Process
 from rebalance_core.classic.sim_worker import ConnectWorkerSide
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.sim_truth import GroundTruth
-from rebalance_core.timeline import (
-    STALLED_FOR_GOOD,
-    Crash,
-    EnforceRebalance,
-    Heartbeat,
-    Join,
-    Leave,
-    PartitionCount,
-    Pause,
-    Restart,
-    Stall,
-    Subscribe,
-    Timeline,
-)
 from schemas.events import EventType, Side
 
 
@@ -66,7 +53,7 @@ class ClassicSimulation(CoordinatorSide, CoordinatorJoin, MemberJoin, MemberSide
     """One run of the classic protocol model: the coordinator's and each member's state, the clock, the
     events and the ground truth. Its steps are the parts it inherits (see the module docstring)."""
 
-    def __init__(self, timeline: Timeline, settings):
+    def __init__(self, timeline: tl.Timeline, settings):
         # settings: the entry's rebalance_core.simulate.SimulationSettings (not imported: the entry imports
         # this module)
         self.timeline = timeline
@@ -125,7 +112,7 @@ class ClassicSimulation(CoordinatorSide, CoordinatorJoin, MemberJoin, MemberSide
         cannot reveal are then `events`, `unobservable*` and `leader_by_member_order`."""
         start = self.timeline.start_ms
         for action in self.timeline.actions:
-            if isinstance(action, Heartbeat):
+            if isinstance(action, tl.Heartbeat):
                 self.heartbeat_instants.setdefault(action.member, deque()).append(start + action.at)
             else:
                 self.queue.push(start + action.at, self._apply_action, action)
@@ -201,10 +188,10 @@ class ClassicSimulation(CoordinatorSide, CoordinatorJoin, MemberJoin, MemberSide
 
     # ------------------------------------------------------------------------------------ actions
     def _apply_action(self, action: Any) -> None:
-        if isinstance(action, PartitionCount):
+        if isinstance(action, tl.PartitionCount):
             self._change_partition_count(action.topic, action.count)
             return
-        if isinstance(action, Join):
+        if isinstance(action, tl.Join):
             instance_id = action.instance_id or (action.member if self.s.static_membership else None)
             topics = action.topics or tuple(self.timeline.topics)
             self._start_process(action.member, instance_id, topics)
@@ -215,27 +202,27 @@ class ClassicSimulation(CoordinatorSide, CoordinatorJoin, MemberJoin, MemberSide
             # member's actions keep the timeline's order
             self._later(1, self._apply_action, action)
             return
-        if isinstance(action, Leave):
+        if isinstance(action, tl.Leave):
             self._on_member(p, self._close, poll_loop=False)
-        elif isinstance(action, Crash):
+        elif isinstance(action, tl.Crash):
             self._on_member(p, self._die, poll_loop=False)
-        elif isinstance(action, Restart):
+        elif isinstance(action, tl.Restart):
             if action.graceful:
                 self._on_member(p, self._close, poll_loop=False)
             else:
                 self._on_member(p, self._die, poll_loop=False)
             self.restarting.add(p.name)
             self._later(action.down_ms, self._restart_process, p.name, p.instance_id, p.subscription)
-        elif isinstance(action, Pause):
+        elif isinstance(action, tl.Pause):
             if action.kind == "gc":
                 self._on_member(p, self._freeze, action.duration_ms)
             else:
                 self._on_member(p, self._slow_poll, action.duration_ms)
-        elif isinstance(action, Stall):
-            self._on_member(p, self._slow_poll, STALLED_FOR_GOOD)
-        elif isinstance(action, EnforceRebalance):
+        elif isinstance(action, tl.Stall):
+            self._on_member(p, self._slow_poll, tl.STALLED_FOR_GOOD)
+        elif isinstance(action, tl.EnforceRebalance):
             self._on_member(p, self._enforce_rebalance)
-        elif isinstance(action, Subscribe):
+        elif isinstance(action, tl.Subscribe):
             self._on_member(p, self._change_subscription, action.topics)
 
     def _change_partition_count(self, topic: str, count: int) -> None:
