@@ -3,5 +3,7 @@
 Modelled on Kafka's `group-coordinator/.../group/classic/` (ClassicGroup, ClassicGroupState,
 ClassicGroupMember) and the 2.x/3.x Scala `GroupCoordinator`: the coordinator state machine, the
 HashMap member order that picks a new leader, Kafka Connect's KIP-415 delayed rebalance
-(`IncrementalCooperativeAssignor`) and the simulator's event queue.
+(`IncrementalCooperativeAssignor`), and the simulator of both sides (`simulator`: its run loop, with
+its parts `sim_join` / `sim_coordinator` the coordinator, `sim_member` / `sim_member_join` the member,
+`sim_worker` a Connect worker, `sim_state` their records and `sim_queue` the clock).
 """

@@ -11,7 +11,7 @@ from typing import Any
 class EventQueue:
     """Timed callbacks in (time, insertion) order; `essential` ones keep the simulation running.
 
-    One protocol step per millisecond (see `rebalance_core.simulate`): `defer_through(last)` moves every callback
+    One protocol step per millisecond (see `rebalance_core.classic.simulator`): `defer_through(last)` moves every callback
     due at or before `last` to `last + 1`, after everything already queued, exactly as if each were popped
     and pushed again (it takes a new place in the order, and its old token no longer cancels it). Deferred
     callbacks wait in a FIFO (`_deferred`, all due at `_deferred_ts`) instead of the heap, so k steps that

@@ -208,7 +208,9 @@ def test_heartbeat_validates_member_and_generation_before_the_group_state(state,
     """Scala GroupCoordinator.handleHeartbeat (validateHeartbeat, then `group.currentState match`) and
     GroupMetadataManager.classicGroupHeartbeatToClassicGroup (validateClassicGroupHeartbeat first): a
     stale generation gets ILLEGAL_GENERATION whatever the state, and does not reset the session timer."""
-    from rebalance_core.simulate import _GroupMember, _Process, _Simulation
+    from rebalance_core.classic.sim_state import GroupMember as _GroupMember
+    from rebalance_core.classic.sim_state import Process as _Process
+    from rebalance_core.classic.simulator import ClassicSimulation as _Simulation
 
     model = _Simulation(Timeline(topics={"t": 1}, actions=(Join(0, "c1"),)), SimulationSettings())
     member = _GroupMember("c1-1", None, "c1", _Process("c1", None, ("t",)), ("t",), (), None, last_seen=7)
@@ -237,7 +239,9 @@ def test_a_known_members_join_rebalances_only_for_the_leader_in_stable_or_change
     (MemberMetadata.matches / ClassicGroupMember.matches) gets the current generation back and no
     rebalance; the leader's JoinGroup, or changed metadata, rebalances (updateMemberAndRebalance). In
     CompletingRebalance any member with matching metadata gets the current generation."""
-    from rebalance_core.simulate import _GroupMember, _Process, _Simulation
+    from rebalance_core.classic.sim_state import GroupMember as _GroupMember
+    from rebalance_core.classic.sim_state import Process as _Process
+    from rebalance_core.classic.simulator import ClassicSimulation as _Simulation
 
     model = _Simulation(Timeline(topics={"t": 2, "u": 1}, actions=(Join(0, "c1"),)), SimulationSettings())
     processes = {name: _Process(name, None, ("t",)) for name in ("c1", "c2")}
