@@ -657,12 +657,12 @@ class _FileParser:
         if event.type != EventType.JOIN_SENT:
             return
         requested, ctx.rejoin_requested = ctx.rejoin_requested, False
-        event_request, ctx.last_request = ctx.last_request, None
-        ctx.join_request = event_request if requested else None
-        if event.member_id:
-            return
-        if not requested and ctx.last is not None and ctx.last.type == EventType.JOIN_SENT:
+        request, ctx.last_request = ctx.last_request, None
+        kip394_pair = not requested and ctx.last is not None and ctx.last.type == EventType.JOIN_SENT
+        if kip394_pair and not event.member_id:
             _new_member_rejoins(ctx, event)
+        ctx.join_request = request if requested else None
+        if event.member_id or kip394_pair:
             return
         if requested and ctx.member_id:
             _set_member_id(event, ctx.member_id, "earlier_line")
