@@ -917,8 +917,10 @@ class GroupReplayer:
             # KIP-394: the coordinator answers a JoinGroup without a member id at once
             # (MEMBER_ID_REQUIRED) and the member resends it with the id: one round trip
             view.round_trip_ms = e.ts - fresh
-        if view.join_sent_at is None:
-            view.join_sent_at = e.ts
+        if view.join_sent_at is None or view.unanswered_since is not None:
+            # its first JoinGroup since its last response; or a later one after a generation may have
+            # counted the earlier one: it rejoins the next join phase
+            view.join_sent_at, view.unanswered_since = e.ts, None
         self._signal(e, view)
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
@@ -1905,11 +1907,12 @@ class GroupReplayer:
         member of the generation sent it later), or more than twice the worker's own round trip
         (KIP-394's two JoinGroups) before the first response naming the generation (the coordinator answers every
         member at once on completion). One sent later may have missed it (its response, if logged,
-        names the next generation). The coordinator keeps it
-        in later generations until its session expires (heartbeat expiration is scheduled at the join's
-        completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration): session.timeout.ms
-        from the first generation it may be in (its config dump or `ReplaySettings.session_timeout_ms`;
-        unknown: every later generation)."""
+        names the next generation). A dynamic member that does not rejoin is in that generation only: the
+        next join phase's completion removes it (GroupCoordinator.onCompleteJoin), if its session did not
+        expire first. A static one stays until its session expires (heartbeat expiration is scheduled at
+        the join's completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration):
+        session.timeout.ms from the first generation it may be in (its config dump or
+        `ReplaySettings.session_timeout_ms`; unknown: every later generation)."""
         formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
         if formed is None:
             return False
@@ -1917,10 +1920,14 @@ class GroupReplayer:
         for view in self.views.values():
             if view.join_sent_at is None or view.member_id in (rnd.members or ()):
                 continue
+            if view.unanswered_since is not None and formed > view.unanswered_since and not view.instance:
+                # counted in an earlier generation and never rejoined: this join phase's completion removed
+                # it (GroupCoordinator.onCompleteJoin: dynamic members not rejoined), if its session did
+                # not expire first; a static member stays until its session expires
+                continue
             timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
             if self._unanswered_join_may_be_in(view, rnd, formed, timeout):
                 views_may_be_in = True
-                break
         # every silent joiner's state advances with each generation, whatever the views say
         return self._silent_joiners_may_be_in(rnd, formed) or views_may_be_in
 
