@@ -183,6 +183,20 @@ class MemberView:
 
 
 @dataclass
+class SilentJoiner:
+    """Members' logs only: a member whose JoinGroup reached the coordinator and whose own log shows no
+    response to it, and no member id for it, or only in its LeaveGroup line: a Connect worker that died,
+    stalled or left right after KIP-394's second JoinGroup (the one carrying the id the coordinator gave).
+    The coordinator counts it (`GroupReplayer._silent_joiner_may_be_in`)."""
+
+    join_sent_at: int  # the JoinGroup that made it a member
+    round_trip_ms: int | None  # KIP-394: its JoinGroup without a member id to the one with it
+    alias: str | None = None  # its log (`_alias`) while a later line of it may still name or answer it
+    left_at: int | None = None  # its LeaveGroup, sent before any response reached it
+    unanswered_since: int | None = None  # the first generation formed after its JoinGroup
+
+
+@dataclass
 class Round:
     """One join/sync cycle: PreparingRebalance -> Stable (or Empty); one generations row."""
 
@@ -229,7 +243,7 @@ class Round:
     joiners: list[str] = field(default_factory=list)
 
 
-_STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round)}
+_STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round, SilentJoiner)}
 
 
 class GroupReplayer:
@@ -277,6 +291,10 @@ class GroupReplayer:
         # member ids the coordinator gave such a join (`_claim_logged_join`), not synced yet: new processes
         self.claimed_new: set[str] = set()
         self.fresh_join_sent: dict[str, int] = {}  # alias -> its JoinGroup without a member id (KIP-394)
+        # members' logs only: alias -> its JoinGroup lines since its last line naming a member id
+        # (`_note_unnamed_join`), and the members such lines or a LeaveGroup left unanswered
+        self.unnamed_joins: dict[str, list[int]] = {}
+        self.silent_joiners: list[SilentJoiner] = []
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
         # new member id -> [old id, generation] of a static replacement while Stable whose old id's
         # assignment no line showed (`_replaced_assignment`)
@@ -672,6 +690,8 @@ class GroupReplayer:
         self.joining_clients.clear()
         self.claimed_new.clear()
         self.fresh_join_sent.clear()
+        self.unnamed_joins.clear()
+        self.silent_joiners.clear()
         self.unnamed_replacements.clear()
         self.poll_timed_out.clear()
         self.follow_up_due = self.kip415_delay_inferred = False
@@ -718,9 +738,12 @@ class GroupReplayer:
         alias = _alias(e)
         if e.member_id:
             self.aliases[alias] = e.member_id
+            if self.unnamed_joins.pop(alias, None) is not None:
+                self._name_unnamed_joiner(alias, e)
             return e.member_id
         fresh_join = e.event_type == _JOIN_SENT
         if fresh_join:
+            self._note_unnamed_join(alias, e.ts)
             # a JoinGroup without a member id: a new process (or one whose member id was reset)
             previous = self.views.get(self.aliases.pop(alias, None) or "")
             if previous is not None:
@@ -745,6 +768,40 @@ class GroupReplayer:
         if fresh_join or unknown_signal:
             return None
         return self.aliases.get(alias)
+
+    def _note_unnamed_join(self, alias: str, ts: int) -> None:
+        """Members' logs only: a JoinGroup line no member id goes with. Since KIP-394 (2.2) a new member's
+        first JoinGroup only gets MEMBER_ID_REQUIRED and makes a pending member, not counted; its second,
+        at once, carries the given id and adds the member (GroupCoordinator.doNewMemberJoinGroup /
+        doCurrentMemberJoinGroup; GroupMetadataManager.classicGroupJoinNewDynamicMember in 4.0). A Connect
+        worker logs that id nowhere before the JoinGroup response (WorkerCoordinator.requestRejoin logs
+        "need to re-join with the given member-id" at DEBUG): a worker that dies before it is a member
+        no line names (`SilentJoiner`). A further JoinGroup without an id is a new process's: the last
+        one's member stays in the group until its session expires."""
+        if self.has_coordinator:
+            return
+        lines = self.unnamed_joins.setdefault(alias, [])
+        if len(lines) >= 2:
+            for joiner in self.silent_joiners:
+                if joiner.alias == alias:
+                    joiner.alias = None  # a new process: no later line of this log is the old member's
+            lines.clear()
+        lines.append(ts)
+        if len(lines) == 2:
+            self.silent_joiners.append(SilentJoiner(lines[1], lines[1] - lines[0], alias))
+
+    def _name_unnamed_joiner(self, alias: str, e: Event) -> None:
+        """A line of `alias` names its member id: its member is no longer unnamed. A LeaveGroup sent before
+        any response reached it (AbstractCoordinator.maybeLeaveGroup) still leaves it in a generation
+        formed before the request arrived (`_silent_joiner_may_be_in`); any other line follows a response."""
+        for joiner in self.silent_joiners:
+            if joiner.alias == alias:
+                joiner.alias = None
+                if e.event_type == _LEAVE_SENT:
+                    joiner.left_at = e.ts
+                else:
+                    self.silent_joiners.remove(joiner)
+                return
 
     def _new_members_signal(self, e: Event) -> bool:
         """A member-side line of a member with no id yet that only signals its own join (its first
@@ -865,8 +922,10 @@ class GroupReplayer:
             # KIP-394: the coordinator answers a JoinGroup without a member id at once
             # (MEMBER_ID_REQUIRED) and the member resends it with the id: one round trip
             view.round_trip_ms = e.ts - fresh
-        if view.join_sent_at is None:
-            view.join_sent_at = e.ts
+        if view.join_sent_at is None or view.unanswered_since is not None:
+            # its first JoinGroup since its last response; or a later one after a generation may have
+            # counted the earlier one: it rejoins the next join phase
+            view.join_sent_at, view.unanswered_since = e.ts, None
         self._signal(e, view)
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
@@ -1411,6 +1470,14 @@ class GroupReplayer:
     def _m_leave_sent(self, e: Event, view: MemberView) -> None:
         """The member leaves: a later process with the same client starts with a new member id."""
         reason = POLL_TIMEOUT_REASON if view.poll_timeout_ts is not None else e.reason
+        if view.join_sent_at is not None and not self.has_coordinator:
+            # it leaves with its JoinGroup unanswered: a generation formed before the LeaveGroup arrived
+            # counts it (`_silent_joiner_may_be_in`)
+            self.silent_joiners.append(
+                SilentJoiner(
+                    view.join_sent_at, view.round_trip_ms, None, e.ts, unanswered_since=view.unanswered_since
+                )
+            )
         self._stop_member(view.member_id, e.ts, "member_left")
         self._left_group(view, e.ts, reason)
         del self.views[view.member_id]
@@ -1912,29 +1979,67 @@ class GroupReplayer:
         member of the generation sent it later), or more than twice the worker's own round trip
         (KIP-394's two JoinGroups) before the first response naming the generation (the coordinator answers every
         member at once on completion). One sent later may have missed it (its response, if logged,
-        names the next generation). The coordinator keeps it
-        in later generations until its session expires (heartbeat expiration is scheduled at the join's
-        completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration): session.timeout.ms
-        from the first generation it may be in (its config dump or `ReplaySettings.session_timeout_ms`;
-        unknown: every later generation)."""
+        names the next generation). A dynamic member that does not rejoin is in that generation only: the
+        next join phase's completion removes it (GroupCoordinator.onCompleteJoin), if its session did not
+        expire first. A static one stays until its session expires (heartbeat expiration is scheduled at
+        the join's completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration):
+        session.timeout.ms from the first generation it may be in (its config dump or
+        `ReplaySettings.session_timeout_ms`; unknown: every later generation)."""
         formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
         if formed is None:
             return False
+        views_may_be_in = False
         for view in self.views.values():
             if view.join_sent_at is None or view.member_id in (rnd.members or ()):
                 continue
-            if view.unanswered_since is None:
-                awaited, rtt = rnd.latest_member_join, view.round_trip_ms
-                before_awaited = awaited is not None and view.join_sent_at < awaited
-                # its JoinGroup's way there and the response's way back, each bounded by a round trip
-                before_completion = rtt is not None and view.join_sent_at < formed - 2 * rtt
-                if not (before_awaited or before_completion):
-                    continue
-                view.unanswered_since = formed
+            if view.unanswered_since is not None and formed > view.unanswered_since and not view.instance:
+                # counted in an earlier generation and never rejoined: this join phase's completion removed
+                # it (GroupCoordinator.onCompleteJoin: dynamic members not rejoined), if its session did
+                # not expire first; a static member stays until its session expires
+                continue
             timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
-            if timeout is None or formed <= view.unanswered_since + timeout:
-                return True
-        return False
+            if self._unanswered_join_may_be_in(view, rnd, formed, timeout):
+                views_may_be_in = True
+        # every silent joiner's state advances with each generation, whatever the views say
+        return self._silent_joiners_may_be_in(rnd, formed) or views_may_be_in
+
+    def _silent_joiners_may_be_in(self, rnd: Round, formed: int) -> bool:
+        """`_silent_joiner_may_be_in` for the members no line named, or only their LeaveGroup
+        (`SilentJoiner`). Such a member never rejoins: the join phase after the one that counted it removes
+        it (GroupCoordinator.onCompleteJoin removes the dynamic members not rejoined; ClassicGroup in 4.0),
+        if its session did not expire first. So it is in one generation at most: the first formed after its
+        JoinGroup arrived; a JoinGroup sent within that bound of the formation may have made this one or
+        the next. A LeaveGroup reaches the coordinator within a round trip of its line and removes the
+        member (GroupCoordinator.removeMemberAndUpdateGroup): a generation formed later does not count it."""
+        may_be_in, still_open = False, []
+        for joiner in self.silent_joiners:
+            if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0):
+                continue  # its LeaveGroup arrived first
+            if joiner.join_sent_at >= formed:
+                still_open.append(joiner)
+                continue
+            may_be_in = True
+            clearly_before = self._unanswered_join_may_be_in(joiner, rnd, formed, timeout=None)
+            if not clearly_before and joiner.unanswered_since is None:
+                joiner.unanswered_since = formed
+                still_open.append(joiner)  # it may be in the next generation instead
+        self.silent_joiners = still_open
+        return may_be_in
+
+    @staticmethod
+    def _unanswered_join_may_be_in(
+        joiner: MemberView | SilentJoiner, rnd: Round, formed: int, timeout: int | None
+    ) -> bool:
+        """`_silent_joiner_may_be_in` for one JoinGroup no line answered (`joiner.join_sent_at`)."""
+        if joiner.unanswered_since is None:
+            awaited, rtt = rnd.latest_member_join, joiner.round_trip_ms
+            before_awaited = awaited is not None and joiner.join_sent_at < awaited
+            # its JoinGroup's way there and the response's way back, each bounded by a round trip
+            before_completion = rtt is not None and joiner.join_sent_at < formed - 2 * rtt
+            if not (before_awaited or before_completion):
+                return False
+            joiner.unanswered_since = formed
+        return timeout is None or formed <= joiner.unanswered_since + timeout
 
     def _maybe_end_episode(self) -> None:
         """An episode ends once its last round is Stable, every member with its own log applied that
@@ -2220,6 +2325,7 @@ _COORDINATOR = Side.COORDINATOR.value
 _CLIENT_CONFIG = EventType.CLIENT_CONFIG.value
 # event types compared per event (an enum's .value is a property look-up each time)
 _JOIN_SENT = EventType.JOIN_SENT.value
+_LEAVE_SENT = EventType.LEAVE_SENT.value
 _JOIN_REQUESTED = EventType.JOIN_REQUESTED.value
 _REBALANCE_PREPARED = EventType.REBALANCE_PREPARED.value
 
@@ -2247,6 +2353,8 @@ _PLAIN_STATE = (
     "joining_clients",
     "claimed_new",
     "fresh_join_sent",
+    "unnamed_joins",
+    "silent_joiners",
     "unnamed_replacements",
     "stable_replacements",
     "poll_timed_out",
@@ -2261,6 +2369,8 @@ _STATE_DEFAULTS = {
     "unnamed_replacements": dict,
     "stable_replacements": dict,
     "fresh_join_sent": dict,
+    "unnamed_joins": dict,
+    "silent_joiners": list,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
     "closed_leader": lambda: None,

@@ -317,6 +317,8 @@ class _MemberContext:
     member_id_before_reset: str | None = None  # the id forgotten at the last reset / LeaveGroup
     id_dropped: bool = False  # reset or left, and no member id learned since
     rejoin_requested: bool = False  # a rebalance signal since the client's last JoinGroup
+    last_request: Event | None = None  # that signal's event
+    join_request: Event | None = None  # the signal before the client's last JoinGroup, if any
     member_epoch: int | None = None
     awaiting_member_id: list[Event] = field(default_factory=list)
     recent: dict[EventType, Event] = field(default_factory=dict)
@@ -650,11 +652,17 @@ class _FileParser:
         session timeout, KIP-345, its log showing nothing of the restart) ids are not carried across it."""
         if event.type in (EventType.JOIN_REQUESTED, EventType.HEARTBEAT_REBALANCING):
             ctx.rejoin_requested = True
+            ctx.last_request = event
             return
         if event.type != EventType.JOIN_SENT:
             return
         requested, ctx.rejoin_requested = ctx.rejoin_requested, False
-        if event.member_id:
+        request, ctx.last_request = ctx.last_request, None
+        kip394_pair = not requested and ctx.last is not None and ctx.last.type == EventType.JOIN_SENT
+        if kip394_pair and not event.member_id:
+            _new_member_rejoins(ctx, event)
+        ctx.join_request = request if requested else None
+        if event.member_id or kip394_pair:
             return
         if requested and ctx.member_id:
             _set_member_id(event, ctx.member_id, "earlier_line")
@@ -691,6 +699,23 @@ class _FileParser:
             ctx.member_epoch = event.member_epoch
         elif event.type in _MEMBER_EPOCH_FILLED and ctx.member_epoch is not None:
             event.member_epoch = ctx.member_epoch
+
+
+def _new_member_rejoins(ctx: _MemberContext, event: Event) -> None:
+    """A JoinGroup right after the client's last one, no line between: KIP-394. The first carried no
+    member id and got MEMBER_ID_REQUIRED; this one carries the id the coordinator gave
+    (AbstractCoordinator.JoinGroupResponseHandler, which logs that requestRejoin at INFO from 3.0 on, but a
+    Connect worker at DEBUG only: WorkerCoordinator.requestRejoin). So the first JoinGroup, and the signal
+    before it (a Connect worker's "Rebalance started" precedes a new process's first JoinGroup too), were
+    a new process's, with no id: an id an earlier line gave them was its crashed predecessor's, and a
+    later line's id is this JoinGroup's."""
+    for earlier in (ctx.last, ctx.join_request):
+        if earlier is not None and earlier.attributes.get("member_id_from") in ("earlier_line", "later_line"):
+            earlier.member_id = None
+            del earlier.attributes["member_id_from"]
+    ctx.forget_member_id()
+    ctx.id_dropped = False
+    ctx.awaiting_member_id.append(event)
 
 
 def _own_member_id(event: Event) -> str | None:

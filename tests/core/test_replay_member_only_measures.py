@@ -399,3 +399,23 @@ def test_a_connect_worker_joining_well_before_the_join_phase_completed_is_in_its
     ]
     out = run(events)
     assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, None)]
+
+
+def test_a_dead_workers_unanswered_join_group_counts_in_one_generation_only():
+    """w3 never rejoins after the generation that counted it: the next join phase's completion removes it
+    (GroupCoordinator.onCompleteJoin removes the dynamic members that did not rejoin; ClassicGroup in
+    4.0), so generation 3, which w1 and w2 rejoined at 2000, has their two ids again, known without any
+    session timeout."""
+    events = _w3_joins_then_falls_silent(500)
+    for client in ("w1", "w2"):
+        member = f"{client}-a"
+        events += [
+            _worker(2000, "join_sent", client, member_id=member),
+            _worker(
+                2010, "join_response", client, generation_id=3, member_id=member, protocol_name="sessioned"
+            ),
+            _worker(2012, "sync_response", client, generation_id=3, member_id=member),
+        ]
+    out = run(sorted(events, key=lambda e: e.ts))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: None, 3: ["w1-a", "w2-a"]}
