@@ -338,7 +338,7 @@ class ConsumerGroupReplayer:
                 view = self._view(e.member_id, e.group_instance_id)
                 view.member_timed = True
                 view.process = view.process or _process_of(e)
-                self.has_member_side = True
+                self.has_member_side = self.tracker.hold_for_member_lines = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(self, e)
             epoch = self.tracker.epoch
@@ -571,6 +571,7 @@ class ConsumerGroupReplayer:
         had_epoch = view.joined or (view.client_epoch or 0) > 0
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
+        self.tracker.member_at_epoch(view.member_id, e.member_epoch)
         if to_state is ClientState.FENCED and self._silent_since_epoch_opened(view):
             # removed at an instant no member log shows, since before the current epoch opened: its removal
             # may be the bump that opened it (one no line explained), else a later one
@@ -894,10 +895,18 @@ class ConsumerGroupReplayer:
         block names no member epoch (a member reconciling an earlier epoch's assignment logs it after the
         group moved on) and leaves out partitions the coordinator withholds until their owner released them
         (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), so it is not the epoch's assignment."""
-        if self.has_coordinator:
-            return
         view = self._view(e.member_id, e.group_instance_id)
         owned = [item.strip() for item in (e.attributes or {}).get("owned", "").split(",") if item.strip()]
+        self.tracker.member_assignment_line(
+            view.member_id,
+            view.client_epoch,
+            self._names(e.partitions or ()),
+            self._names(parse_partitions(owned) or ()),
+            revoking=bool((e.attributes or {}).get("revoked")),
+            target_epoch=self.tracker.epoch if self.has_coordinator else None,
+        )
+        if self.has_coordinator:
+            return
         for tp in self._names(parse_partitions(owned) or ()):
             self._adopt(tp, view, e.ts)
         if e.partitions is not None:
@@ -1440,6 +1449,7 @@ class ConsumerGroupReplayer:
         dropped with its view, so the state stays bounded."""
         self.gone[member_id] = ts
         self.doubtful.discard(member_id)
+        self.tracker.member_gone(member_id)
         horizon = ts - 86_400_000
         for member in [m for m, t in self.gone.items() if t < horizon]:
             del self.gone[member]
