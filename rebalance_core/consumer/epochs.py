@@ -80,8 +80,8 @@ class HeldAssignment:
     Kafka 4.0's coordinator logs the target assignment at DEBUG only, while each member logs the assignment
     its heartbeat brings ("Reconciling assignment ... Assigned partitions:", AbstractMembershipManager
     .maybeReconcile) under the member epoch of the transition line before it. A lagging member reconciles an
-    epoch after the group moved on, so the rows wait until every member of the epoch logged a later epoch,
-    left the group, or the input ended."""
+    epoch after the group moved on, so the rows wait until every member of the epoch whose own log is in the
+    input logged a later epoch, left the group, or the input ended."""
 
     epoch: int
     date: dt.date | None
@@ -120,6 +120,8 @@ class EpochTracker:
         # member epoch -> partitions a member's line at it showed assigned or owned
         self.partitions_held: dict[int, set[TopicPartition]] = {}
         self.held: list[HeldAssignment] = []
+        # whether a member's own log is in the input (set by the replayer): only those are waited for
+        self.logs_own_lines: Callable[[str], bool] = lambda member: True
         if state:
             self._restore(state)
 
@@ -495,9 +497,10 @@ class EpochTracker:
                     members=tuple(members),
                     fallback=rows,
                     held=frozenset(self._held_until(cur.epoch) | set(tl.consuming())),
-                    waiting=set(members),
+                    waiting={m for m in members if self.logs_own_lines(m)},
                 )
             )
+            self._release(lambda held: False, "")
         else:
             self._assignment_rows(cur.epoch, date, cur.instances, rows)
         if date is not None:

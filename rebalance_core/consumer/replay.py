@@ -249,6 +249,7 @@ class ConsumerGroupReplayer:
             settings.default_assignor,
             state=tracker_state,
         )
+        self.tracker.logs_own_lines = self._logs_own_lines
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -1398,6 +1399,12 @@ class ConsumerGroupReplayer:
                 and not (v.client_state == ClientState.PREPARE_LEAVING.value and not v.client_epoch)
             )
         }
+
+    def _logs_own_lines(self, member_id: str) -> bool:
+        """Whether the input has the member's own log (so its later lines can still state an epoch's
+        assignment)."""
+        view = self.members.get(member_id)
+        return view is not None and view.member_timed
 
     def _in_group(self, member_id: str) -> bool:
         """Whether a member whose line was just replayed counts in the current epoch: with the broker's log,

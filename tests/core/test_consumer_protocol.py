@@ -801,6 +801,17 @@ def test_consumer_logs_with_a_4_0_broker_log_state_each_epochs_assignment_where_
     assert head["assignments"] + tail["assignments"] == out["assignments"]
 
 
+def test_an_epochs_assignment_rows_wait_only_for_members_whose_own_log_is_in_the_input():
+    """Only c1's consumer log was collected: c2 and c3 never log a line that could state an epoch's assignment,
+    so the rows of the epochs c1 moved past are written as soon as c1 did, not held back to the input's end."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    events = [e for e in as_logged(sim, "4.x", "4.x") if e.side == "coordinator" or e.member_id == "c1"]
+    replayer = ConsumerGroupReplayer("sim", "group")
+    replayer.feed(sorted(events, key=event_order_key))
+    assert {row["generation_id"] for row in replayer.drain()["assignments"]} == {1, 2, 3}
+    assert replayer.tracker.held == []
+
+
 def test_a_fence_without_its_session_timeout_stops_the_member_45s_before_marked_inferred():
     """KIP-848 sessions are the broker's group.consumer.session.timeout.ms (GroupCoordinatorConfig, 45 s by
     default), not the client's session.timeout.ms; the fence line does not state it, so the stop one
