@@ -73,6 +73,27 @@ class OpenEpoch:
     members_unknown: bool = False
 
 
+@dataclass
+class HeldAssignment:
+    """A closed epoch's assignment rows, held until its members' own logs can state them.
+
+    Kafka 4.0's coordinator logs the target assignment at DEBUG only, while each member logs the assignment
+    its heartbeat brings ("Reconciling assignment ... Assigned partitions:", AbstractMembershipManager
+    .maybeReconcile) under the member epoch of the transition line before it. A lagging member reconciles an
+    epoch after the group moved on, so the rows wait until every member of the epoch whose own log is in the
+    input logged a later epoch, left the group, or the input ended."""
+
+    epoch: int
+    date: dt.date | None
+    instances: dict[str, str]
+    members: tuple[str, ...]
+    fallback: dict[str, tuple[tuple[TopicPartition, ...], str]]  # member -> (partitions, source)
+    # partitions the group's members were seen holding by the close (with those seen until the rows are
+    # written: a partition some member holds and no member's line at the epoch names was withheld)
+    held: frozenset[TopicPartition]
+    waiting: set[str]
+
+
 class EpochTracker:
     """Turns epoch facts into generations / assignments rows, episodes on the timeline, and per-member
     reconciliation rows. The caller decides *when* facts happen (simulator: its model; replayer: events)."""
@@ -93,6 +114,14 @@ class EpochTracker:
         self.current: OpenEpoch | None = None
         self._out: dict[str, list[dict]] = {"generations": [], "assignments": []}
         self._reconciliations: list[dict] = []
+        # member-side assignment lines (see HeldAssignment): set by the caller once member logs are present
+        self.hold_for_member_lines = False
+        self.member_assigned: dict[int, dict[str, tuple[TopicPartition, ...]]] = {}  # epoch -> member -> tps
+        # member epoch -> partitions a member's line at it showed assigned or owned
+        self.partitions_held: dict[int, set[TopicPartition]] = {}
+        self.held: list[HeldAssignment] = []
+        # whether a member's own log is in the input (set by the replayer): only those are waited for
+        self.logs_own_lines: Callable[[str], bool] = lambda member: True
         if state:
             self._restore(state)
 
@@ -236,6 +265,79 @@ class EpochTracker:
             return
         cur.stated[member] = tuple(sorted(assigned))
 
+    def member_assignment_line(
+        self,
+        member: str,
+        member_epoch: int | None,
+        assigned: tuple[TopicPartition, ...],
+        owned: tuple[TopicPartition, ...],
+        revoking: bool,
+        target_epoch: int | None = None,
+    ) -> None:
+        """A member's own "Reconciling assignment" line at `member_epoch` (its last state line's epoch).
+
+        A line that revokes is a step towards a newer target at the member's current epoch
+        (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS keeps the epoch; KAFKA-16249), so it is not that
+        epoch's assignment. Otherwise the member's latest line at an epoch is its assignment at it, unless the
+        coordinator withheld a partition another member still held (UNRELEASED_PARTITIONS): checked when the
+        rows are written (every held partition must be in some member's line).
+
+        target_epoch: the group epoch whose target the revocation is a step to, where the coordinator's log
+        tells it (the epoch of its latest "Computed a new target assignment" line): the member keeps the rest
+        (computeNextAssignment: assigned & target) and moves to that epoch with it once it revoked; a line
+        at that epoch adding partitions replaces it."""
+        if member_epoch is None or member_epoch <= 0:
+            return
+        self.partitions_held.setdefault(member_epoch, set()).update(assigned, owned)
+        if revoking:
+            if target_epoch is None or target_epoch <= member_epoch:
+                return
+            member_epoch = target_epoch
+        self.member_assigned.setdefault(member_epoch, {})[member] = tuple(sorted(assigned))
+
+    def member_at_epoch(self, member: str, member_epoch: int | None) -> None:
+        """`member`'s own log shows `member_epoch`: it will log nothing more for the older epochs."""
+        if member_epoch is not None:
+            self._release(lambda held: member_epoch > held.epoch, member)
+
+    def member_gone(self, member: str) -> None:
+        self._release(lambda held: True, member)
+
+    def _release(self, applies: Callable[[HeldAssignment], bool], member: str) -> None:
+        for held in self.held:
+            if applies(held):
+                held.waiting.discard(member)
+        while self.held and not self.held[0].waiting:
+            self._write_held(self.held.pop(0))
+
+    def _held_until(self, epoch: int) -> set[TopicPartition]:
+        """Partitions members' lines showed held at member epochs up to `epoch` (a partition created later is
+        not one the epoch's target could withhold)."""
+        return {tp for e, tps in self.partitions_held.items() if e <= epoch for tp in tps}
+
+    def _write_held(self, held: HeldAssignment) -> None:
+        stated = self.member_assigned.get(held.epoch, {})
+        rows = held.fallback
+        covered = {tp for tps in stated.values() for tp in tps}
+        if (
+            held.members
+            and all(m in stated for m in held.members)
+            and held.held | self._held_until(held.epoch) <= covered
+        ):
+            # every member stated its assignment at the epoch and none of them was withheld a partition
+            rows = {m: (stated[m], "observed") for m in held.members}
+        self._assignment_rows(held.epoch, held.date, held.instances, rows)
+        for epoch in [e for e in self.member_assigned if e <= held.epoch]:
+            if not any(h.epoch == epoch for h in self.held):
+                del self.member_assigned[epoch]
+        # what older epochs' lines showed held still counts for the later epochs: kept as one entry
+        older = [e for e in self.partitions_held if e < held.epoch]
+        if older:
+            folded = self._held_until(held.epoch)
+            for e in older:
+                del self.partitions_held[e]
+            self.partitions_held[held.epoch] = folded
+
     def converged(self, ts: int, provisional: bool = False) -> None:
         """Every member is reconciled to the current epoch at `ts`."""
         cur = self.current
@@ -330,6 +432,9 @@ class EpochTracker:
         if final and cur is not None and not cur.closed:
             closed_at = cur.stabilized_at if cur.stabilized_at is not None else last_ts
             self._close_generation(cur, closed_at=closed_at)
+        if final:
+            while self.held:
+                self._write_held(self.held.pop(0))
 
     def restart(self, ts: int) -> None:
         """The group was deleted (group_dead): the current epoch closes as it stands; epochs restart."""
@@ -386,6 +491,31 @@ class EpochTracker:
             consuming = {tp: m for tp, m in tl.consuming().items() if tp not in stated}
             rows = {m: (tps, "inferred") for m, tps in _by_member(consuming).items()}
             rows.update({m: (tps, "observed") for m, tps in cur.stated.items()})
+        if cur.target is None and self.hold_for_member_lines:
+            self.held.append(
+                HeldAssignment(
+                    epoch=cur.epoch,
+                    date=date,
+                    instances=dict(cur.instances),
+                    members=tuple(members),
+                    fallback=rows,
+                    held=frozenset(self._held_until(cur.epoch) | set(tl.consuming())),
+                    waiting={m for m in members if self.logs_own_lines(m)},
+                )
+            )
+            self._release(lambda held: False, "")
+        else:
+            self._assignment_rows(cur.epoch, date, cur.instances, rows)
+        if date is not None:
+            tl.day(date).generations += 1
+
+    def _assignment_rows(
+        self,
+        epoch: int,
+        date: dt.date | None,
+        instances: Mapping[str, str],
+        rows: Mapping[str, tuple[tuple[TopicPartition, ...], str]],
+    ) -> None:
         for member in sorted(rows):
             tps, source = rows[member]
             for tp in tps:
@@ -393,16 +523,14 @@ class EpochTracker:
                     {
                         **self.key,
                         "event_date": date,
-                        "generation_id": cur.epoch,
+                        "generation_id": epoch,
                         "member_id": member,
-                        "group_instance_id": cur.instances.get(member),
+                        "group_instance_id": instances.get(member),
                         "topic": tp.topic,
                         "partition": tp.partition,
                         "source": source,
                     }
                 )
-        if date is not None:
-            tl.day(date).generations += 1
 
     # --------------------------------------------------------------------------------- snapshot
     def snapshot(self) -> dict[str, Any]:
@@ -421,6 +549,15 @@ class EpochTracker:
             "current": cur,
             "out": {name: [row_to_json(r) for r in rows] for name, rows in self._out.items()},
             "reconciliations": [row_to_json(r) for r in self._reconciliations],
+            "hold_for_member_lines": self.hold_for_member_lines,
+            "member_assigned": {
+                str(epoch): {m: _tps_to_json(tps) for m, tps in members.items()}
+                for epoch, members in self.member_assigned.items()
+            },
+            "partitions_held": {
+                str(epoch): _tps_to_json(sorted(tps)) for epoch, tps in self.partitions_held.items()
+            },
+            "held": [_held_to_json(h) for h in self.held],
         }
 
     def _restore(self, state: dict) -> None:
@@ -438,6 +575,15 @@ class EpochTracker:
             self.current = OpenEpoch(**cur)
         self._out = {name: [row_from_json(r) for r in rows] for name, rows in state["out"].items()}
         self._reconciliations = [row_from_json(r) for r in state["reconciliations"]]
+        self.hold_for_member_lines = state.get("hold_for_member_lines", False)
+        self.member_assigned = {
+            int(epoch): {m: _tps_from_json(tps) for m, tps in members.items()}
+            for epoch, members in state.get("member_assigned", {}).items()
+        }
+        self.partitions_held = {
+            int(epoch): set(_tps_from_json(tps)) for epoch, tps in state.get("partitions_held", {}).items()
+        }
+        self.held = [_held_from_json(h) for h in state.get("held", [])]
 
 
 def _by_member(owners: Mapping[TopicPartition, str]) -> dict[str, tuple[TopicPartition, ...]]:
@@ -456,3 +602,35 @@ def row_to_json(row: dict) -> dict:
 def row_from_json(row: dict) -> dict:
     date = row.get("event_date")
     return {**row, "event_date": dt.date.fromisoformat(date) if isinstance(date, str) else date}
+
+
+def _tps_to_json(tps) -> list[list]:
+    return [[tp.topic, tp.partition] for tp in tps]
+
+
+def _tps_from_json(items) -> tuple[TopicPartition, ...]:
+    return tuple(TopicPartition(t, p) for t, p in items)
+
+
+def _held_to_json(held: HeldAssignment) -> dict:
+    return {
+        "epoch": held.epoch,
+        "date": held.date.isoformat() if held.date is not None else None,
+        "instances": dict(held.instances),
+        "members": list(held.members),
+        "fallback": {m: [_tps_to_json(tps), source] for m, (tps, source) in held.fallback.items()},
+        "held": _tps_to_json(sorted(held.held)),
+        "waiting": sorted(held.waiting),
+    }
+
+
+def _held_from_json(data: Mapping[str, Any]) -> HeldAssignment:
+    return HeldAssignment(
+        epoch=data["epoch"],
+        date=dt.date.fromisoformat(data["date"]) if data["date"] is not None else None,
+        instances=dict(data["instances"]),
+        members=tuple(data["members"]),
+        fallback={m: (_tps_from_json(tps), source) for m, (tps, source) in data["fallback"].items()},
+        held=frozenset(_tps_from_json(data["held"])),
+        waiting=set(data["waiting"]),
+    )

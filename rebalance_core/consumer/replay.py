@@ -262,6 +262,7 @@ class ConsumerGroupReplayer:
             settings.default_assignor,
             state=tracker_state,
         )
+        self.tracker.logs_own_lines = self._logs_own_lines
 
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
@@ -352,7 +353,7 @@ class ConsumerGroupReplayer:
                 view = self._view(e.member_id, e.group_instance_id)
                 view.member_timed = True
                 view.process = view.process or _process_of(e)
-                self.has_member_side = True
+                self.has_member_side = self.tracker.hold_for_member_lines = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(self, e)
             epoch = self.tracker.epoch
@@ -586,6 +587,7 @@ class ConsumerGroupReplayer:
         replacing = view.replaces is not None or bool(self._unanswered_of(view))
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
+        self.tracker.member_at_epoch(view.member_id, e.member_epoch)
         if to_state is ClientState.FENCED and self._silent_since_epoch_opened(view):
             # removed at an instant no member log shows, since before the current epoch opened: its removal
             # may be the bump that opened it (one no line explained), else a later one
@@ -986,10 +988,18 @@ class ConsumerGroupReplayer:
         block names no member epoch (a member reconciling an earlier epoch's assignment logs it after the
         group moved on) and leaves out partitions the coordinator withholds until their owner released them
         (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), so it is not the epoch's assignment."""
-        if self.has_coordinator:
-            return
         view = self._view(e.member_id, e.group_instance_id)
         owned = [item.strip() for item in (e.attributes or {}).get("owned", "").split(",") if item.strip()]
+        self.tracker.member_assignment_line(
+            view.member_id,
+            view.client_epoch,
+            self._names(e.partitions or ()),
+            self._names(parse_partitions(owned) or ()),
+            revoking=bool((e.attributes or {}).get("revoked")),
+            target_epoch=self.tracker.epoch if self.has_coordinator else None,
+        )
+        if self.has_coordinator:
+            return
         for tp in self._names(parse_partitions(owned) or ()):
             self._adopt(tp, view, e.ts)
         if e.partitions is not None:
@@ -1482,6 +1492,12 @@ class ConsumerGroupReplayer:
             )
         }
 
+    def _logs_own_lines(self, member_id: str) -> bool:
+        """Whether the input has the member's own log (so its later lines can still state an epoch's
+        assignment)."""
+        view = self.members.get(member_id)
+        return view is not None and view.member_timed
+
     def _in_group(self, member_id: str) -> bool:
         """Whether a member whose line was just replayed counts in the current epoch: with the broker's log,
         a member the coordinator stated at an epoch not newer than the current one (a join is not enough:
@@ -1532,6 +1548,7 @@ class ConsumerGroupReplayer:
         dropped with its view, so the state stays bounded."""
         self.gone[member_id] = ts
         self.doubtful.discard(member_id)
+        self.tracker.member_gone(member_id)
         horizon = ts - 86_400_000
         for member in [m for m, t in self.gone.items() if t < horizon]:
             del self.gone[member]

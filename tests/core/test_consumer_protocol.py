@@ -762,6 +762,56 @@ def test_consumer_logs_with_a_4_0_broker_log_converge_when_every_member_is_stabl
     assert members_by_epoch(out) == members_by_epoch(sim.truth)
 
 
+def assignments_by_epoch(tables, source: str | None = None) -> dict[int, dict[str, list[tuple[str, int]]]]:
+    out: dict[int, dict[str, list[tuple[str, int]]]] = {}
+    for r in tables["assignments"]:
+        if source is None or r["source"] == source:
+            out.setdefault(r["generation_id"], {}).setdefault(r["member_id"], []).append(
+                (r["topic"], r["partition"])
+            )
+    return out
+
+
+def test_consumer_logs_with_a_4_0_broker_log_state_each_epochs_assignment_where_every_member_logged_it():
+    """4.0 logs the target map at DEBUG only, but each member logs the assignment its heartbeat brings
+    ("Reconciling assignment ... Assigned partitions:", AbstractMembershipManager.maybeReconcile) under the
+    member epoch of its transition line, and keeps what a revocation leaves it when it moves to the epoch
+    it revoked for (CurrentAssignmentBuilder.computeNextAssignment). c1 logs epoch 1's assignment after
+    epoch 2 was bumped (c2's join 1 ms later): the rows wait for it. At epoch 2 the coordinator withheld from
+    c2 what c1 was still revoking (UNRELEASED_PARTITIONS) and c3's join bumped the epoch before c2's next
+    heartbeat: no line states c2's share of epoch 2, so that epoch stays inferred."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    events = as_logged(sim, "4.x", "4.x")
+    out = replay(events)
+    truth = assignments_by_epoch(sim.truth)
+    observed = assignments_by_epoch(out, "observed")
+    assert sorted(observed) == [1, 3, 4, 5]
+    assert observed == {epoch: truth[epoch] for epoch in observed}
+    assert 2 in assignments_by_epoch(out, "inferred") and "c2" not in assignments_by_epoch(out)[2]
+    # resumed from a snapshot between epoch 1's close and c1's line stating it: the same rows
+    events = sorted(events, key=event_order_key)
+    cut = next(i for i, e in enumerate(events) if e.member_id == "c1" and e.partitions)
+    first = ConsumerGroupReplayer("sim", "group")
+    first.feed(events[:cut])
+    assert [held.epoch for held in first.tracker.held] == [1]
+    head = first.drain()
+    second = ConsumerGroupReplayer("sim", "group", state=json.loads(json.dumps(first.snapshot())))
+    second.feed(events[cut:])
+    tail = second.finish()
+    assert head["assignments"] + tail["assignments"] == out["assignments"]
+
+
+def test_an_epochs_assignment_rows_wait_only_for_members_whose_own_log_is_in_the_input():
+    """Only c1's consumer log was collected: c2 and c3 never log a line that could state an epoch's assignment,
+    so the rows of the epochs c1 moved past are written as soon as c1 did, not held back to the input's end."""
+    _, sim = simulate(JOINS_THEN_FAILURES)
+    events = [e for e in as_logged(sim, "4.x", "4.x") if e.side == "coordinator" or e.member_id == "c1"]
+    replayer = ConsumerGroupReplayer("sim", "group")
+    replayer.feed(sorted(events, key=event_order_key))
+    assert {row["generation_id"] for row in replayer.drain()["assignments"]} == {1, 2, 3}
+    assert replayer.tracker.held == []
+
+
 def test_a_fence_without_its_session_timeout_stops_the_member_45s_before_marked_inferred():
     """KIP-848 sessions are the broker's group.consumer.session.timeout.ms (GroupCoordinatorConfig, 45 s by
     default), not the client's session.timeout.ms; the fence line does not state it, so the stop one
