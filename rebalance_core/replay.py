@@ -387,6 +387,8 @@ class GroupReplayer:
                 handler(self, e)
             else:
                 self.group.apply(e)
+            if self.group.resolved is not None:
+                self._members_resolved(*self.group.take_resolved())
         elif e.event_type == _CLIENT_CONFIG:  # settings, not a step of the protocol
             client_config.note(self.client_configs, e)
         else:
@@ -458,6 +460,21 @@ class GroupReplayer:
         )
         rnd.protocol_type = e.protocol_type or self.group.protocol_type
         self._set_protocol(e.protocol_name)
+
+    def _members_resolved(self, gen: int | None, members: list[str]) -> None:
+        """A count the model could not place when it was stated (some pending members had joined
+        unlogged) turned out to state `members` (`ClassicGroup._still_pending`): generation `gen`'s
+        list, if it is still open or its row not yet drained."""
+        rnd = self.round
+        if rnd is not None and rnd.generation_id == gen and gen is not None:
+            if rnd.members is None:
+                rnd.members = list(members)
+            return
+        for row in reversed(self._out["generations"]):
+            if row["generation_id"] == gen and gen is not None:
+                if row["members"] is None and row["member_count"] in (None, len(members)):
+                    row["members"] = sorted(members)
+                return
 
     def _leader_if_rejoined(self, rnd: Round) -> str | None:
         """The model's leader at join completion, unless it is a static member no line shows rejoining in

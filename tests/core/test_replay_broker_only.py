@@ -461,19 +461,29 @@ def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
     ]
 
 
-def test_a_count_that_some_pending_members_make_up_is_kafkas_and_leaves_the_members_unknown():
+_ADDING = "with group instance id None; client reason: "
+
+
+def _two_of_three_pending_in_generation_1() -> list[str]:
     """KIP-394: c2 and c3 are pending (MEMBER_ID_REQUIRED) when the join phase opens; only c2's second
     JoinGroup (DEBUG in the 3.x Scala coordinator, no Preparing during PreparingRebalance) lands before it
-    completes. "with 2 members" is Kafka's count, not an anomaly; which pending member is in generation 1
-    no line says (members null). c3's "Adding new member" and "with 3 members" state generation 2 whole."""
-    adding = "with group instance id None; client reason: "
-    lines = [
+    completes: "with 2 members" is Kafka's count, not an anomaly."""
+    return [
         _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {_ADDING}"),
         _pending_join("10:00:00,020", C2, "PreparingRebalance"),
         _pending_join("10:00:00,030", C3, "PreparingRebalance"),
         _stabilized("10:00:03,010", 1, 2),
-        _prepare("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
+    ]
+
+
+def test_a_count_that_some_pending_members_make_up_leaves_the_members_unknown_while_no_line_says_which():
+    """Which pending member is in generation 1 no line says: c3 may have joined in generation 1's join
+    phase or in generation 2's (both unlogged), so generation 1's members are null; "with 3 members"
+    states generation 2 whole."""
+    lines = [
+        *_two_of_three_pending_in_generation_1(),
+        _prepare("10:00:03,020", 1, f"Leader {C1} re-joining group during Stable; client reason: "),
         _stabilized("10:00:03,100", 2, 3),
         _assignment("10:00:03,110", C1, 2, 3),
     ]
@@ -482,6 +492,47 @@ def test_a_count_that_some_pending_members_make_up_is_kafkas_and_leaves_the_memb
     assert [(g["generation_id"], g["member_count"], g["members"]) for g in out["generations"]] == [
         (1, 2, None),
         (2, 3, sorted([C1, C2, C3])),
+    ]
+
+
+@pytest.mark.parametrize(
+    "still_pending, generation_2",
+    [
+        # its second JoinGroup came in Stable: addMemberAndRebalance -> maybePrepareRebalance
+        # (GroupCoordinator.scala 3.x; GroupMetadataManager in 4.0)
+        ([_prepare("10:00:03,020", 1, f"Adding new member {C3} {_ADDING}")], sorted([C1, C2, C3])),
+        # its pending-member heartbeat expired (GroupCoordinator.onExpireHeartbeat, isPending)
+        (
+            [
+                scala_line(
+                    "10:00:03,020",
+                    f"Pending member {C3} in group g1 has been removed after session timeout expiration.",
+                ),
+                _prepare("10:00:20,000", 1, f"Leader {C1} re-joining group during Stable; client reason: "),
+            ],
+            sorted([C1, C2]),
+        ),
+    ],
+    ids=["adding_new_member", "pending_member_expired"],
+)
+def test_a_pending_member_shown_pending_after_a_count_names_the_members_the_count_stated(
+    still_pending, generation_2
+):
+    """A pending member joins once: a line showing c3 still pending after "with 2 members" (its "Adding
+    new member", or its pending session expiring) says c2 was the pending member the count included, so
+    generation 1 is [c1, c2], exact (the line carries it; never a guess from the count alone)."""
+    lines = [
+        *_two_of_three_pending_in_generation_1(),
+        _assignment("10:00:03,015", C1, 1, 2),
+        *still_pending,
+        _stabilized("10:00:20,100", 2, len(generation_2)),
+        _assignment("10:00:20,110", C1, 2, len(generation_2)),
+    ]
+    out = replay_log(lines, topics={"t": 3}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [
+        (1, sorted([C1, C2])),
+        (2, generation_2),
     ]
 
 
