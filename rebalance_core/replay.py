@@ -242,6 +242,9 @@ class GroupReplayer:
         self.settings = settings or ReplaySettings()
         self.key = {"cluster": cluster, "group_id": group_id, "scenario": self.settings.scenario}
         self._out: dict[str, list[dict]] = {"generations": [], "assignments": [], "anomalies": []}
+        # generation rows not drained yet whose members/leader an old id of a replaced instance stood for
+        # (`_end_round`): [row, members, leader, stand-ins], completed once later lines name the new ids
+        self._stand_in_rows: list[list] = []
         self._event: Event | None = None  # the event being replayed (anomalies refer to it)
         if state is not None:
             self._restore(state)
@@ -308,6 +311,7 @@ class GroupReplayer:
         for name, rows in self.timeline.drain().items():
             out[name].extend(rows)
         self._out = {"generations": [], "assignments": [], "anomalies": []}
+        self._stand_in_rows = []
         return out
 
     def finish(self) -> dict[str, list[dict]]:
@@ -809,6 +813,7 @@ class GroupReplayer:
         if old in self.group.members and self.group.member_for_instance(instance) == old:
             self.group.replace_static_member(instance, old, member)
         self.timeline.rename_member(old, member)
+        self._name_stand_in_rows(old, member)
         rnd = self.round
         if rnd is not None and old in rnd.stand_ins:
             rnd.stand_ins.remove(old)
@@ -830,6 +835,25 @@ class GroupReplayer:
                     self._event.ts,
                     self.assignment_source,
                 )
+
+    def _name_stand_in_rows(self, old: str, member: str) -> None:
+        """Generations that ended while `old` stood for its instance's unnamed new id (KIP-345: a static
+        member replaced while Stable; GroupCoordinator.scala 3.x and GroupMetadataManager 4.x print
+        "Replacing previously mapped member <old>" without the new id) had `member` in `old`'s place:
+        their rows, still in this batch, get the members and leader once no other stand-in remains."""
+        for entry in self._stand_in_rows:
+            row, members, leader, stand_ins = entry
+            if old not in stand_ins:
+                continue
+            stand_ins.remove(old)
+            entry[1] = members = [member if m == old else m for m in members] if members is not None else None
+            entry[2] = leader = member if leader == old else leader
+            if stand_ins:
+                continue
+            row["members"] = sorted(members) if members is not None else row["members"]
+            if row["leader_member_id"] is None and leader is not None and not row["ended_empty"]:
+                row["leader_member_id"] = leader
+        self._stand_in_rows = [entry for entry in self._stand_in_rows if entry[3]]
 
     def _learn_member_ids(self, e: Event) -> None:
         """A broker line naming a member id the group does not have, while an instance's replacement is
@@ -1803,14 +1827,16 @@ class GroupReplayer:
         date = utc_date(rnd.ended_at if rnd.ended_at is not None else rnd.started_at)
         self.timeline.day(date).generations += 1
         members = sorted(rnd.members) if rnd.members is not None else None
+        stood_in = None
         if members is not None and set(members) & set(rnd.stand_ins):
-            members = None  # an old id stands for a replaced instance's new one, which no line named
+            # an old id stands for a replaced instance's new one, which no line named (yet)
+            stood_in, members = members, None
         if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
             # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
             # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
             # (A Connect leader logs no assignment line: its workers' lines are all there is, unless a
             # worker's JoinGroup went unanswered in its log: `_silent_joiner_may_be_in`.)
-            members = None
+            members = stood_in = None
             rnd.member_count = None
         elif (
             connect
@@ -1818,7 +1844,7 @@ class GroupReplayer:
             and not rnd.ended_empty
             and self._silent_joiner_may_be_in(rnd)
         ):
-            members = None
+            members = stood_in = None
             rnd.member_count = None
         self._out["generations"].append(
             {
@@ -1847,6 +1873,10 @@ class GroupReplayer:
                 "timing_source": rnd.timing_source,
             }
         )
+        if rnd.stand_ins and (stood_in is not None or rnd.leader_id in rnd.stand_ins):
+            self._stand_in_rows.append(
+                [self._out["generations"][-1], stood_in, rnd.leader_id, list(rnd.stand_ins)]
+            )
 
     def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
         """Connect workers' logs only (the leader logs no assignment, so the workers' own lines are the

@@ -316,6 +316,39 @@ def test_static_restart_seen_by_the_broker_keeps_the_assignment_and_does_not_inv
     assert [g["members"] for g in out["generations"]] == [sorted([I1, I2_OLD]), [I1]]
 
 
+def test_generations_an_unnamed_replacement_stood_in_for_get_its_id_once_a_later_line_names_it():
+    """KIP-345: i2's restart while Stable is logged with its old id only ("Replacing previously mapped
+    member <old>", GroupCoordinator.scala 3.x / GroupMetadataManager 4.x), so generations 2 and 3 have
+    an id no line named yet (members null while it is unnamed). "Member <new> has failed" names it
+    later (a static member's id is `{group.instance.id}-{UUID}`): generations 2 and 3 then list it."""
+    rejoin = f"Leader {I1} re-joining group during Stable; client reason: "
+    lines = [
+        *_static_restart_then_leave()[:6],
+        _prepare("10:30:00,000", 1, rejoin),
+        _stabilized("10:30:00,050", 2, 2),
+        _assignment("10:30:00,060", I1, 2, 2, static=2),
+        _prepare("10:40:00,000", 2, rejoin),
+        _stabilized("10:40:00,050", 3, 2),
+        _assignment("10:40:00,060", I1, 3, 2, static=2),
+        _prepare("10:50:00,000", 3, rejoin),
+        _stabilized("10:50:00,050", 4, 2),
+        _assignment("10:50:00,060", I1, 4, 2, static=2),
+        scala_line("11:00:00,000", f"Member {I2_NEW} in group g1 has failed, removing it from the group"),
+        _prepare("11:00:00,000", 4, f"removing member {I2_NEW} on heartbeat expiration"),
+        _stabilized("11:00:00,050", 5, 1),
+        _assignment("11:00:00,060", I1, 5, 1, static=1),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]] == [
+        (1, sorted([I1, I2_OLD]), I1),
+        (2, sorted([I1, I2_NEW]), I1),
+        (3, sorted([I1, I2_NEW]), I1),
+        (4, sorted([I1, I2_NEW]), I1),
+        (5, [I1], I1),
+    ]
+
+
 def _kafka_0_10(ts: str, message: str) -> str:
     return f"[2016-11-08 {ts}] INFO [GroupCoordinator 1]: {message} (kafka.coordinator.GroupCoordinator)"
 
