@@ -212,6 +212,9 @@ class Round:
     # so it revoked nothing and no follow-up round can be due to it (KIP-429)
     owned_before: bool = True
     joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
+    # a member's session expiry or LeaveGroup during the join phase: if the phase completes at that same
+    # instant, the removal completed it, so every remaining member had joined (`_leader_if_rejoined`)
+    removed_in_join_phase_at: int | None = None
     members_listed: bool = False  # member-side logs: the leader's assignment listed every member
     # member-side logs: the latest JoinGroup of a member whose response named this generation: the
     # join phase still awaited it then (`_silent_joiner_may_be_in`)
@@ -492,6 +495,12 @@ class GroupReplayer:
             return leader
         if self.group.membership_known and len(self.group.members) == 1:
             return leader  # a join phase completes only with a member that joined
+        if rnd.removed_in_join_phase_at is not None and rnd.removed_in_join_phase_at == rnd.join_completed_at:
+            # the phase completed at a member's removal: removing a member while PreparingRebalance
+            # completes the join only once every remaining member has joined (GroupCoordinator.scala
+            # removeMemberAndUpdateGroup -> checkAndComplete -> tryCompleteJoin / hasAllMembersJoined;
+            # GroupMetadataManager.removeMemberAndUpdateClassicGroup in 4.0): the leader rejoined
+            return leader
         named = co.members_named_in_reason(rnd.reason)
         return leader if named is not None and named[0] == leader else None
 
@@ -526,6 +535,13 @@ class GroupReplayer:
             self.group.apply(e)
             return
         member = e.member_id or self.group.member_for_instance(e.group_instance_id)
+        rnd = self.round
+        if (
+            rnd is not None
+            and self.group.state is co.GroupState.PREPARING_REBALANCE
+            and e.reason in (RemovalReason.SESSION_TIMEOUT.value, RemovalReason.LEAVE_GROUP.value)
+        ):
+            rnd.removed_in_join_phase_at = e.ts
         if member:
             reason = e.reason
             if reason == RemovalReason.LEAVE_GROUP.value:

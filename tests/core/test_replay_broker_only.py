@@ -349,6 +349,50 @@ def test_generations_an_unnamed_replacement_stood_in_for_get_its_id_once_a_later
     ]
 
 
+@pytest.mark.parametrize(
+    "completed_at, leader",
+    [
+        # the same instant as i2's removal: the removal completed the join phase, which it does only once
+        # every remaining member has joined, so static leader i1 rejoined and still leads
+        ("10:01:10,000", I1),
+        # later (the rebalance timeout, say): i1's static JoinGroup is not logged at INFO, it may not
+        # have rejoined and handed leadership to c3 (maybeElectNewJoinedLeader): not known
+        ("10:01:30,000", None),
+    ],
+    ids=["completed_by_the_removal", "completed_later"],
+)
+def test_a_join_phase_completed_by_a_members_removal_keeps_the_static_leader_no_line_shows_rejoining(
+    completed_at, leader
+):
+    """GroupCoordinator.scala removeMemberAndUpdateGroup (PreparingRebalance: checkAndComplete ->
+    tryCompleteJoin, hasAllMembersJoined) / GroupMetadataManager.removeMemberAndUpdateClassicGroup 4.0:
+    a member's removal completes the join phase at once only if everyone else has joined."""
+    lines = [
+        _static_join("10:00:00,000", "i1", I1, "Empty"),
+        _prepare(
+            "10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1); client reason: "
+        ),
+        _static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
+        _stabilized("10:00:03,001", 1, 2),
+        _assignment("10:00:03,010", I1, 1, 2, static=2),
+        _pending_join("10:01:00,000", C3, "Stable"),
+        _prepare("10:01:00,010", 1, f"Adding new member {C3} with group instance id None; client reason: "),
+        scala_line("10:01:10,000", f"Member {I2_OLD} in group g1 has failed, removing it from the group"),
+        _stabilized(completed_at, 2, 2),
+        _pending_join("10:01:40,000", C4, "CompletingRebalance"),
+        _prepare("10:01:40,010", 2, f"Adding new member {C4} with group instance id None; client reason: "),
+        _stabilized("10:01:43,000", 3, 3),
+        _assignment("10:01:43,010", I1, 3, 3, static=1),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["leader_member_id"]) for g in out["generations"]] == [
+        (1, I1),
+        (2, leader),
+        (3, I1),
+    ]
+
+
 def _kafka_0_10(ts: str, message: str) -> str:
     return f"[2016-11-08 {ts}] INFO [GroupCoordinator 1]: {message} (kafka.coordinator.GroupCoordinator)"
 
