@@ -1755,6 +1755,8 @@ class GroupReplayer:
             rnd.source = source
             # an inference without the previous owners cannot tell what a cooperative round revoked
             rnd.assignment_known = source == "observed" or self.assignment_generation is not None
+            if source == "inferred" and self._subscription_change_unseen(rnd):
+                rnd.assignment_known = False
             if rnd.members is None:
                 rnd.members = sorted(assignment)
             self._emit_assignment(assignment, gen, ts, source)
@@ -1776,6 +1778,17 @@ class GroupReplayer:
             self.follow_up_due = True  # the workers rejoin when the delay expires (`_kip415_lost`)
             self.timeline.episode.source = "inferred"
         self.timeline.round_completed(gen, ts)
+
+    def _subscription_change_unseen(self, rnd: Round) -> bool:
+        """The round's reason says a member's subscription changed (3.2+ client reason, set by
+        ConsumerCoordinator.rejoinNeededOrPending: "subscription has changed"), and no line gave that
+        member's subscription: the assignor rerun (`_infer_assignment`) used the old one, so what the
+        round revoked, and whether a KIP-429 follow-up round comes, is not known from it."""
+        if "subscription has changed" not in (rnd.reason or ""):
+            return False
+        named = co.members_named_in_reason(rnd.reason)
+        info = self.group.members.get(named[0]) if named is not None else None
+        return info is None or info.subscription is None
 
     def _members_apply_own_syncs(self, rnd: Round) -> bool:
         """Whether every member of the round has a log of its own (its sync gives its partitions)."""

@@ -101,6 +101,39 @@ def test_cooperative_follow_up_round_is_part_of_the_episode_when_only_the_defaul
     assert not out["anomalies"]
 
 
+def test_a_subscription_change_no_line_details_keeps_the_episode_open_for_its_revoking_follow_up():
+    """c1 and c2 share t and u (cooperative-sticky). The leader rejoins because its subscription changed
+    (3.2+ client reason, ConsumerCoordinator.rejoinNeededOrPending); no broker line gives the new
+    subscription, so the assignor rerun cannot tell what the round revoked. c2's rejoin "need to revoke
+    partitions and re-join" (onJoinComplete, KIP-429) is then that round's follow-up: one episode of two
+    rounds, not two rebalances."""
+    adding = "with group instance id None; client reason: not provided"
+    lines = [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        _stabilized("10:00:03,010", 1, 2),
+        _assignment("10:00:03,020", C1, 1, 2),
+        _prepare(
+            "10:05:00,000",
+            1,
+            f"Leader {C1} re-joining group during Stable; client reason: subscription has changed",
+        ),
+        _stabilized("10:05:00,100", 2, 2),
+        _assignment("10:05:00,120", C1, 2, 2),
+        _prepare(
+            "10:05:00,150",
+            2,
+            f"Updating metadata for member {C2} during Stable; client reason: need to revoke partitions and re-join",
+        ),
+        _stabilized("10:05:00,300", 3, 2),
+        _assignment("10:05:00,320", C1, 3, 2),
+    ]
+    out = replay_log(lines, topics={"t": 2, "u": 2}, default_assignor="cooperative-sticky")
+    assert not out["anomalies"]
+    assert episodes(out) == [(1, 1, 1), (2, 2, 3)]
+
+
 def test_eager_default_assignor_keeps_every_round_its_own_rebalance():
     out = replay_log(
         _cooperative_join(f"Leader {C1} re-joining group during Stable"),
