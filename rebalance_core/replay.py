@@ -1072,7 +1072,11 @@ class GroupReplayer:
 
     def _m_assignment_computed(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
-        if not e.assignment or self._superseded(gen):
+        if not e.assignment:
+            return
+        if self._superseded(gen):
+            if self.has_coordinator and gen is not None:
+                self._ended_generation_named(gen, sorted(e.assignment), view.member_id)
             return
         self._check_assignment(e.assignment, e)
         assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
@@ -1101,6 +1105,23 @@ class GroupReplayer:
                 self.round.members = sorted(assignment)
                 self.round.member_count = self.round.member_count or len(assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
+
+    def _ended_generation_named(self, gen: int, members: list[str], leader: str | None) -> None:
+        """A leader logged its assignment for generation `gen` after the broker had left it (a rebalance
+        interrupted it in CompletingRebalance): refused at SyncGroup, but its keys are every member of
+        the generation and its author is the leader (AbstractCoordinator.onJoinLeader with the JoinGroup
+        response's members; ConsumerCoordinator.onLeaderElected assigns each one). The generation's row,
+        if still in this batch, gets what the broker's lines did not name."""
+        for row in reversed(self._out["generations"]):
+            if row["generation_id"] != gen:
+                continue
+            if row["ended_empty"] or row["member_count"] not in (None, len(members)):
+                return
+            if row["members"] is None:
+                row["members"] = list(members)
+            if row["leader_member_id"] is None and leader in members:
+                row["leader_member_id"] = leader
+            return
 
     def _left_out_members_removed(self, assignment: dict[str, list[TopicPartition]]) -> None:
         """Members' logs only: the leader's assignment lists every member of the new generation. A dynamic
