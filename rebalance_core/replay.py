@@ -248,6 +248,8 @@ class GroupReplayer:
         # generation rows not drained yet whose members/leader an old id of a replaced instance stood for
         # (`_end_round`): [row, members, leader, stand-ins], completed once later lines name the new ids
         self._stand_in_rows: list[list] = []
+        # both views: generation -> members whose own JoinGroup response named it (`_member_in_generation`)
+        self._joined_generation: dict[int, set[str]] = {}
         self._event: Event | None = None  # the event being replayed (anomalies refer to it)
         if state is not None:
             self._restore(state)
@@ -315,6 +317,7 @@ class GroupReplayer:
             out[name].extend(rows)
         self._out = {"generations": [], "assignments": [], "anomalies": []}
         self._stand_in_rows = []
+        self._joined_generation = {}
         return out
 
     def finish(self) -> dict[str, list[dict]]:
@@ -930,6 +933,8 @@ class GroupReplayer:
             # (INCONSISTENT_GROUP_PROTOCOL), so a member that joined has the group's
             self.group.protocol_type = e.protocol_type
         gen = e.generation_id
+        if self.has_coordinator and gen is not None:
+            self._member_in_generation(gen, (view.member_id, e.leader_id))
         self._settle_emptied(gen)
         if gen is not None and gen == view.synced_generation:
             self._same_generation_rejoin(view, e)
@@ -975,6 +980,24 @@ class GroupReplayer:
                 if member and member not in rnd.members:
                     rnd.members.append(member)
             rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
+
+    def _member_in_generation(self, gen: int, members: Iterable[str | None]) -> None:
+        """Both views: a member's JoinGroup response for generation `gen` (and the leader it names) is
+        proof of membership: the coordinator answers every member of the generation at the join's
+        completion (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0). Once as many are named as the
+        broker's "Stabilized ... with N members" counts, they are the generation's members."""
+        named = self._joined_generation.setdefault(gen, set())
+        named.update(m for m in members if m)
+        rnd = self.round
+        if rnd is not None and rnd.generation_id == gen:
+            if rnd.members is None and rnd.member_count == len(named):
+                rnd.members = sorted(named)
+            return
+        for row in reversed(self._out["generations"]):
+            if row["generation_id"] == gen:
+                if row["members"] is None and not row["ended_empty"] and row["member_count"] == len(named):
+                    row["members"] = sorted(named)
+                return
 
     def _same_generation_rejoin(self, view: MemberView, e: Event) -> None:
         """A follower rejoined the Stable group with unchanged metadata and got its generation back: the

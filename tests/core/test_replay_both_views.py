@@ -66,3 +66,43 @@ def test_a_leaders_assignment_for_an_interrupted_generation_names_its_members_an
         sorted([C1, C2]),
         C1,
     )
+
+
+def _joined(ts: str, client: str, member: str, generation: int) -> str:
+    return (
+        f"[2024-11-08 {ts}] INFO [Consumer clientId={client}, groupId=g1] Successfully joined group with "
+        f"generation Generation{{generationId={generation}, memberId='{member}', protocol='range'}} "
+        "(org.apache.kafka.clients.consumer.internals.AbstractCoordinator)"
+    )
+
+
+def _c1_and_an_unnamed_member_form_generation_1(joined_lines: list[str]) -> dict:
+    """2.x: the broker names c1 only ("Adding new member"; KIP-394 first JoinGroups are DEBUG) and
+    counts 2 members; the members' own "Successfully joined" lines follow."""
+    lines = [
+        _prepare("10:00:00,010", 0, C1),
+        scala_line("10:00:03,010", f"Stabilized group g1 generation 1 {OFFSETS} with 2 members"),
+        *joined_lines,
+        scala_line(
+            "10:00:03,040",
+            "Assignment received from leader for group g1 for generation 1. The group has 2 members, "
+            "0 of which are static.",
+        ),
+    ]
+    return replay_log(lines, topics={"t": 2}, default_assignor="range")
+
+
+def test_members_whose_join_responses_name_the_generation_make_up_its_stated_count():
+    """The coordinator answers every member of a generation at the join's completion
+    (GroupCoordinator.onCompleteJoin): c1's and c2's "Successfully joined group with generation 1" are
+    two members of it, and the broker counts 2: generation 1 is [c1, c2]."""
+    out = _c1_and_an_unnamed_member_form_generation_1(
+        [_joined("10:00:03,020", "c1", C1, 1), _joined("10:00:03,021", "c2", C2, 1)]
+    )
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, sorted([C1, C2]))]
+
+
+def test_fewer_join_responses_than_the_stated_count_leave_the_members_unknown():
+    """Only c1's log is there: the second member no line names (null, not a guess)."""
+    out = _c1_and_an_unnamed_member_form_generation_1([_joined("10:00:03,020", "c1", C1, 1)])
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, None)]
