@@ -503,6 +503,10 @@ class ClassicGroup:
             self.leader_id = self.member_order.first()
             self.leader_by_order = self.leader_id is not None
         self.leader_removed_at = None
+        if self.leader_id is None and self.membership_known and len(self.members) == 1:
+            # a generation's leader is one of its members (ClassicGroup.add / maybeElectNewJoinedLeader,
+            # GroupMetadata in the Scala coordinator): the only member leads it
+            self.leader_id, self.leader_by_order = next(iter(self.members)), False
         if e.leader_id:
             self.leader_id, self.leader_by_order = e.leader_id, False
         if e.protocol_name:

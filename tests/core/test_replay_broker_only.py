@@ -426,6 +426,30 @@ def test_a_join_phase_completed_by_a_members_removal_keeps_the_static_leader_no_
     ]
 
 
+def test_the_only_member_of_a_generation_leads_it_when_no_line_names_the_leader():
+    """2.x: the broker names no leader ("Assignment received from leader for group ...") and generation 1,
+    interrupted by c2 in CompletingRebalance, has no assignment line at all. Its one member, c1, leads
+    it: a leader is a member of its generation (ClassicGroup.add / maybeElectNewJoinedLeader)."""
+    adding = "with group instance id None"
+    lines = [
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _stabilized("10:00:03,010", 1, 1),
+        _prepare("10:00:03,020", 1, f"Adding new member {C2} {adding}"),
+        _stabilized("10:00:06,000", 2, 2),
+        scala_line(
+            "10:00:06,020",
+            "Assignment received from leader for group g1 for generation 2. The group has 2 members, "
+            "0 of which are static.",
+        ),
+    ]
+    out = replay_log(lines, topics={"t": 2}, default_assignor="range")
+    assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]][0] == (
+        1,
+        [C1],
+        C1,
+    )
+
+
 def _kafka_0_10(ts: str, message: str) -> str:
     return f"[2016-11-08 {ts}] INFO [GroupCoordinator 1]: {message} (kafka.coordinator.GroupCoordinator)"
 
