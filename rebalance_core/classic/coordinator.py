@@ -441,7 +441,9 @@ class ClassicGroup:
     def _on_rebalance_prepared(self, e: Event) -> None:
         if self.state is GroupState.DEAD and e.generation_id in (None, 0):
             self._recreate_if_dead()  # the join that recreated the group was not logged
+        state_before = self.state
         self._note_named_member(e)
+        self._first_member_of_new_group(e, state_before)
         if e.generation_id == 0 and self.state in (GroupState.EMPTY, None) and self.membership_known:
             # the group's first rebalance: its members map was created empty (any earlier member would
             # have left through a rebalance that consumed a generation)
@@ -455,6 +457,27 @@ class ClassicGroup:
             self.change_logged = False
         self.transition(GroupState.PREPARING_REBALANCE, e)
         self._check_generation(self.generation_id, e)  # generation_id = OLD generation
+
+    def _first_member_of_new_group(self, e: Event, state_before: GroupState | None) -> None:
+        """A rebalance prepared at old generation 0 from Empty, for "Adding new member X": the group never
+        completed a join phase (each completion consumes a generation, even to Empty), so its members map
+        was empty until X's JoinGroup, which moved it out of Empty (addMemberAndRebalance ->
+        maybePrepareRebalance; a later joiner finds it PreparingRebalance and prints no Preparing). X is
+        its first member and leader (ClassicGroup.add / GroupMetadata.add: the first member of an empty
+        group leads). Only the leader is taken from this: the members map's order is not (which of its
+        other members joined unlogged, and in which order, no line says), so neither is a later leader
+        picked by that order (`remove_member`)."""
+        named = members_named_in_reason(e.reason)
+        if (
+            e.generation_id != 0
+            or state_before not in (None, GroupState.EMPTY)
+            or named is None
+            or not named[2]
+            or set(self.members) - {named[0]}
+        ):
+            return
+        if self.leader_id is None and named[0] in self.members:
+            self.leader_id, self.leader_by_order = named[0], False
 
     def _note_named_member(self, e: Event) -> None:
         """The member a rebalance reason names is in the group (the one that joins, rejoins or is

@@ -450,6 +450,22 @@ def test_the_only_member_of_a_generation_leads_it_when_no_line_names_the_leader(
     )
 
 
+def test_the_member_whose_join_opened_a_new_groups_first_rebalance_leads_it():
+    """2.x (no JoinGroup line before the member-id rejoin): "Preparing ... with old generation 0 (reason:
+    Adding new member c1)" is the JoinGroup that took the new group out of Empty; c2 joined after, in
+    PreparingRebalance (no Preparing printed). c1 was the first member of an empty members map, so it
+    leads (ClassicGroup.add / GroupMetadata.add), though generation 1 never gets an assignment line."""
+    adding = "with group instance id None"
+    lines = [
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _stabilized("10:00:03,010", 1, 2),
+        _prepare("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
+        _stabilized("10:00:06,000", 2, 3),
+    ]
+    out = replay_log(lines, topics={"t": 2}, default_assignor="range")
+    assert [(g["generation_id"], g["leader_member_id"]) for g in out["generations"]] == [(1, C1), (2, C1)]
+
+
 def _kafka_0_10(ts: str, message: str) -> str:
     return f"[2016-11-08 {ts}] INFO [GroupCoordinator 1]: {message} (kafka.coordinator.GroupCoordinator)"
 
