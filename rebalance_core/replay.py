@@ -464,6 +464,11 @@ class GroupReplayer:
         elif self.group.membership_known:
             rnd.members = list(self.group.members)
         rnd.member_count = e.member_count if e.member_count is not None else _len(rnd.members)
+        named = co.members_named_in_reason(rnd.reason)
+        if gen is not None and named is not None and named[2] and named[0] in self.group.members:
+            # the member whose JoinGroup opened this round joined it and was not removed before its
+            # completion: a member of the generation, like those whose responses name it
+            self._member_in_generation(gen, (named[0],))
         # replaced instances whose new ids no line printed yet: the old ids stand for them
         rnd.stand_ins = sorted(
             (set(rnd.members or ()) | {rnd.leader_id}) & set(self.unnamed_replacements.values())

@@ -106,3 +106,10 @@ def test_fewer_join_responses_than_the_stated_count_leave_the_members_unknown():
     """Only c1's log is there: the second member no line names (null, not a guess)."""
     out = _c1_and_an_unnamed_member_form_generation_1([_joined("10:00:03,020", "c1", C1, 1)])
     assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, None)]
+
+
+def test_the_member_whose_join_opened_the_round_counts_with_the_join_responses():
+    """c1's own log is missing, but its "Adding new member" opened the round and no line removed it
+    before the join completed: it is in generation 1 with c2, whose response names it; 2 of 2."""
+    out = _c1_and_an_unnamed_member_form_generation_1([_joined("10:00:03,021", "c2", C2, 1)])
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [(1, sorted([C1, C2]))]
