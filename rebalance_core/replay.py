@@ -226,6 +226,9 @@ class Round:
     # so it revoked nothing and no follow-up round can be due to it (KIP-429)
     owned_before: bool = True
     joined: list[str] = field(default_factory=list)  # members whose JoinGroup in this round a line shows
+    # a member's session expiry or LeaveGroup during the join phase: if the phase completes at that same
+    # instant, the removal completed it, so every remaining member had joined (`_leader_if_rejoined`)
+    removed_in_join_phase_at: int | None = None
     members_listed: bool = False  # member-side logs: the leader's assignment listed every member
     # member-side logs: the latest JoinGroup of a member whose response named this generation: the
     # join phase still awaited it then (`_silent_joiner_may_be_in`)
@@ -261,6 +264,11 @@ class GroupReplayer:
         self.settings = settings or ReplaySettings()
         self.key = {"cluster": cluster, "group_id": group_id, "scenario": self.settings.scenario}
         self._out: dict[str, list[dict]] = {"generations": [], "assignments": [], "anomalies": []}
+        # generation rows not drained yet whose members/leader an old id of a replaced instance stood for
+        # (`_end_round`): [row, members, leader, stand-ins], completed once later lines name the new ids
+        self._stand_in_rows: list[list] = []
+        # both views: generation -> members whose own JoinGroup response named it (`_member_in_generation`)
+        self._joined_generation: dict[int, set[str]] = {}
         self._event: Event | None = None  # the event being replayed (anomalies refer to it)
         if state is not None:
             self._restore(state)
@@ -331,6 +339,8 @@ class GroupReplayer:
         for name, rows in self.timeline.drain().items():
             out[name].extend(rows)
         self._out = {"generations": [], "assignments": [], "anomalies": []}
+        self._stand_in_rows = []
+        self._joined_generation = {}
         return out
 
     def finish(self) -> dict[str, list[dict]]:
@@ -410,6 +420,8 @@ class GroupReplayer:
                 handler(self, e)
             else:
                 self.group.apply(e)
+            if self.group.resolved is not None:
+                self._members_resolved(*self.group.take_resolved())
         elif e.event_type == _CLIENT_CONFIG:  # settings, not a step of the protocol
             client_config.note(self.client_configs, e)
         else:
@@ -475,12 +487,32 @@ class GroupReplayer:
         elif self.group.membership_known:
             rnd.members = list(self.group.members)
         rnd.member_count = e.member_count if e.member_count is not None else _len(rnd.members)
+        named = co.members_named_in_reason(rnd.reason)
+        if gen is not None and named is not None and named[2] and named[0] in self.group.members:
+            # the member whose JoinGroup opened this round joined it and was not removed before its
+            # completion: a member of the generation, like those whose responses name it
+            self._member_in_generation(gen, (named[0],))
         # replaced instances whose new ids no line printed yet: the old ids stand for them
         rnd.stand_ins = sorted(
             (set(rnd.members or ()) | {rnd.leader_id}) & set(self.unnamed_replacements.values())
         )
         rnd.protocol_type = e.protocol_type or self.group.protocol_type
         self._set_protocol(e.protocol_name)
+
+    def _members_resolved(self, gen: int | None, members: list[str]) -> None:
+        """A count the model could not place when it was stated (some pending members had joined
+        unlogged) turned out to state `members` (`ClassicGroup._still_pending`): generation `gen`'s
+        list, if it is still open or its row not yet drained."""
+        rnd = self.round
+        if rnd is not None and rnd.generation_id == gen and gen is not None:
+            if rnd.members is None:
+                rnd.members = list(members)
+            return
+        for row in reversed(self._out["generations"]):
+            if row["generation_id"] == gen and gen is not None:
+                if row["members"] is None and row["member_count"] in (None, len(members)):
+                    row["members"] = sorted(members)
+                return
 
     def _leader_if_rejoined(self, rnd: Round) -> str | None:
         """The model's leader at join completion, unless it is a static member no line shows rejoining in
@@ -494,6 +526,12 @@ class GroupReplayer:
             return leader
         if self.group.membership_known and len(self.group.members) == 1:
             return leader  # a join phase completes only with a member that joined
+        if rnd.removed_in_join_phase_at is not None and rnd.removed_in_join_phase_at == rnd.join_completed_at:
+            # the phase completed at a member's removal: removing a member while PreparingRebalance
+            # completes the join only once every remaining member has joined (GroupCoordinator.scala
+            # removeMemberAndUpdateGroup -> checkAndComplete -> tryCompleteJoin / hasAllMembersJoined;
+            # GroupMetadataManager.removeMemberAndUpdateClassicGroup in 4.0): the leader rejoined
+            return leader
         named = co.members_named_in_reason(rnd.reason)
         return leader if named is not None and named[0] == leader else None
 
@@ -528,6 +566,13 @@ class GroupReplayer:
             self.group.apply(e)
             return
         member = e.member_id or self.group.member_for_instance(e.group_instance_id)
+        rnd = self.round
+        if (
+            rnd is not None
+            and self.group.state is co.GroupState.PREPARING_REBALANCE
+            and e.reason in (RemovalReason.SESSION_TIMEOUT.value, RemovalReason.LEAVE_GROUP.value)
+        ):
+            rnd.removed_in_join_phase_at = e.ts
         if member:
             reason = e.reason
             if reason == RemovalReason.LEAVE_GROUP.value:
@@ -854,6 +899,7 @@ class GroupReplayer:
         if old in self.group.members and self.group.member_for_instance(instance) == old:
             self.group.replace_static_member(instance, old, member)
         self.timeline.rename_member(old, member)
+        self._name_stand_in_rows(old, member)
         rnd = self.round
         if rnd is not None and old in rnd.stand_ins:
             rnd.stand_ins.remove(old)
@@ -875,6 +921,25 @@ class GroupReplayer:
                     self._event.ts,
                     self.assignment_source,
                 )
+
+    def _name_stand_in_rows(self, old: str, member: str) -> None:
+        """Generations that ended while `old` stood for its instance's unnamed new id (KIP-345: a static
+        member replaced while Stable; GroupCoordinator.scala 3.x and GroupMetadataManager 4.x print
+        "Replacing previously mapped member <old>" without the new id) had `member` in `old`'s place:
+        their rows, still in this batch, get the members and leader once no other stand-in remains."""
+        for entry in self._stand_in_rows:
+            row, members, leader, stand_ins = entry
+            if old not in stand_ins:
+                continue
+            stand_ins.remove(old)
+            entry[1] = members = [member if m == old else m for m in members] if members is not None else None
+            entry[2] = leader = member if leader == old else leader
+            if stand_ins:
+                continue
+            row["members"] = sorted(members) if members is not None else row["members"]
+            if row["leader_member_id"] is None and leader is not None and not row["ended_empty"]:
+                row["leader_member_id"] = leader
+        self._stand_in_rows = [entry for entry in self._stand_in_rows if entry[3]]
 
     def _learn_member_ids(self, e: Event) -> None:
         """A broker line naming a member id the group does not have, while an instance's replacement is
@@ -937,6 +1002,8 @@ class GroupReplayer:
             # (INCONSISTENT_GROUP_PROTOCOL), so a member that joined has the group's
             self.group.protocol_type = e.protocol_type
         gen = e.generation_id
+        if self.has_coordinator and gen is not None:
+            self._member_in_generation(gen, (view.member_id, e.leader_id))
         self._settle_emptied(gen)
         if gen is not None and gen == view.synced_generation:
             self._same_generation_rejoin(view, e)
@@ -982,6 +1049,24 @@ class GroupReplayer:
                 if member and member not in rnd.members:
                     rnd.members.append(member)
             rnd.member_count = max(rnd.member_count or 0, len(rnd.members))
+
+    def _member_in_generation(self, gen: int, members: Iterable[str | None]) -> None:
+        """Both views: a member's JoinGroup response for generation `gen` (and the leader it names) is
+        proof of membership: the coordinator answers every member of the generation at the join's
+        completion (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0). Once as many are named as the
+        broker's "Stabilized ... with N members" counts, they are the generation's members."""
+        named = self._joined_generation.setdefault(gen, set())
+        named.update(m for m in members if m)
+        rnd = self.round
+        if rnd is not None and rnd.generation_id == gen:
+            if rnd.members is None and rnd.member_count == len(named):
+                rnd.members = sorted(named)
+            return
+        for row in reversed(self._out["generations"]):
+            if row["generation_id"] == gen:
+                if row["members"] is None and not row["ended_empty"] and row["member_count"] == len(named):
+                    row["members"] = sorted(named)
+                return
 
     def _same_generation_rejoin(self, view: MemberView, e: Event) -> None:
         """A follower rejoined the Stable group with unchanged metadata and got its generation back: the
@@ -1110,25 +1195,27 @@ class GroupReplayer:
             if self.round.members is None:
                 self.round.members = sorted(assignment)
                 self.round.member_count = self.round.member_count or len(assignment)
-        else:  # a generation whose round closed already (the next one is open)
+        elif not self.has_coordinator:  # a generation whose round closed already (the next one is open)
             self._late_leader_named(gen, view.member_id, assignment)
         self.leader_assignment = assignment  # rows when the group turns Stable: the SyncGroup may fail
 
     def _late_leader_named(self, gen: int | None, leader: str | None, assignment: dict) -> None:
-        """Members' logs only: a leader that paused after its JoinGroup logs its assignment for generation
-        `gen` after the replay wrote that generation's row (from the followers' JoinGroup responses, which
-        do not name the leader at INFO). The line still states who led `gen`: the coordinator answers
-        exactly one member of a generation as its leader, and only that member runs the assignor
-        (AbstractCoordinator.onJoinLeader -> ConsumerCoordinator.onLeaderElected, "Finished assignment
-        for group at generation N"), over every member of the generation, each listed, with partitions
-        or none. Its row, while it is still unwritten (not drained yet), gets the leader and the member
-        list it lacked; a row flushed already keeps its nulls."""
-        if self.has_coordinator or gen is None or leader is None:
+        """A leader logged its assignment for generation `gen` after the replay wrote that generation's
+        row: a leader that paused after its JoinGroup (members' logs only: the followers' JoinGroup
+        responses do not name the leader at INFO), or one whose generation a rebalance interrupted in
+        CompletingRebalance (refused at SyncGroup). The line still states who led `gen` and its members:
+        the coordinator answers exactly one member of a generation as its leader, and only that member
+        runs the assignor (AbstractCoordinator.onJoinLeader -> ConsumerCoordinator.onLeaderElected,
+        "Finished assignment for group at generation N"), over every member of the generation, each
+        listed, with partitions or none. Its row, while it is still unwritten (not drained yet), gets
+        the leader and the member list it lacked; a row flushed already keeps its nulls, and a row whose
+        stated count differs keeps them too."""
+        if gen is None or leader is None:
             return
         row = next((r for r in reversed(self._out["generations"]) if r["generation_id"] == gen), None)
-        if row is None or row["ended_empty"]:
+        if row is None or row["ended_empty"] or row["member_count"] not in (None, len(assignment)):
             return
-        if row["leader_member_id"] is None:
+        if row["leader_member_id"] is None and leader in assignment:
             row["leader_member_id"] = leader
         if row["members"] is None:
             row["members"] = sorted(assignment)
@@ -1837,6 +1924,8 @@ class GroupReplayer:
             rnd.source = source
             # an inference without the previous owners cannot tell what a cooperative round revoked
             rnd.assignment_known = source == "observed" or self.assignment_generation is not None
+            if source == "inferred" and self._subscription_change_unseen(rnd):
+                rnd.assignment_known = False
             if rnd.members is None:
                 rnd.members = sorted(assignment)
             self._emit_assignment(assignment, gen, ts, source)
@@ -1858,6 +1947,17 @@ class GroupReplayer:
             self.follow_up_due = True  # the workers rejoin when the delay expires (`_kip415_lost`)
             self.timeline.episode.source = "inferred"
         self.timeline.round_completed(gen, ts)
+
+    def _subscription_change_unseen(self, rnd: Round) -> bool:
+        """The round's reason says a member's subscription changed (3.2+ client reason, set by
+        ConsumerCoordinator.rejoinNeededOrPending: "subscription has changed"), and no line gave that
+        member's subscription: the assignor rerun (`_infer_assignment`) used the old one, so what the
+        round revoked, and whether a KIP-429 follow-up round comes, is not known from it."""
+        if "subscription has changed" not in (rnd.reason or ""):
+            return False
+        named = co.members_named_in_reason(rnd.reason)
+        info = self.group.members.get(named[0]) if named is not None else None
+        return info is None or info.subscription is None
 
     def _members_apply_own_syncs(self, rnd: Round) -> bool:
         """Whether every member of the round has a log of its own (its sync gives its partitions)."""
@@ -1925,14 +2025,16 @@ class GroupReplayer:
         date = utc_date(rnd.ended_at if rnd.ended_at is not None else rnd.started_at)
         self.timeline.day(date).generations += 1
         members = sorted(rnd.members) if rnd.members is not None else None
+        stood_in = None
         if members is not None and set(members) & set(rnd.stand_ins):
-            members = None  # an old id stands for a replaced instance's new one, which no line named
+            # an old id stands for a replaced instance's new one, which no line named (yet)
+            stood_in, members = members, None
         if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
             # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
             # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
             # (A Connect leader logs no assignment line: its workers' lines are all there is, unless a
             # worker's JoinGroup went unanswered in its log: `_silent_joiner_may_be_in`.)
-            members = None
+            members = stood_in = None
             rnd.member_count = None
         elif (
             connect
@@ -1940,7 +2042,7 @@ class GroupReplayer:
             and not rnd.ended_empty
             and self._silent_joiner_may_be_in(rnd)
         ):
-            members = None
+            members = stood_in = None
             rnd.member_count = None
         self._out["generations"].append(
             {
@@ -1969,6 +2071,10 @@ class GroupReplayer:
                 "timing_source": rnd.timing_source,
             }
         )
+        if rnd.stand_ins and (stood_in is not None or rnd.leader_id in rnd.stand_ins):
+            self._stand_in_rows.append(
+                [self._out["generations"][-1], stood_in, rnd.leader_id, list(rnd.stand_ins)]
+            )
 
     def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
         """Connect workers' logs only (the leader logs no assignment, so the workers' own lines are the

@@ -229,6 +229,11 @@ class ClassicGroup:
     # the leader is the model's pick by the map order (no line named it): void if the membership it was
     # picked from turns out not to be known (`_membership_lost`)
     leader_by_order: bool = False
+    # a stated count some (not all) pending members made up, unlogged: which of them, later lines tell
+    # (`_stated_count`, `_still_pending`): {"generation", "members", "candidates", "missing"}
+    undetermined: dict | None = None
+    # (generation, its members) once `undetermined` is resolved; the replayer takes it (`take_resolved`)
+    resolved: tuple[int | None, list[str]] | None = None
 
     # ------------------------------------------------------------------------------- the machine
     def transition(self, target: GroupState, event: Event | None = None) -> bool:
@@ -353,6 +358,7 @@ class ClassicGroup:
             "member_order": self.member_order.snapshot(),
             "leader_removed_at": self.leader_removed_at,
             "leader_by_order": self.leader_by_order,
+            "undetermined": self.undetermined,
         }
 
     @classmethod
@@ -371,6 +377,7 @@ class ClassicGroup:
         group.change_logged = state.get("change_logged", False)
         group.leader_removed_at = state.get("leader_removed_at")
         group.leader_by_order = state.get("leader_by_order", False)
+        group.undetermined = state.get("undetermined")
         if "member_order" in state:
             group.member_order = MemberMapOrder.from_snapshot(state["member_order"])
         else:
@@ -434,7 +441,9 @@ class ClassicGroup:
     def _on_rebalance_prepared(self, e: Event) -> None:
         if self.state is GroupState.DEAD and e.generation_id in (None, 0):
             self._recreate_if_dead()  # the join that recreated the group was not logged
+        state_before = self.state
         self._note_named_member(e)
+        self._first_member_of_new_group(e, state_before)
         if e.generation_id == 0 and self.state in (GroupState.EMPTY, None) and self.membership_known:
             # the group's first rebalance: its members map was created empty (any earlier member would
             # have left through a rebalance that consumed a generation)
@@ -448,6 +457,27 @@ class ClassicGroup:
             self.change_logged = False
         self.transition(GroupState.PREPARING_REBALANCE, e)
         self._check_generation(self.generation_id, e)  # generation_id = OLD generation
+
+    def _first_member_of_new_group(self, e: Event, state_before: GroupState | None) -> None:
+        """A rebalance prepared at old generation 0 from Empty, for "Adding new member X": the group never
+        completed a join phase (each completion consumes a generation, even to Empty), so its members map
+        was empty until X's JoinGroup, which moved it out of Empty (addMemberAndRebalance ->
+        maybePrepareRebalance; a later joiner finds it PreparingRebalance and prints no Preparing). X is
+        its first member and leader (ClassicGroup.add / GroupMetadata.add: the first member of an empty
+        group leads). Only the leader is taken from this: the members map's order is not (which of its
+        other members joined unlogged, and in which order, no line says), so neither is a later leader
+        picked by that order (`remove_member`)."""
+        named = members_named_in_reason(e.reason)
+        if (
+            e.generation_id != 0
+            or state_before not in (None, GroupState.EMPTY)
+            or named is None
+            or not named[2]
+            or set(self.members) - {named[0]}
+        ):
+            return
+        if self.leader_id is None and named[0] in self.members:
+            self.leader_id, self.leader_by_order = named[0], False
 
     def _note_named_member(self, e: Event) -> None:
         """The member a rebalance reason names is in the group (the one that joins, rejoins or is
@@ -464,6 +494,7 @@ class ClassicGroup:
         if member_id in self.members:
             return
         if member_id in self.pending:
+            self._still_pending(member_id)
             self.add_member(self.pending[member_id])
             return
         if not new and self.membership_known:
@@ -495,6 +526,10 @@ class ClassicGroup:
             self.leader_id = self.member_order.first()
             self.leader_by_order = self.leader_id is not None
         self.leader_removed_at = None
+        if self.leader_id is None and self.membership_known and len(self.members) == 1:
+            # a generation's leader is one of its members (ClassicGroup.add / maybeElectNewJoinedLeader,
+            # GroupMetadata in the Scala coordinator): the only member leads it
+            self.leader_id, self.leader_by_order = next(iter(self.members)), False
         if e.leader_id:
             self.leader_id, self.leader_by_order = e.leader_id, False
         if e.protocol_name:
@@ -510,6 +545,7 @@ class ClassicGroup:
         anomaly when the model thought it was)."""
         if count is None:
             return
+        self.undetermined = None
         if count == len(self.members):
             self.membership_known = True
             return
@@ -525,17 +561,54 @@ class ClassicGroup:
             # some pending members rejoined with their ids, which ones no line says (the 3.x Scala
             # GroupCoordinator logs "Pending dynamic member with id X joins group ... Adding to the group
             # now." at DEBUG, and addMemberAndRebalance prints no "Preparing" in PreparingRebalance): the
-            # count is Kafka's, the members are not known; a later stated count resynchronises
+            # count is Kafka's, the members are not known; a later stated count resynchronises, or later
+            # lines showing which pending members were still pending then (`_still_pending`)
             self._membership_lost()
+            self.undetermined = {
+                "generation": self.generation_id,
+                "members": list(self.members),
+                "candidates": list(self.pending),
+                "missing": count - len(self.members),
+            }
             return
         if self.membership_known:
             self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {count}")
             self._membership_lost()
 
+    def _still_pending(self, member_id: str) -> None:
+        """A line shows pending member `member_id` still pending: its second JoinGroup is logged as
+        "Adding new member" (it came in Stable, CompletingRebalance or Empty: addMemberAndRebalance ->
+        maybePrepareRebalance; one in PreparingRebalance prints nothing at INFO), or it expired or left
+        as a pending member (GroupCoordinator.onExpireHeartbeat "Pending member ... has been removed",
+        "Pending member with memberId=... has left"; ClassicGroup in 4.0). A pending member joins only
+        once, so it was not one of the members an `undetermined` count stated: once only as many
+        candidates remain as the count missed, they are the ones, and the membership is known again."""
+        pending = self.undetermined
+        if pending is None or member_id not in pending["candidates"]:
+            return
+        pending["candidates"].remove(member_id)
+        if len(pending["candidates"]) != pending["missing"]:
+            return
+        self.undetermined = None
+        joined = [m for m in pending["candidates"] if m in self.pending]
+        if len(joined) != pending["missing"]:
+            return  # one of them was seen otherwise since: not resolved
+        for i, member in enumerate(joined):
+            # their second JoinGroups came in the join phase, after the logged ones, order not logged
+            self.add_member(self.pending[member], with_previous=i > 0)
+        self.membership_known = True
+        self.resolved = (pending["generation"], pending["members"] + joined)
+
+    def take_resolved(self) -> tuple[int | None, list[str]] | None:
+        """The (generation, members) an `undetermined` count turned out to state, once; else None."""
+        resolved, self.resolved = self.resolved, None
+        return resolved
+
     def _membership_lost(self) -> None:
         """Changes were missed: the membership, and the members map's history, are not known; so is a
         leader the model picked from them by the map's order (a member that joined unlogged may precede)."""
         self.membership_known = False
+        self.undetermined = None
         self.member_order.forget_history()
         if self.leader_by_order:
             self.leader_id, self.leader_by_order = None, False
@@ -564,8 +637,14 @@ class ClassicGroup:
         member_id = e.member_id or self.member_for_instance(e.group_instance_id)
         if member_id is None:
             return
-        if self.pending.pop(member_id, None) is not None or (e.attributes or {}).get("pending") == "true":
-            return  # a pending member expired or left: it never was in the group
+        if (e.attributes or {}).get("pending") == "true":
+            self._still_pending(member_id)  # a pending member expired or left: it never was in the group
+            self.pending.pop(member_id, None)
+            return
+        if self.pending.pop(member_id, None) is not None:
+            # a member the model had as pending: it joined unlogged (when, no line says)
+            self.undetermined = None
+            return
         self.change_logged = True
         if member_id not in self.members:
             if self.membership_known and e.reason != RemovalReason.FENCED_STATIC.value:

@@ -101,6 +101,39 @@ def test_cooperative_follow_up_round_is_part_of_the_episode_when_only_the_defaul
     assert not out["anomalies"]
 
 
+def test_a_subscription_change_no_line_details_keeps_the_episode_open_for_its_revoking_follow_up():
+    """c1 and c2 share t and u (cooperative-sticky). The leader rejoins because its subscription changed
+    (3.2+ client reason, ConsumerCoordinator.rejoinNeededOrPending); no broker line gives the new
+    subscription, so the assignor rerun cannot tell what the round revoked. c2's rejoin "need to revoke
+    partitions and re-join" (onJoinComplete, KIP-429) is then that round's follow-up: one episode of two
+    rounds, not two rebalances."""
+    adding = "with group instance id None; client reason: not provided"
+    lines = [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        _stabilized("10:00:03,010", 1, 2),
+        _assignment("10:00:03,020", C1, 1, 2),
+        _prepare(
+            "10:05:00,000",
+            1,
+            f"Leader {C1} re-joining group during Stable; client reason: subscription has changed",
+        ),
+        _stabilized("10:05:00,100", 2, 2),
+        _assignment("10:05:00,120", C1, 2, 2),
+        _prepare(
+            "10:05:00,150",
+            2,
+            f"Updating metadata for member {C2} during Stable; client reason: need to revoke partitions and re-join",
+        ),
+        _stabilized("10:05:00,300", 3, 2),
+        _assignment("10:05:00,320", C1, 3, 2),
+    ]
+    out = replay_log(lines, topics={"t": 2, "u": 2}, default_assignor="cooperative-sticky")
+    assert not out["anomalies"]
+    assert episodes(out) == [(1, 1, 1), (2, 2, 3)]
+
+
 def test_eager_default_assignor_keeps_every_round_its_own_rebalance():
     out = replay_log(
         _cooperative_join(f"Leader {C1} re-joining group during Stable"),
@@ -316,6 +349,123 @@ def test_static_restart_seen_by_the_broker_keeps_the_assignment_and_does_not_inv
     assert [g["members"] for g in out["generations"]] == [sorted([I1, I2_OLD]), [I1]]
 
 
+def test_generations_an_unnamed_replacement_stood_in_for_get_its_id_once_a_later_line_names_it():
+    """KIP-345: i2's restart while Stable is logged with its old id only ("Replacing previously mapped
+    member <old>", GroupCoordinator.scala 3.x / GroupMetadataManager 4.x), so generations 2 and 3 have
+    an id no line named yet (members null while it is unnamed). "Member <new> has failed" names it
+    later (a static member's id is `{group.instance.id}-{UUID}`): generations 2 and 3 then list it."""
+    rejoin = f"Leader {I1} re-joining group during Stable; client reason: "
+    lines = [
+        *_static_restart_then_leave()[:6],
+        _prepare("10:30:00,000", 1, rejoin),
+        _stabilized("10:30:00,050", 2, 2),
+        _assignment("10:30:00,060", I1, 2, 2, static=2),
+        _prepare("10:40:00,000", 2, rejoin),
+        _stabilized("10:40:00,050", 3, 2),
+        _assignment("10:40:00,060", I1, 3, 2, static=2),
+        _prepare("10:50:00,000", 3, rejoin),
+        _stabilized("10:50:00,050", 4, 2),
+        _assignment("10:50:00,060", I1, 4, 2, static=2),
+        scala_line("11:00:00,000", f"Member {I2_NEW} in group g1 has failed, removing it from the group"),
+        _prepare("11:00:00,000", 4, f"removing member {I2_NEW} on heartbeat expiration"),
+        _stabilized("11:00:00,050", 5, 1),
+        _assignment("11:00:00,060", I1, 5, 1, static=1),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]] == [
+        (1, sorted([I1, I2_OLD]), I1),
+        (2, sorted([I1, I2_NEW]), I1),
+        (3, sorted([I1, I2_NEW]), I1),
+        (4, sorted([I1, I2_NEW]), I1),
+        (5, [I1], I1),
+    ]
+
+
+@pytest.mark.parametrize(
+    "completed_at, leader",
+    [
+        # the same instant as i2's removal: the removal completed the join phase, which it does only once
+        # every remaining member has joined, so static leader i1 rejoined and still leads
+        ("10:01:10,000", I1),
+        # later (the rebalance timeout, say): i1's static JoinGroup is not logged at INFO, it may not
+        # have rejoined and handed leadership to c3 (maybeElectNewJoinedLeader): not known
+        ("10:01:30,000", None),
+    ],
+    ids=["completed_by_the_removal", "completed_later"],
+)
+def test_a_join_phase_completed_by_a_members_removal_keeps_the_static_leader_no_line_shows_rejoining(
+    completed_at, leader
+):
+    """GroupCoordinator.scala removeMemberAndUpdateGroup (PreparingRebalance: checkAndComplete ->
+    tryCompleteJoin, hasAllMembersJoined) / GroupMetadataManager.removeMemberAndUpdateClassicGroup 4.0:
+    a member's removal completes the join phase at once only if everyone else has joined."""
+    lines = [
+        _static_join("10:00:00,000", "i1", I1, "Empty"),
+        _prepare(
+            "10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1); client reason: "
+        ),
+        _static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
+        _stabilized("10:00:03,001", 1, 2),
+        _assignment("10:00:03,010", I1, 1, 2, static=2),
+        _pending_join("10:01:00,000", C3, "Stable"),
+        _prepare("10:01:00,010", 1, f"Adding new member {C3} with group instance id None; client reason: "),
+        scala_line("10:01:10,000", f"Member {I2_OLD} in group g1 has failed, removing it from the group"),
+        _stabilized(completed_at, 2, 2),
+        _pending_join("10:01:40,000", C4, "CompletingRebalance"),
+        _prepare("10:01:40,010", 2, f"Adding new member {C4} with group instance id None; client reason: "),
+        _stabilized("10:01:43,000", 3, 3),
+        _assignment("10:01:43,010", I1, 3, 3, static=1),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["leader_member_id"]) for g in out["generations"]] == [
+        (1, I1),
+        (2, leader),
+        (3, I1),
+    ]
+
+
+def test_the_only_member_of_a_generation_leads_it_when_no_line_names_the_leader():
+    """2.x: the broker names no leader ("Assignment received from leader for group ...") and generation 1,
+    interrupted by c2 in CompletingRebalance, has no assignment line at all. Its one member, c1, leads
+    it: a leader is a member of its generation (ClassicGroup.add / maybeElectNewJoinedLeader)."""
+    adding = "with group instance id None"
+    lines = [
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _stabilized("10:00:03,010", 1, 1),
+        _prepare("10:00:03,020", 1, f"Adding new member {C2} {adding}"),
+        _stabilized("10:00:06,000", 2, 2),
+        scala_line(
+            "10:00:06,020",
+            "Assignment received from leader for group g1 for generation 2. The group has 2 members, "
+            "0 of which are static.",
+        ),
+    ]
+    out = replay_log(lines, topics={"t": 2}, default_assignor="range")
+    assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]][0] == (
+        1,
+        [C1],
+        C1,
+    )
+
+
+def test_the_member_whose_join_opened_a_new_groups_first_rebalance_leads_it():
+    """2.x (no JoinGroup line before the member-id rejoin): "Preparing ... with old generation 0 (reason:
+    Adding new member c1)" is the JoinGroup that took the new group out of Empty; c2 joined after, in
+    PreparingRebalance (no Preparing printed). c1 was the first member of an empty members map, so it
+    leads (ClassicGroup.add / GroupMetadata.add), though generation 1 never gets an assignment line."""
+    adding = "with group instance id None"
+    lines = [
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _stabilized("10:00:03,010", 1, 2),
+        _prepare("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
+        _stabilized("10:00:06,000", 2, 3),
+    ]
+    out = replay_log(lines, topics={"t": 2}, default_assignor="range")
+    assert [(g["generation_id"], g["leader_member_id"]) for g in out["generations"]] == [(1, C1), (2, C1)]
+
+
 def _kafka_0_10(ts: str, message: str) -> str:
     return f"[2016-11-08 {ts}] INFO [GroupCoordinator 1]: {message} (kafka.coordinator.GroupCoordinator)"
 
@@ -461,19 +611,29 @@ def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
     ]
 
 
-def test_a_count_that_some_pending_members_make_up_is_kafkas_and_leaves_the_members_unknown():
+_ADDING = "with group instance id None; client reason: "
+
+
+def _two_of_three_pending_in_generation_1() -> list[str]:
     """KIP-394: c2 and c3 are pending (MEMBER_ID_REQUIRED) when the join phase opens; only c2's second
     JoinGroup (DEBUG in the 3.x Scala coordinator, no Preparing during PreparingRebalance) lands before it
-    completes. "with 2 members" is Kafka's count, not an anomaly; which pending member is in generation 1
-    no line says (members null). c3's "Adding new member" and "with 3 members" state generation 2 whole."""
-    adding = "with group instance id None; client reason: "
-    lines = [
+    completes: "with 2 members" is Kafka's count, not an anomaly."""
+    return [
         _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {_ADDING}"),
         _pending_join("10:00:00,020", C2, "PreparingRebalance"),
         _pending_join("10:00:00,030", C3, "PreparingRebalance"),
         _stabilized("10:00:03,010", 1, 2),
-        _prepare("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
+    ]
+
+
+def test_a_count_that_some_pending_members_make_up_leaves_the_members_unknown_while_no_line_says_which():
+    """Which pending member is in generation 1 no line says: c3 may have joined in generation 1's join
+    phase or in generation 2's (both unlogged), so generation 1's members are null; "with 3 members"
+    states generation 2 whole."""
+    lines = [
+        *_two_of_three_pending_in_generation_1(),
+        _prepare("10:00:03,020", 1, f"Leader {C1} re-joining group during Stable; client reason: "),
         _stabilized("10:00:03,100", 2, 3),
         _assignment("10:00:03,110", C1, 2, 3),
     ]
@@ -482,6 +642,47 @@ def test_a_count_that_some_pending_members_make_up_is_kafkas_and_leaves_the_memb
     assert [(g["generation_id"], g["member_count"], g["members"]) for g in out["generations"]] == [
         (1, 2, None),
         (2, 3, sorted([C1, C2, C3])),
+    ]
+
+
+@pytest.mark.parametrize(
+    "still_pending, generation_2",
+    [
+        # its second JoinGroup came in Stable: addMemberAndRebalance -> maybePrepareRebalance
+        # (GroupCoordinator.scala 3.x; GroupMetadataManager in 4.0)
+        ([_prepare("10:00:03,020", 1, f"Adding new member {C3} {_ADDING}")], sorted([C1, C2, C3])),
+        # its pending-member heartbeat expired (GroupCoordinator.onExpireHeartbeat, isPending)
+        (
+            [
+                scala_line(
+                    "10:00:03,020",
+                    f"Pending member {C3} in group g1 has been removed after session timeout expiration.",
+                ),
+                _prepare("10:00:20,000", 1, f"Leader {C1} re-joining group during Stable; client reason: "),
+            ],
+            sorted([C1, C2]),
+        ),
+    ],
+    ids=["adding_new_member", "pending_member_expired"],
+)
+def test_a_pending_member_shown_pending_after_a_count_names_the_members_the_count_stated(
+    still_pending, generation_2
+):
+    """A pending member joins once: a line showing c3 still pending after "with 2 members" (its "Adding
+    new member", or its pending session expiring) says c2 was the pending member the count included, so
+    generation 1 is [c1, c2], exact (the line carries it; never a guess from the count alone)."""
+    lines = [
+        *_two_of_three_pending_in_generation_1(),
+        _assignment("10:00:03,015", C1, 1, 2),
+        *still_pending,
+        _stabilized("10:00:20,100", 2, len(generation_2)),
+        _assignment("10:00:20,110", C1, 2, len(generation_2)),
+    ]
+    out = replay_log(lines, topics={"t": 3}, default_assignor="range")
+    assert not out["anomalies"]
+    assert [(g["generation_id"], g["members"]) for g in out["generations"]] == [
+        (1, sorted([C1, C2])),
+        (2, generation_2),
     ]
 
 
