@@ -60,9 +60,6 @@ from rebalance_core.java_hash import java_string_hash
 
 CONNECT_PROTOCOL_TYPE = "connect"
 
-# Connect protocol name -> subprotocol version (ConnectProtocolCompatibility); the eager `default`
-# (EagerAssignor) is not modelled
-CONNECT_PROTOCOLS: dict[str, int] = {"compatible": 1, "sessioned": 2}
 DEFAULT_MAX_DELAY_MS = 300_000  # DistributedConfig.SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT
 KIP415_NOT_APPLICABLE = (
     "scheduled.rebalance.max.delay.ms (KIP-415) is Kafka Connect's IncrementalCooperativeAssignor;"
