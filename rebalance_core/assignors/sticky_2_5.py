@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from rebalance_core.assignors.base import GroupAssignment, GroupSpec, RebalanceProtocol
 from rebalance_core.assignors.sticky import (
     _balance_score,
+    _java_hashmap_order,
     _Layout,
     _PartitionMovements,
 )
@@ -44,8 +45,6 @@ class _Sticky25:
     """AbstractStickyAssignor.assign of Kafka 2.5 for one group (members by index, partitions by id)."""
 
     def __init__(self, spec: GroupSpec, *, generations_in_user_data: bool) -> None:
-        from rebalance_core.assignors.sticky import _java_hashmap_order
-
         subscribed = {t for m in spec.members for t in m.subscription}
         self.layout = layout = _Layout({t: spec.topics[t] for t in subscribed if spec.topics.get(t, 0) > 0})
         self.spec = spec
