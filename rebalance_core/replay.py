@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rebalance_core import client_config
+from rebalance_core.assignors import CLIENT_ASSIGNORS
+from rebalance_core.assignors.protocols import KIP415_PROTOCOLS, rebalance_protocol_of
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.member_order import MemberMapOrder
 from rebalance_core.events import Event, TopicPartition, format_ts, is_revoke_rejoin
@@ -38,13 +40,6 @@ from schemas.tables import REPLAY_TABLES
 
 STATE_VERSION = 1
 GROUP_PROTOCOL_KEY = "classic"  # snapshot()["group_protocol"]: which replayer resumes the state
-
-# Protocol names whose rebalances are cooperative (KIP-429 consumer, KIP-415 Connect, Streams); the
-# rest of the classic consumer assignors are eager. Connect's eager protocol is called "default".
-COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky", "sessioned", "compatible", "stream"})
-KIP415_PROTOCOLS = frozenset({"sessioned", "compatible"})  # Connect's IncrementalCooperativeAssignor
-EAGER_PROTOCOLS = frozenset({"range", "roundrobin", "sticky", "default"})
-INFERABLE_ASSIGNORS = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
 
 ASSIGNMENT_CONFLICT = "assignment_conflict"
 ASSIGNMENT_MISMATCH = "assignment_mismatch"
@@ -116,17 +111,6 @@ def event_order_key(e: Event) -> tuple:
         e.line if e.line is not None else -1,
         e.event_id or "",
     )
-
-
-def rebalance_protocol_of(protocol_name: str | None) -> str | None:
-    """eager | cooperative from a selected protocol name; None when the name says nothing."""
-    if not protocol_name:
-        return None
-    if protocol_name in COOPERATIVE_PROTOCOLS:
-        return "cooperative"
-    if protocol_name in EAGER_PROTOCOLS:
-        return "eager"
-    return None
 
 
 @dataclass
@@ -2232,7 +2216,7 @@ class GroupReplayer:
         protocol = (
             rnd.protocol_name or self.protocol_name or self.offered_protocol or self._configured_assignor()
         )
-        if not members or not self.topics or protocol not in INFERABLE_ASSIGNORS:
+        if not members or not self.topics or protocol not in CLIENT_ASSIGNORS:
             return None
         if rnd.member_count is not None and rnd.member_count != len(members):
             return None  # the membership is not fully known

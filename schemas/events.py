@@ -8,7 +8,7 @@ same rebalance may be present (broker log + client logs) or only one.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 
 from schemas.fields import (
     ASSIGNMENT,
@@ -33,9 +33,10 @@ class Side(str, Enum):
     MEMBER = "member"
 
 
-class EventType(str, Enum):
+class EventType(StrEnum):
     """Event types, named after what happened. `side` says who saw it. Field use per type is in
-    docs/events.md; the table below is the short form."""
+    docs/events.md; the table below is the short form. A StrEnum: a member equals, hashes and formats as
+    its value, so members and the raw strings of an `event_type` column mix freely."""
 
     # ---- coordinator side (classic protocol: JoinGroup / SyncGroup / Heartbeat / LeaveGroup) -------
     JOIN_RECEIVED = "join_received"  # member_id, group_instance_id, client_id, reason, attributes.state

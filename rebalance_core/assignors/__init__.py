@@ -28,6 +28,8 @@ _REGISTRY: dict[str, str] = {
 ASSIGNOR_NAMES = tuple(_REGISTRY)
 # KIP-848: assignors the broker runs; they exist only in the consumer group protocol.
 SERVER_ASSIGNORS = ("uniform", "server-range")
+# the classic protocol's assignors, which the group leader runs (ConsumerPartitionAssignor)
+CLIENT_ASSIGNORS = tuple(name for name in ASSIGNOR_NAMES if name not in SERVER_ASSIGNORS)
 
 
 # name -> (first Kafka release of today's algorithm, the older clients' implementation): the sticky
@@ -70,6 +72,7 @@ def _load(target: str) -> Assignor:
 __all__ = [
     "ASSIGNOR_NAMES",
     "AssignmentError",
+    "CLIENT_ASSIGNORS",
     "Assignor",
     "GroupAssignment",
     "GroupSpec",

@@ -36,7 +36,7 @@ from rebalance_core.assignors.base import (
     RebalanceProtocol,
 )
 from rebalance_core.events import TopicPartition
-from rebalance_core.java_hash import java_string_hash
+from rebalance_core.java_hash import java_hash_order, java_spread, java_string_hash, table_size_after_puts
 
 DEFAULT_GENERATION = -1  # AbstractStickyAssignor.DEFAULT_GENERATION: "no generation known"
 
@@ -144,24 +144,11 @@ def _cyclic_gc_paused() -> Iterator[None]:
 # Java iteration orders
 
 
-def _java_spread(h: int) -> int:
-    """java.util.HashMap.hash: the bits that pick the bucket."""
-    return h ^ (h >> 16)
-
-
-def _java_hashmap_capacity(size: int) -> int:
-    """Table size of a default java.util.HashMap after `size` puts (load factor 0.75, doubling)."""
-    capacity = 16
-    while size > capacity * 3 // 4:
-        capacity *= 2
-    return capacity
-
-
 def _java_hashmap_order(keys: Sequence[str]) -> list[int]:
     """Indexes of `keys` in the order a java.util.HashMap<String, _> filled with them in this order iterates:
     by bucket, then by insertion within a bucket. (Bins treeified after 8 collisions are not modelled.)"""
-    mask = _java_hashmap_capacity(len(keys)) - 1
-    return sorted(range(len(keys)), key=lambda i: _java_spread(java_string_hash(keys[i])) & mask)
+    hashes = [java_string_hash(key) for key in keys]
+    return java_hash_order(range(len(keys)), hashes, table_size_after_puts(len(keys)))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -212,7 +199,7 @@ class _Layout:
             self._topic_hashes = [java_string_hash(t) for t in self.topics]
         rank = self.rank_of(gid)
         partition = gid - self.offsets[rank]
-        return _java_spread((31 * (31 + partition) + self._topic_hashes[rank]) & 0xFFFFFFFF)
+        return java_spread((31 * (31 + partition) + self._topic_hashes[rank]) & 0xFFFFFFFF)
 
 
 class _RackInfo:

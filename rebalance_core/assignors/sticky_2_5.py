@@ -22,10 +22,11 @@ from collections.abc import Sequence
 from rebalance_core.assignors.base import GroupAssignment, GroupSpec, RebalanceProtocol
 from rebalance_core.assignors.sticky import (
     _balance_score,
-    _java_hashmap_capacity,
+    _java_hashmap_order,
     _Layout,
     _PartitionMovements,
 )
+from rebalance_core.java_hash import table_size_after_puts
 
 DEFAULT_GENERATION = -1
 # the first Kafka release whose sticky assignors have the all-subscriptions-equal algorithm
@@ -34,7 +35,7 @@ CONSTRAINED_ASSIGN_SINCE = (2, 6)
 
 def _hashmap_order(layout: _Layout, gids: Sequence[int]) -> list[int]:
     """`gids` (distinct, in insertion order) as a java.util.HashMap<TopicPartition, _> iterates them."""
-    mask = _java_hashmap_capacity(len(gids)) - 1
+    mask = table_size_after_puts(len(gids)) - 1
     return [
         g for _, g in sorted(enumerate(gids), key=lambda ig: (layout.java_spread_of(ig[1]) & mask, ig[0]))
     ]
@@ -44,8 +45,6 @@ class _Sticky25:
     """AbstractStickyAssignor.assign of Kafka 2.5 for one group (members by index, partitions by id)."""
 
     def __init__(self, spec: GroupSpec, *, generations_in_user_data: bool) -> None:
-        from rebalance_core.assignors.sticky import _java_hashmap_order
-
         subscribed = {t for m in spec.members for t in m.subscription}
         self.layout = layout = _Layout({t: spec.topics[t] for t in subscribed if spec.topics.get(t, 0) > 0})
         self.spec = spec

@@ -42,7 +42,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from enum import Enum
 from itertools import chain
-from typing import TypeVar
 
 from rebalance_core.assignors.base import (
     AssignmentError,
@@ -54,9 +53,12 @@ from rebalance_core.assignors.base import (
 )
 from rebalance_core.assignors.range import RackQueues, member_rack, use_rack_aware_assignment
 from rebalance_core.events import TopicPartition
-from rebalance_core.java_hash import java_string_hash
-
-T = TypeVar("T")
+from rebalance_core.java_hash import (
+    java_hash_order,
+    java_string_hash,
+    table_size_after_puts,
+    table_size_of_copy,
+)
 
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -94,31 +96,6 @@ def topic_id_order_key(topic_id: str) -> tuple:
     """`Uuid.compareTo` (signed most, then least significant bits); non-Uuid ids after, by string."""
     bits = kafka_uuid_bits(topic_id)
     return (0, *bits) if bits is not None else (1, topic_id.encode("utf-16-be", "surrogatepass"))
-
-
-def table_size_after_puts(count: int) -> int:
-    """Table size of a default `new HashMap<>()` after `count` insertions (load factor 0.75)."""
-    size = 16
-    while count > size * 3 // 4:
-        size *= 2
-    return size
-
-
-def table_size_of_copy(count: int) -> int:
-    """Table size of `new HashSet<>(collection)` (Java 17: capacity max(size / .75 + 1, 16))."""
-    wanted = max(count * 4 // 3 + 1, 16)
-    size = 1
-    while size < wanted:
-        size *= 2
-    return size
-
-
-def java_hash_order(items: Sequence[T], hashes: Sequence[int], table_size: int) -> list[T]:
-    """The iteration order of a Java `HashMap`/`HashSet` holding `items`: by bucket, where the bucket
-    is `(h ^ h >>> 16) & (table_size - 1)`; items sharing a bucket keep their order in `items`."""
-    mask = table_size - 1
-    buckets = [(h ^ (h >> 16)) & mask for h in hashes]
-    return [items[i] for i in sorted(range(len(items)), key=buckets.__getitem__)]
 
 
 # --- the assignor ---------------------------------------------------------------------------------

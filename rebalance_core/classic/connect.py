@@ -26,7 +26,7 @@ are named in `sync_response` attributes only (`assigned_connectors`, `revoked_co
 connector to its task count.
 
 Java collection orders decide which worker keeps an extra connector or task and which ones a worker
-gives up: they are reproduced (`java_hash_order`: HashMap / HashSet iteration order of String keys; the
+gives up: they are reproduced (`java_string_order`: HashMap / HashSet iteration order of String keys; the
 "serialized" order of a worker's metadata, ConnectProtocol.Assignment.asMap).
 
 API
@@ -56,13 +56,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rebalance_core.events import TopicPartition
-from rebalance_core.java_hash import java_string_hash
+from rebalance_core.java_hash import java_string_order, table_size_of_copy
 
 CONNECT_PROTOCOL_TYPE = "connect"
 
-# Connect protocol name -> subprotocol version (ConnectProtocolCompatibility); the eager `default`
-# (EagerAssignor) is not modelled
-CONNECT_PROTOCOLS: dict[str, int] = {"compatible": 1, "sessioned": 2}
 DEFAULT_MAX_DELAY_MS = 300_000  # DistributedConfig.SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT
 KIP415_NOT_APPLICABLE = (
     "scheduled.rebalance.max.delay.ms (KIP-415) is Kafka Connect's IncrementalCooperativeAssignor;"
@@ -81,37 +78,13 @@ def kip415_applies(protocol_type: str | None) -> bool:
 
 
 # ------------------------------------------------------------------------------------ Java orders
-def java_hash_order(keys: Iterable[str], capacity: int | None = None) -> list[str]:
-    """Iteration order of a java.util.HashMap / HashSet filled with `keys` in the given order: by bucket
-    ((h ^ h >>> 16) & (capacity - 1)), then insertion order. Default capacity: 16, doubled while the
-    entries exceed 3/4 of it (puts one by one, as Collectors.toMap does)."""
-    keys = list(dict.fromkeys(keys))
-    if capacity is None:
-        capacity = 16
-        while len(keys) > capacity * 3 // 4:
-            capacity *= 2
-    mask = capacity - 1
-
-    def bucket(key: str) -> int:
-        h = java_string_hash(key)
-        return (h ^ (h >> 16)) & mask
-
-    return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
-
-
-def _hash_set_capacity(size: int) -> int:
-    """new HashSet<>(collection): HashMap(max(size / .75 + 1, 16)) rounded up to a power of two."""
-    wanted, capacity = max(int(size / 0.75) + 1, 16), 1
-    while capacity < wanted:
-        capacity *= 2
-    return capacity
 
 
 def serialized_order(connectors: Sequence[str], tasks: Sequence[Task]) -> tuple[list[str], list[Task]]:
     """Connectors and tasks as the receiving side deserializes them (ConnectProtocol.Assignment.asMap, a
     LinkedHashMap keyed by connector: first the connectors, in HashSet order, then each task under its
     connector, connectors in order of first appearance; ExtendedAssignment.extractConnectors/Tasks)."""
-    order = java_hash_order(connectors, _hash_set_capacity(len(set(connectors))))
+    order = java_string_order(connectors, table_size_of_copy(len(set(connectors))))
     for task in tasks:
         if task.topic not in order:
             order.append(task.topic)
@@ -225,7 +198,7 @@ class IncrementalCooperativeAssignor:
         if self.previous_generation_id != last_completed_generation:
             self.previous = _Work()  # "Clearing the view of previous assignments due to generation mismatch"
         configured = _Work().add(*configured_work(connectors))
-        order = java_hash_order(m for m, _, _ in members)  # memberAssignments is a HashMap
+        order = java_string_order(m for m, _, _ in members)  # memberAssignments is a HashMap
         given = {m: (list(c), list(t)) for m, c, t in members}
         assignments = {m: _Work().add(*given[m]) for m in order}
         active = _Work()
@@ -335,7 +308,7 @@ class IncrementalCooperativeAssignor:
             self._reset_delay()
             self.revoked_in_previous = False
             return reassign
-        empty = java_hash_order(load.worker for load in loads if load.is_empty())  # Collectors.toSet()
+        empty = java_string_order(load.worker for load in loads if load.is_empty())  # Collectors.toSet()
         self.candidates.update(dict.fromkeys(empty))
         if now < self.scheduled_rebalance:  # still waiting: the remaining delay
             remaining = self.scheduled_rebalance - now

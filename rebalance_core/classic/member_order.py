@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rebalance_core.java_hash import java_string_hash
+from rebalance_core.java_hash import java_int, java_spread, java_string_hash
 
 JAVA = "java"
 SCALA_2_13 = "scala-2.13"
@@ -41,15 +41,6 @@ IMPLEMENTATIONS = (JAVA, SCALA_2_13, SCALA_2_12)
 _INITIAL_CAPACITY = 16
 _MAX_CAPACITY = 1 << 30
 _MASK = 0xFFFFFFFF
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 32) if value >= 1 << 31 else value
-
-
-def _spread(h: int) -> int:
-    """HashMap.hash / Scala 2.13 improveHash: h ^ (h >>> 16)."""
-    return (h ^ (h >> 16)) & _MASK
 
 
 def _byteswap32(v: int) -> int:
@@ -68,7 +59,7 @@ def _scala212_improved(h: int) -> int:
 def _bucket(impl: str, h: int, capacity: int) -> int:
     if impl == SCALA_2_12:
         return _scala212_improved(h) >> (32 - capacity.bit_length() + 1)
-    return _spread(h) & (capacity - 1)
+    return java_spread(h) & (capacity - 1)
 
 
 def _grown(impl: str, size_before: int, capacity: int) -> tuple[int, int]:
@@ -190,9 +181,9 @@ class MemberMapOrder:
         if len(in_bucket) == 1:
             return in_bucket[0]
         if self.impl == SCALA_2_13:
-            ranked = sorted(in_bucket, key=lambda k: (_signed(_spread(hashes[k])), self.batch[k]))
+            ranked = sorted(in_bucket, key=lambda k: (java_int(java_spread(hashes[k])), self.batch[k]))
             a, b = ranked[0], ranked[1]
-            if _spread(hashes[a]) == _spread(hashes[b]) and self.batch[a] == self.batch[b]:
+            if java_spread(hashes[a]) == java_spread(hashes[b]) and self.batch[a] == self.batch[b]:
                 return None
             return a
         if self.impl == JAVA:

@@ -11,7 +11,8 @@ it stops what is revoked, starts what is added, and rejoins after a revocation o
 
 from __future__ import annotations
 
-from rebalance_core.classic.connect import CONNECT_PROTOCOLS, WorkerAssignment
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
+from rebalance_core.classic.connect import WorkerAssignment
 from rebalance_core.classic.sim_state import (
     STABLE_MEMBER,
     GroupMember,

@@ -5,6 +5,7 @@ reconcile   one member's reconciliation step (CurrentAssignmentBuilder)
 coordinator the coordinator's heartbeat handling, leaves and timers (GroupMetadataManager)
 epochs      group epochs -> generations / episodes / per-member reconcile latency (shared measuring)
 simulate    `simulate_consumer_group(timeline, settings)`: events + ground truth
+sim_member  the simulator's member side (ConsumerMembershipManager: heartbeats, reconciliation)
 replay      `ConsumerGroupReplayer`: events -> the replay tables (same interface as GroupReplayer)
 """
 

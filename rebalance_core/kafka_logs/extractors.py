@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rebalance_core.assignors.protocols import COOPERATIVE_PROTOCOLS
 from rebalance_core.kafka_logs import values
 from schemas.events import EventType, RemovalReason
 
@@ -193,9 +194,6 @@ _ASSIGNOR_NAMES = {
     "CooperativeStickyAssignor": "cooperative-sticky",
     "StreamsPartitionAssignor": "stream",
 }
-# What each assignor supports (ConsumerPartitionAssignor.supportedProtocols): only CooperativeSticky and
-# Streams' assignor support COOPERATIVE.
-_COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky", "stream"})
 # Connect's `connect.protocol` -> the protocols the worker offers, preferred first (WorkerCoordinator.metadata;
 # ConnectProtocolCompatibility: EAGER's protocol is named "default").
 _CONNECT_PROTOCOLS = {
@@ -260,7 +258,7 @@ def client_config(fields: Fields, text: str, topic_names: Mapping[str, str]) -> 
         attributes["assignors"] = ",".join(assignors)
         fields["protocol_name"] = assignors[0]
         if all(a in _ASSIGNOR_NAMES.values() for a in assignors):
-            cooperative = all(a in _COOPERATIVE_ASSIGNORS for a in assignors)
+            cooperative = all(a in COOPERATIVE_PROTOCOLS for a in assignors)  # supportedProtocols
             attributes["rebalance_protocol"] = "cooperative" if cooperative else "eager"
     return [(None, fields)]
 

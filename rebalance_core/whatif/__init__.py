@@ -95,7 +95,6 @@ from __future__ import annotations
 from rebalance_core.whatif.compare import compare_daily
 from rebalance_core.whatif.config import (
     ACTUAL,
-    CLIENT_ASSIGNORS,
     PROTOCOLS,
     SERVER_ASSIGNORS,
     ExtractionOptions,
@@ -122,7 +121,6 @@ from rebalance_core.whatif.settings import ActualSettings
 __all__ = [
     "ACTUAL",
     "ASSUMPTION",
-    "CLIENT_ASSIGNORS",
     "NOT_APPLICABLE",
     "PROTOCOLS",
     "SERVER_ASSIGNORS",

@@ -9,11 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_core.assignors import CLIENT_ASSIGNORS
 from rebalance_core.timeline import TimelineError, parse_duration
 
 ACTUAL = "actual"
 PROTOCOLS = ("eager", "cooperative", "consumer")
-CLIENT_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range", "server-range": "server-range"}  # KIP-848
 # Kafka defaults where neither the events nor the configuration say (consumer / broker configs).
 DEFAULT_SESSION_TIMEOUT_MS = 45_000  # session.timeout.ms (3.0+)

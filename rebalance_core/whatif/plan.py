@@ -8,8 +8,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rebalance_core.assignors import AssignmentError, get_assignor
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
+from rebalance_core.assignors import CLIENT_ASSIGNORS, AssignmentError, get_assignor
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
+from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.latency import kip848_one_way_ms
@@ -17,7 +18,6 @@ from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
 from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
 from rebalance_core.timeline import Heartbeat, Join, Restart, Timeline
 from rebalance_core.whatif.config import (
-    CLIENT_ASSIGNORS,
     DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS,
     SERVER_ASSIGNORS,
     Scenario,

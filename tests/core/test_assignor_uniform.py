@@ -16,14 +16,16 @@ from rebalance_core.assignors.uniform import (
     UniformAssignor,
     coordinator_member_order,
     group_subscription_type,
-    java_hash_order,
-    java_string_hash,
-    table_size_after_puts,
-    table_size_of_copy,
     topic_id_hash,
     topic_id_order_key,
 )
 from rebalance_core.events import TopicPartition
+from rebalance_core.java_hash import (
+    java_hash_order,
+    java_string_hash,
+    table_size_after_puts,
+    table_size_of_copy,
+)
 from tests.core.assignor_checks import assert_kafka_balanced, assert_valid, is_fully_balanced
 
 HOMOGENEOUS = SubscriptionType.HOMOGENEOUS
