@@ -29,10 +29,11 @@ from typing import Any
 from rebalance_core import client_config
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.member_order import MemberMapOrder
+from rebalance_core.consumer import ConsumerGroupReplayer, is_consumer_protocol_event
 from rebalance_core.events import Event, TopicPartition, format_ts, is_revoke_rejoin
 from rebalance_core.kafka_logs.values import classic_member_owner
 from rebalance_core.measures import DOUBLE_OWNERSHIP, OwnershipTimeline, utc_date
-from rebalance_core.replay_common import admit, anomaly_row, unlogged_generation_row
+from rebalance_core.replay_common import ReplaySettings, admit, anomaly_row, unlogged_generation_row
 from schemas.events import BROKER_WIDE_EVENT_TYPES, EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
 
@@ -127,22 +128,6 @@ def rebalance_protocol_of(protocol_name: str | None) -> str | None:
     if protocol_name in EAGER_PROTOCOLS:
         return "eager"
     return None
-
-
-@dataclass
-class ReplaySettings:
-    scenario: str = "actual"
-    final: bool = True  # finish(): emit still-open generations/episodes/movements
-    topics: dict[str, int] = field(default_factory=dict)  # known partition counts (inference)
-    topic_ids: dict[str, str] = field(default_factory=dict)
-    default_assignor: str | None = None  # when the log never names the protocol
-    # the Scala coordinator's members map (leader after the leader leaves; rebalance_core.classic.member_order):
-    # scala-2.13 (Kafka 2.6-3.9 default builds) or scala-2.12 (up to 2.5, _2.12 builds); the Java
-    # coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
-    coordinator_member_map: str = "scala-2.13"
-    session_timeout_ms: int | None = None  # when the log does not say
-    incidents: object | None = None  # incidents.IncidentSettings of rebalance_core.explain (None: defaults)
-    run_end_ms: int | None = None  # last instant of the run's last date (rebalance_core.explain's incidents)
 
 
 # ------------------------------------------------------------------------------------------ state
@@ -2571,8 +2556,6 @@ def new_replayer(
     """The replayer for a group: the KIP-848 `ConsumerGroupReplayer` when its state says so or any of
     `events` (the group's events, or a first batch) is one only a consumer-protocol group produces;
     else the classic `GroupReplayer`. Both have the same interface."""
-    from rebalance_core.consumer import ConsumerGroupReplayer, is_consumer_protocol_event
-
     if state is not None:
         consumer = state.get("group_protocol") == "consumer"
     else:

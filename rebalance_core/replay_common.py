@@ -1,9 +1,12 @@
-"""What every group replayer (classic `replay.GroupReplayer`, KIP-848 `ConsumerGroupReplayer`) does the
-same way: admit an event before modelling it, write an anomaly row, and write the row of a generation
-only a late line shows. One place for both protocols."""
+"""What every group replayer (classic `classic.replayer.GroupReplayer`, KIP-848 `ConsumerGroupReplayer`)
+shares: the settings a replay runs with (`ReplaySettings`), admitting an event before modelling it, an
+anomaly row, and the row of a generation only a late line shows. One place for both protocols, imported
+by both and by the entry `rebalance_core.replay` (which picks the protocol's replayer per group), so
+neither replayer imports the entry."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rebalance_core.events import Event
@@ -14,6 +17,22 @@ from schemas.events import EVENT_TYPES
 WRONG_GROUP = "wrong_group"
 UNKNOWN_EVENT_TYPE = "unknown_event_type"
 OUT_OF_ORDER = "out_of_order"
+
+
+@dataclass
+class ReplaySettings:
+    scenario: str = "actual"
+    final: bool = True  # finish(): emit still-open generations/episodes/movements
+    topics: dict[str, int] = field(default_factory=dict)  # known partition counts (inference)
+    topic_ids: dict[str, str] = field(default_factory=dict)
+    default_assignor: str | None = None  # when the log never names the protocol
+    # the Scala coordinator's members map (leader after the leader leaves; rebalance_core.classic.member_order):
+    # scala-2.13 (Kafka 2.6-3.9 default builds) or scala-2.12 (up to 2.5, _2.12 builds); the Java
+    # coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
+    coordinator_member_map: str = "scala-2.13"
+    session_timeout_ms: int | None = None  # when the log does not say
+    incidents: object | None = None  # incidents.IncidentSettings of rebalance_core.explain (None: defaults)
+    run_end_ms: int | None = None  # last instant of the run's last date (rebalance_core.explain's incidents)
 
 
 class Replayer(Protocol):

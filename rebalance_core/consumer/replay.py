@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rebalance_core.consumer.coordinator import (
     REASON_JOINED,
@@ -64,12 +64,9 @@ from rebalance_core.consumer.states import (
 )
 from rebalance_core.events import Event, TopicPartition, parse_partitions
 from rebalance_core.measures import STOP_NOT_OWNED, OwnershipTimeline
-from rebalance_core.replay_common import admit, anomaly_row
+from rebalance_core.replay_common import ReplaySettings, admit, anomaly_row
 from schemas.events import EventType, RemovalReason, Side
 from schemas.tables import REPLAY_TABLES
-
-if TYPE_CHECKING:
-    from rebalance_core.replay import ReplaySettings
 
 STATE_VERSION = 1
 GROUP_PROTOCOL_KEY = "consumer"  # snapshot()["group_protocol"]: which replayer resumes the state
@@ -196,8 +193,6 @@ class ConsumerGroupReplayer:
         state: dict | None = None,
     ):
         if settings is None:
-            from rebalance_core.replay import ReplaySettings  # late: replay dispatches to this module
-
             settings = ReplaySettings()
         self.cluster = cluster
         self.group_id = group_id

@@ -756,7 +756,8 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 
 from rebalance_core.kafka_logs import parse_lines  # noqa: E402
 from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter  # noqa: E402
-from rebalance_core.replay import KIP415_PROTOCOLS, ReplaySettings, replay  # noqa: E402
+from rebalance_core.replay import KIP415_PROTOCOLS, replay  # noqa: E402
+from rebalance_core.replay_common import ReplaySettings  # noqa: E402
 from tests.core.test_roundtrip import simulations  # noqa: E402
 
 BROKER_ONLY = settings(

@@ -20,7 +20,8 @@ from jobs.replay_batches import KIND_STATE, OUTSIDE_RUN_DATES, replay_partition,
 from jobs.sample_data.generate import OUT, render, simulated_events
 from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentSettings
-from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key, replay
+from rebalance_core.replay import GroupReplayer, event_order_key, replay
+from rebalance_core.replay_common import ReplaySettings
 from schemas.events import EVENT_COLUMN_NAMES
 from tests.core import replay_scenarios as scenarios
 
