@@ -1,7 +1,7 @@
 """Reconstruct a KIP-848 consumer group (`group.protocol=consumer`) from canonical events.
 
-Same interface as the classic `rebalance_core.replay.GroupReplayer` (feed / drain / finish / snapshot,
-rows of `schemas.tables`), same measures (`OwnershipTimeline`, `EpochTracker`). Any subset of events:
+Same interface as the classic `rebalance_core.classic.replayer.GroupReplayer` (feed / drain / finish /
+snapshot, rows of `schemas.tables`), same measures (`OwnershipTimeline`, `EpochTracker`). Any subset of events:
 
 - coordinator (new group coordinator, 3.6+): `group_epoch_bumped`, `target_assignment_computed` (with
   topic ids standing for topic names; `settings.topic_ids` maps them back), `member_epoch_updated`

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
+from rebalance_core.classic.replay_state import rebalance_protocol_of
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs.patterns import PATTERNS
 from rebalance_core.latency import LatencyModel
-from rebalance_core.replay import rebalance_protocol_of
 from rebalance_core.whatif.config import (
     CLIENT_ASSIGNORS,
     DEFAULT_HEARTBEAT_INTERVAL_MS,

@@ -754,9 +754,10 @@ def test_a_rejoin_whose_client_reason_states_another_cause_is_a_rebalance_of_its
 
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 
+from rebalance_core.classic.replay_state import KIP415_PROTOCOLS  # noqa: E402
 from rebalance_core.kafka_logs import parse_lines  # noqa: E402
 from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter  # noqa: E402
-from rebalance_core.replay import KIP415_PROTOCOLS, replay  # noqa: E402
+from rebalance_core.replay import replay  # noqa: E402
 from rebalance_core.replay_common import ReplaySettings  # noqa: E402
 from tests.core.test_roundtrip import simulations  # noqa: E402
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rebalance_core import client_config
-from rebalance_core.replay import GroupReplayer
+from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.replay_common import ReplaySettings
 from tests.core.broker_log import replay_log
 from tests.core.replay_helpers import ev
