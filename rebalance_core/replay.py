@@ -12,9 +12,8 @@ from collections.abc import Iterable
 from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.consumer import ConsumerGroupReplayer, is_consumer_protocol_event
 from rebalance_core.events import Event
-from rebalance_core.replay_common import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings, add_rows, empty_tables
 from schemas.events import BROKER_WIDE_EVENT_TYPES, EventType
-from schemas.tables import REPLAY_TABLES
 
 # Protocol order of event types at the same instant (docs/events.md, "Ordering").
 EVENT_TYPE_RANK: dict[str, int] = {
@@ -107,10 +106,9 @@ def replay(
 ) -> dict[str, list[dict]]:
     """Replay the events of any number of groups: grouped by (cluster, group_id), each sorted by
     `event_order_key`, one replayer each (`new_replayer`; resumed from `states` where given)."""
-    out: dict[str, list[dict]] = {name: [] for name in REPLAY_TABLES}
+    out = empty_tables()
     for key, group_events in events_by_group(events).items():
         replayer = new_replayer(key[0], key[1], settings, (states or {}).get(key), group_events)
         replayer.feed(group_events)
-        for name, rows in replayer.finish().items():
-            out[name].extend(rows)
+        add_rows(out, replayer.finish())
     return out

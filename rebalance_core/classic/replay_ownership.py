@@ -23,7 +23,7 @@ from rebalance_core.classic.replay_state import (
 )
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import DOUBLE_OWNERSHIP, utc_date
-from rebalance_core.replay_common import anomaly_row
+from rebalance_core.replay_common import anomaly_row, event_anomaly_row
 
 
 class Ownership:
@@ -258,9 +258,10 @@ class Ownership:
     def _anomaly(self, rule: str, e: Event | None, detail: str, ts: int | None = None) -> None:
         """Record an anomaly about `e` (default: the event being replayed)."""
         e = e or self._event
-        ts = e.ts if e is not None else (ts if ts is not None else self.last_ts)
         state = self.group.state.value if self.group.state else None
-        self._anomaly_row(rule, ts, e.event_id if e else None, e.event_type if e else None, state, detail)
+        self._out["anomalies"].append(
+            event_anomaly_row(self.timeline, self.key, rule, e, detail, ts, self.last_ts, state)
+        )
 
     def _anomaly_row(self, rule, ts, event_id, event_type, group_state, detail) -> None:
         self._out["anomalies"].append(

@@ -56,8 +56,15 @@ from rebalance_core.classic.replay_state import (
 from rebalance_core.classic.replay_sync import SyncLines
 from rebalance_core.events import Event, TopicPartition, is_revoke_rejoin
 from rebalance_core.measures import OwnershipTimeline
-from rebalance_core.replay_common import ReplaySettings, admit
-from schemas.tables import REPLAY_TABLES
+from rebalance_core.replay_common import (
+    ReplaySettings,
+    add_rows,
+    admit,
+    check_checkpoint,
+    checkpoint_header,
+    empty_tables,
+    event_handlers,
+)
 
 STATE_VERSION = 1
 GROUP_PROTOCOL_KEY = "classic"  # snapshot()["group_protocol"]: which replayer resumes the state
@@ -149,11 +156,7 @@ class GroupReplayer(
                 self._event = None
 
     def drain(self) -> dict[str, list[dict]]:
-        out = {name: [] for name in REPLAY_TABLES}
-        for name, rows in self._out.items():
-            out[name].extend(rows)
-        for name, rows in self.timeline.drain().items():
-            out[name].extend(rows)
+        out = add_rows(empty_tables(), self._out, self.timeline.drain())
         self._out = {"generations": [], "assignments": [], "anomalies": []}
         self._stand_in_rows = []
         self._joined_generation = {}
@@ -177,9 +180,7 @@ class GroupReplayer(
                 # 4.0), the group stopped meanwhile, in no consumer's log: the counts are lower bounds
                 self.timeline.consumption_unseen_after_input()
         closed = self.timeline.finish(final=self.settings.final)
-        out = self.drain()
-        for name, rows in closed.items():
-            out[name].extend(rows)
+        out = add_rows(self.drain(), closed)
         out["group_daily_summary"] = self.timeline.daily_rows()
         return out
 
@@ -201,10 +202,7 @@ class GroupReplayer(
 
     def snapshot(self) -> dict:
         return {
-            "state_version": STATE_VERSION,
-            "group_protocol": GROUP_PROTOCOL_KEY,
-            "cluster": self.cluster,
-            "group_id": self.group_id,
+            **checkpoint_header(STATE_VERSION, GROUP_PROTOCOL_KEY, self.cluster, self.group_id),
             "group": self.group.snapshot(),
             "timeline": self.timeline.snapshot(),
             "out": encode_state(self._out),
@@ -281,11 +279,7 @@ class GroupReplayer(
 
     # =============================================================================== snapshot
     def _restore(self, state: dict) -> None:
-        if state.get("state_version") != STATE_VERSION or state.get("group_protocol") != GROUP_PROTOCOL_KEY:
-            raise ValueError(
-                f"not a classic replay state (version {state.get('state_version')!r}, "
-                f"group_protocol {state.get('group_protocol')!r})"
-            )
+        check_checkpoint(state, STATE_VERSION, GROUP_PROTOCOL_KEY, "classic")
         self.group = co.ClassicGroup.from_snapshot(state["group"])
         self.timeline = OwnershipTimeline(
             self.cluster, self.group_id, self.settings.scenario, state=state["timeline"]
@@ -299,8 +293,8 @@ class GroupReplayer(
 
 # Dispatch tables, event_type -> handler (`_c_<type>` for the coordinator's lines, `_m_<type>` for a
 # member's): one dict lookup per event instead of a name built for getattr.
-_COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(CoordinatorLines).items() if n.startswith("_c_")}
-_MEMBER_HANDLERS = {n[3:]: getattr(GroupReplayer, n) for n in dir(GroupReplayer) if n.startswith("_m_")}
+_COORDINATOR_HANDLERS = event_handlers(GroupReplayer, "_c_")
+_MEMBER_HANDLERS = event_handlers(GroupReplayer, "_m_")
 
 _PLAIN_STATE = (
     "topics",
