@@ -17,8 +17,7 @@ from rebalance_core.classic.replay_state import (
     Round,
     connect_tasks,
 )
-from rebalance_core.events import Event, TopicPartition
-from rebalance_core.kafka_logs.values import classic_member_owner
+from rebalance_core.events import Event, TopicPartition, classic_member_owner
 
 
 class SyncLines:
