@@ -39,7 +39,8 @@ from pathlib import Path
 
 from benchmarks.bench_data import dataset, manifest
 from rebalance_core.events import Event
-from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
+from rebalance_core.replay import event_order_key, new_replayer
+from rebalance_core.replay_common import ReplaySettings
 
 ARROW_BATCH_ROWS = 2_000  # the job's spark.arrow_max_records_per_batch (conf/local.yaml)
 GOAL_EVENTS_PER_S = 300_000  # issue 16's target for the core replay, per core

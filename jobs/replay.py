@@ -451,7 +451,8 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
     from pyspark.sql import functions as F
 
     from jobs.replay_batches import KIND_EVENT, KIND_STATE, output_schema, replay_partition
-    from rebalance_core.replay import EVENT_TYPE_RANK, UNKNOWN_RANK, ReplaySettings
+    from rebalance_core.replay import EVENT_TYPE_RANK, UNKNOWN_RANK
+    from rebalance_core.replay_common import ReplaySettings
     from schemas.events import EVENT_COLUMNS
 
     names = [c.name for c in EVENT_COLUMNS]

@@ -32,7 +32,7 @@ import pandas as pd
 from jobs.run_state import checkpoint
 from rebalance_core.events import Event
 from rebalance_core.explain import EXPLAIN_TABLES, new_explained_replayer
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from schemas.fields import LONG, STRING, TIMESTAMP, Column
 from schemas.tables import REPLAY_TABLES, TABLES
 

@@ -28,7 +28,7 @@ MAX_GROUPS = 25
 WORST_EPISODES = 5
 MIN_FLEXIBLE = 8  # a shortened column keeps at least this many characters (and its header's)
 # The setting that gives the replay topic partition counts (jobs.config ReplayOptions.topics ->
-# rebalance_core.replay.ReplaySettings.topics): without it a broker-only log has no assignment to infer.
+# rebalance_core.replay_common.ReplaySettings.topics): without it a broker-only log has no assignment to infer.
 TOPICS_SETTING = "replay.topics"
 
 

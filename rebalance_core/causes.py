@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from rebalance_core.events import Event
-from rebalance_core.kafka_logs.values import classic_member_owner
+from rebalance_core.events import Event, classic_member_owner
 from schemas.events import EventType, RemovalReason
 
 

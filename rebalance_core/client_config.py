@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rebalance_core.events import Event
-from rebalance_core.kafka_logs.values import classic_member_owner
+from rebalance_core.events import Event, classic_member_owner
 
 _KEPT_ATTRIBUTES = (
     "session_timeout_ms",

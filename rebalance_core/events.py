@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
@@ -205,3 +206,15 @@ def parse_ts(value: Any) -> int:
         delta = value - _EPOCH
         return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
     raise ValueError(f"not a timestamp: {value!r}")
+
+
+# Classic member ids are made by the coordinator (Scala GroupMetadata / Java ClassicGroup
+# .generateMemberId): `{group.instance.id}-{UUID}` for static members, else `{client.id}-{UUID}`.
+_CLASSIC_MEMBER_ID = re.compile(r"(?P<owner>.+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def classic_member_owner(member_id: str) -> str | None:
+    """The client id (dynamic member) or group.instance.id (static member) a classic member id was made
+    from; None for an id of another form (KIP-848 ids, Connect, ids not made by a coordinator)."""
+    match = _CLASSIC_MEMBER_ID.fullmatch(member_id)
+    return match["owner"] if match else None

@@ -18,7 +18,8 @@ from __future__ import annotations
 from rebalance_core.causes import EPISODE_CAUSE_COLUMNS, CauseSettings, CauseTracker
 from rebalance_core.coordinator_moves import CoordinatorTracker
 from rebalance_core.incidents import IncidentSettings, IncidentTracker
-from rebalance_core.replay import ReplaySettings, events_by_group, new_replayer
+from rebalance_core.replay import events_by_group, new_replayer
+from rebalance_core.replay_common import ReplaySettings
 
 # The tables the wrapper adds (columns in schemas.tables); its other rows are the replayer's tables...
 EXPLAIN_TABLES = ("rebalance_incidents", "group_coordinators")

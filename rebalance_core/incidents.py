@@ -41,8 +41,7 @@ from enum import Enum
 from typing import Any
 
 from rebalance_core.causes import Cause
-from rebalance_core.events import Event, TopicPartition
-from rebalance_core.kafka_logs.values import classic_member_owner
+from rebalance_core.events import Event, TopicPartition, classic_member_owner
 from rebalance_core.measures import utc_date
 from schemas.events import EventType
 

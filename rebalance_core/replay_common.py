@@ -1,19 +1,41 @@
-"""What every group replayer (classic `replay.GroupReplayer`, KIP-848 `ConsumerGroupReplayer`) does the
-same way: admit an event before modelling it, write an anomaly row, and write the row of a generation
-only a late line shows. One place for both protocols."""
+"""What every group replayer (classic `classic.replayer.GroupReplayer`, KIP-848 `ConsumerGroupReplayer`)
+shares: the settings a replay runs with (`ReplaySettings`), the dispatch table of its handlers, admitting
+an event before modelling it, an anomaly row, the row of a generation only a late line shows, the tables
+its rows are collected in, and the header of its checkpoint. One place for both protocols, imported
+by both and by the entry `rebalance_core.replay` (which picks the protocol's replayer per group), so
+neither replayer imports the entry."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rebalance_core.events import Event
 from rebalance_core.measures import OwnershipTimeline, utc_date
 from schemas.events import EVENT_TYPES
+from schemas.tables import REPLAY_TABLES
 
 # Anomaly rules every replayer checks (docs/metrics.md, "Anomalies").
 WRONG_GROUP = "wrong_group"
 UNKNOWN_EVENT_TYPE = "unknown_event_type"
 OUT_OF_ORDER = "out_of_order"
+
+
+@dataclass
+class ReplaySettings:
+    scenario: str = "actual"
+    final: bool = True  # finish(): emit still-open generations/episodes/movements
+    topics: dict[str, int] = field(default_factory=dict)  # known partition counts (inference)
+    topic_ids: dict[str, str] = field(default_factory=dict)
+    default_assignor: str | None = None  # when the log never names the protocol
+    # the Scala coordinator's members map (leader after the leader leaves; rebalance_core.classic.member_order):
+    # scala-2.13 (Kafka 2.6-3.9 default builds) or scala-2.12 (up to 2.5, _2.12 builds); the Java
+    # coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
+    coordinator_member_map: str = "scala-2.13"
+    session_timeout_ms: int | None = None  # when the log does not say
+    incidents: object | None = None  # incidents.IncidentSettings of rebalance_core.explain (None: defaults)
+    run_end_ms: int | None = None  # last instant of the run's last date (rebalance_core.explain's incidents)
 
 
 class Replayer(Protocol):
@@ -115,3 +137,59 @@ def unlogged_generation_row(
         "source": "inferred",
         "timing_source": timing_source,
     }
+
+
+def event_handlers(cls: type, prefix: str) -> dict[str, Callable]:
+    """A replayer's dispatch table, event_type -> handler: its methods named `<prefix><event_type>` (`_c_`
+    for the coordinator's lines, `_m_` for a member's), inherited ones included. One dict lookup per event
+    instead of a name built for getattr."""
+    return {name[len(prefix) :]: getattr(cls, name) for name in dir(cls) if name.startswith(prefix)}
+
+
+def event_anomaly_row(
+    timeline: OwnershipTimeline,
+    key: dict[str, Any],
+    rule: str,
+    e: Event | None,
+    detail: str,
+    ts: int | None,
+    last_ts: int | None,
+    group_state: str | None,
+) -> dict[str, Any]:
+    """The `anomaly_row` about `e`, at its instant; without an event, at `ts`, else at the last event's."""
+    ts = e.ts if e is not None else (ts if ts is not None else last_ts)
+    return anomaly_row(
+        timeline, key, rule, ts, e.event_id if e else None, e.event_type if e else None, group_state, detail
+    )
+
+
+def empty_tables() -> dict[str, list[dict]]:
+    """The replay tables (schemas.tables.REPLAY_TABLES), no rows yet."""
+    return {name: [] for name in REPLAY_TABLES}
+
+
+def add_rows(out: dict[str, list[dict]], *sources: Mapping[str, list[dict]]) -> dict[str, list[dict]]:
+    """Append each source's rows (table name -> rows) to `out`'s tables, in order; returns `out`."""
+    for source in sources:
+        for name, rows in source.items():
+            out[name].extend(rows)
+    return out
+
+
+def checkpoint_header(version: int, group_protocol: str, cluster: str, group_id: str) -> dict[str, Any]:
+    """The keys every replayer's snapshot opens with; `group_protocol` says which replayer resumes it."""
+    return {
+        "state_version": version,
+        "group_protocol": group_protocol,
+        "cluster": cluster,
+        "group_id": group_id,
+    }
+
+
+def check_checkpoint(state: Mapping[str, Any], version: int, group_protocol: str, what: str) -> None:
+    """Raise ValueError unless `state` is a snapshot of this replayer (`what`) in this version."""
+    if state.get("state_version") != version or state.get("group_protocol") != group_protocol:
+        raise ValueError(
+            f"not a {what} replay state (version {state.get('state_version')!r}, "
+            f"group_protocol {state.get('group_protocol')!r})"
+        )

@@ -1,7 +1,7 @@
 """Reconstruct a KIP-848 consumer group (`group.protocol=consumer`) from canonical events.
 
-Same interface as the classic `rebalance_core.replay.GroupReplayer` (feed / drain / finish / snapshot,
-rows of `schemas.tables`), same measures (`OwnershipTimeline`, `EpochTracker`). Any subset of events:
+Same interface as the classic `rebalance_core.classic.replayer.GroupReplayer` (feed / drain / finish /
+snapshot, rows of `schemas.tables`), same measures (`OwnershipTimeline`, `EpochTracker`). Any subset of events:
 
 - coordinator (new group coordinator, 3.6+): `group_epoch_bumped`, `target_assignment_computed` (with
   topic ids standing for topic names; `settings.topic_ids` maps them back), `member_epoch_updated`
@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rebalance_core.consumer.coordinator import (
     REASON_JOINED,
@@ -64,12 +64,17 @@ from rebalance_core.consumer.states import (
 )
 from rebalance_core.events import Event, TopicPartition, parse_partitions
 from rebalance_core.measures import STOP_NOT_OWNED, OwnershipTimeline
-from rebalance_core.replay_common import admit, anomaly_row
+from rebalance_core.replay_common import (
+    ReplaySettings,
+    add_rows,
+    admit,
+    check_checkpoint,
+    checkpoint_header,
+    empty_tables,
+    event_anomaly_row,
+    event_handlers,
+)
 from schemas.events import EventType, RemovalReason, Side
-from schemas.tables import REPLAY_TABLES
-
-if TYPE_CHECKING:
-    from rebalance_core.replay import ReplaySettings
 
 STATE_VERSION = 1
 GROUP_PROTOCOL_KEY = "consumer"  # snapshot()["group_protocol"]: which replayer resumes the state
@@ -196,8 +201,6 @@ class ConsumerGroupReplayer:
         state: dict | None = None,
     ):
         if settings is None:
-            from rebalance_core.replay import ReplaySettings  # late: replay dispatches to this module
-
             settings = ReplaySettings()
         self.cluster = cluster
         self.group_id = group_id
@@ -270,10 +273,9 @@ class ConsumerGroupReplayer:
             self._replay_one(e)
 
     def drain(self) -> dict[str, list[dict]]:
-        out: dict[str, list[dict]] = {name: [] for name in REPLAY_TABLES}
-        for source in (self.tracker.drain(), self.timeline.drain(), {"anomalies": self._anomalies}):
-            for name, rows in source.items():
-                out[name].extend(rows)
+        out = add_rows(
+            empty_tables(), self.tracker.drain(), self.timeline.drain(), {"anomalies": self._anomalies}
+        )
         self._anomalies = []
         return out
 
@@ -291,18 +293,13 @@ class ConsumerGroupReplayer:
         if self.settings.final:
             self.tracker.finish(final=True, last_ts=self.last_ts)
             closing = self.timeline.finish(final=True)  # returns (drains) the rows it closes
-        out = self.drain()
-        for name, rows in closing.items():
-            out[name].extend(rows)
+        out = add_rows(self.drain(), closing)
         out["group_daily_summary"] = self.timeline.daily_rows()
         return out
 
     def snapshot(self) -> dict:
         return {
-            "state_version": STATE_VERSION,
-            "group_protocol": GROUP_PROTOCOL_KEY,
-            "cluster": self.cluster,
-            "group_id": self.group_id,
+            **checkpoint_header(STATE_VERSION, GROUP_PROTOCOL_KEY, self.cluster, self.group_id),
             "timeline": self.timeline.snapshot(),
             "tracker": self.tracker.snapshot(),
             "members": {m: _view_to_json(v) for m, v in self.members.items()},
@@ -1571,28 +1568,23 @@ class ConsumerGroupReplayer:
         return tuple(TopicPartition(names.get(tp.topic, tp.topic), tp.partition) for tp in tps)
 
     def _anomaly(self, rule: str, e: Event | None, detail: str, ts: int | None = None) -> None:
-        ts = e.ts if e is not None else (ts if ts is not None else self.last_ts)
         cur = self.tracker.current
         self._anomalies.append(
-            anomaly_row(
+            event_anomaly_row(
                 self.timeline,
                 self.key,
                 rule,
-                ts,
-                e.event_id if e else None,
-                e.event_type if e else None,
-                f"epoch {cur.epoch}" if cur else None,
+                e,
                 detail,
+                ts,
+                self.last_ts,
+                f"epoch {cur.epoch}" if cur else None,
             )
         )
 
     # ================================================================================= snapshot
     def _restore(self, state: Mapping[str, Any]) -> tuple[dict, dict]:
-        if state.get("state_version") != STATE_VERSION or state.get("group_protocol") != GROUP_PROTOCOL_KEY:
-            raise ValueError(
-                f"not a consumer-protocol replay state (version {state.get('state_version')!r}, "
-                f"protocol {state.get('group_protocol')!r})"
-            )
+        check_checkpoint(state, STATE_VERSION, GROUP_PROTOCOL_KEY, "consumer-protocol")
         self.members = {m: _view_from_json(v) for m, v in state["members"].items()}
         self.gone = dict(state["gone"])
         self.has_coordinator = state["has_coordinator"]
@@ -1631,8 +1623,8 @@ def _bumps_group_epoch(to_state: ClientState, member_epoch: int | None) -> bool:
 
 
 # _replay_one's dispatch tables: event type -> handler (no method name built and looked up per event)
-_COORDINATOR_HANDLERS = {n[3:]: f for n, f in vars(ConsumerGroupReplayer).items() if n.startswith("_c_")}
-_MEMBER_HANDLERS = {n[3:]: f for n, f in vars(ConsumerGroupReplayer).items() if n.startswith("_m_")}
+_COORDINATOR_HANDLERS = event_handlers(ConsumerGroupReplayer, "_c_")
+_MEMBER_HANDLERS = event_handlers(ConsumerGroupReplayer, "_m_")
 _COORDINATOR = Side.COORDINATOR.value
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rebalance_core.assignors.protocols import COOPERATIVE_PROTOCOLS
+from rebalance_core.events import classic_member_owner
 from rebalance_core.kafka_logs import values
 from schemas.events import EventType, RemovalReason
 
@@ -50,7 +51,7 @@ def dynamic_member_client(fields: Fields, text: str, topic_names: Mapping[str, s
     it names the JoinGroup's client, which the line does not print otherwise. The replay matches that to
     the client's own "(Re-)joining group" (member-side timing for a member whose log shows its join)."""
     if fields["attributes"].get("membership", "Dynamic") == "Dynamic":
-        client_id = values.classic_member_owner(fields.get("member_id") or "")
+        client_id = classic_member_owner(fields.get("member_id") or "")
         if client_id:
             fields["client_id"] = client_id
             fields["attributes"]["client_id_from"] = "member_id"

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_core.events import Event, ms_to_datetime
+from rebalance_core.events import Event, classic_member_owner, ms_to_datetime
 from rebalance_core.kafka_logs.layouts import (
     LineDates,
     LogEntry,
@@ -51,7 +51,6 @@ from rebalance_core.kafka_logs.patterns import (
 )
 from rebalance_core.kafka_logs.values import (
     classic_assignment,
-    classic_member_owner,
     coordinator_node,
     partition_list,
     scala_option,

@@ -103,18 +103,6 @@ def scala_option(text: str) -> str | None:
     return text
 
 
-# Classic member ids are made by the coordinator (Scala GroupMetadata / Java ClassicGroup
-# .generateMemberId): `{group.instance.id}-{UUID}` for static members, else `{client.id}-{UUID}`.
-_CLASSIC_MEMBER_ID = re.compile(r"(?P<owner>.+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def classic_member_owner(member_id: str) -> str | None:
-    """The client id (dynamic member) or group.instance.id (static member) a classic member id was made
-    from; None for an id of another form (KIP-848 ids, Connect, ids not made by a coordinator)."""
-    match = _CLASSIC_MEMBER_ID.fullmatch(member_id)
-    return match["owner"] if match else None
-
-
 def id_collection(text: str) -> tuple[str, ...]:
     """`Set(a, b)` (Scala), `[a, b]` / `{a, b}` (Java collections) -> ids."""
     body = text.strip().rstrip(".")

@@ -28,7 +28,7 @@ from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
 from rebalance_core.consumer import is_consumer_protocol_event
 from rebalance_core.events import Event, format_ts
 from rebalance_core.latency import LatencyFit
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.timeline import Join, PartitionCount, Timeline
 from rebalance_core.whatif.actions import TimelineActions
 from rebalance_core.whatif.config import WARMUP_MARGIN_MS, ExtractionOptions, WhatIfError

@@ -14,7 +14,8 @@ from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.latency import kip848_one_way_ms
-from rebalance_core.replay import ReplaySettings, event_order_key, new_replayer
+from rebalance_core.replay import event_order_key, new_replayer
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
 from rebalance_core.timeline import Heartbeat, Join, Restart, Timeline
 from rebalance_core.whatif.config import (

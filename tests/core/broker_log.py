@@ -4,7 +4,8 @@ rebalance_core.kafka_logs and replays them like the job does (no member logs).""
 from __future__ import annotations
 
 from rebalance_core.kafka_logs import parse_lines
-from rebalance_core.replay import ReplaySettings, replay
+from rebalance_core.replay import replay
+from rebalance_core.replay_common import ReplaySettings
 
 COORDINATOR = "kafka.coordinator.group.GroupCoordinator"
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import itertools
 import json
 
+from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.events import Event, TopicPartition
-from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key
+from rebalance_core.replay import event_order_key
+from rebalance_core.replay_common import ReplaySettings
 from schemas.events import COORDINATOR_EVENTS, EventType
 
 CLUSTER, GROUP = "k", "g"

@@ -8,7 +8,8 @@ from pathlib import Path
 import yaml
 
 from rebalance_core.events import Event, TopicPartition
-from rebalance_core.replay import ReplaySettings, replay
+from rebalance_core.replay import replay
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import SimulationResult, load_scenario, simulate
 from schemas.events import COORDINATOR_EVENTS, EventType
 

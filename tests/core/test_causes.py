@@ -9,7 +9,8 @@ import pytest
 
 from rebalance_core.causes import Cause, CauseTracker, classify_reason
 from rebalance_core.explain import new_explained_replayer, replay_explained
-from rebalance_core.replay import ReplaySettings, event_order_key
+from rebalance_core.replay import event_order_key
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import load_scenario, simulate
 from tests.core.replay_helpers import CLUSTER, GROUP, T0, ev
 from tests.core.sim_helpers import coordinator_only

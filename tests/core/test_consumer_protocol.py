@@ -25,7 +25,8 @@ from rebalance_core.consumer.states import (
     is_valid_client_transition,
 )
 from rebalance_core.events import Event, TopicPartition
-from rebalance_core.replay import ReplaySettings, event_order_key
+from rebalance_core.replay import event_order_key
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
 from schemas.events import EventType, RemovalReason
 from tests.logs.kafka_log_fixtures import REAL, parse_fixture

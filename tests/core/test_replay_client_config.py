@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from rebalance_core import client_config
-from rebalance_core.replay import GroupReplayer, ReplaySettings
+from rebalance_core.classic.replayer import GroupReplayer
+from rebalance_core.replay_common import ReplaySettings
 from tests.core.broker_log import replay_log
 from tests.core.replay_helpers import ev
 from tests.core.test_replay_broker_only import C2, _c2_crashes, _ms

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from tests.core import replay_scenarios as sc
 from tests.core.replay_helpers import ev, rel, run
 

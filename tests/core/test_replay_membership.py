@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key, replay
+from rebalance_core.classic.replayer import GroupReplayer
+from rebalance_core.replay import event_order_key, replay
+from rebalance_core.replay_common import ReplaySettings
 from tests.core import replay_scenarios as sc
 from tests.core.replay_helpers import CLUSTER, GROUP, T0, ev, rel, run
 

@@ -12,9 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.explain import ExplainedReplayer, replayer_columns
-from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key
+from rebalance_core.replay import event_order_key
+from rebalance_core.replay_common import ReplaySettings
 from schemas.events import EventType, RemovalReason
 from schemas.tables import TABLES
 from tests.core import replay_scenarios as sc

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import SimulationSettings, simulate
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
 from rebalance_core.whatif import (

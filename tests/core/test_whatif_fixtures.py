@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.whatif import Scenario, WhatIfConfig, replay_events, whatif
 from tests.logs.kafka_log_fixtures import EXCERPT_LOGS, FIXTURES, REAL_LOGS, parse_fixture
 

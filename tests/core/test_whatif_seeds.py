@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.whatif import Scenario, WhatIfConfig, whatif
 from tests.logs.kafka_log_fixtures import FIXTURES, parse_fixture
 

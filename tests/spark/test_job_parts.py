@@ -18,9 +18,11 @@ from jobs.config import DEFAULTS, load_config
 from jobs.input import SAMPLE_DATA, resolve_input
 from jobs.replay_batches import KIND_STATE, OUTSIDE_RUN_DATES, replay_partition, wire_row
 from jobs.sample_data.generate import OUT, render, simulated_events
+from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentSettings
-from rebalance_core.replay import GroupReplayer, ReplaySettings, event_order_key, replay
+from rebalance_core.replay import event_order_key, replay
+from rebalance_core.replay_common import ReplaySettings
 from schemas.events import EVENT_COLUMN_NAMES
 from tests.core import replay_scenarios as scenarios
 

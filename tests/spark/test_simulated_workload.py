@@ -19,7 +19,7 @@ from jobs.replay import WRITTEN_TABLES
 from jobs.sample_data.generate import simulated_events
 from rebalance_core.events import ms_to_datetime
 from rebalance_core.explain import EXPLAIN_TABLES, replay_explained
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from schemas.tables import REPLAY_TABLES
 from tests.spark.helpers import assert_same_rows, core_frame, run_job, write_jsonl
 

@@ -16,7 +16,7 @@ from jobs.sample_data.generate import simulated_events
 from jobs.whatif import run
 from rebalance_core.events import ms_to_datetime
 from rebalance_core.explain import replayer_columns
-from rebalance_core.replay import ReplaySettings
+from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.whatif import Scenario, WhatIfConfig, whatif
 from rebalance_core.whatif.compare import within_tolerance
 from schemas.tables import COMPARED_MEASURES

@@ -1,0 +1,280 @@
+"""The classic replayer's rounds and episodes, closing: a round stabilizes (the coordinator's Stable, or
+every member's sync), applies its assignment and ends in a generations row; members that joined without a
+line of their own are counted; an episode ends when no further round is due.
+
+The rules are the coordinator's `GroupCoordinator` (onCompleteJoin, setAndPropagateAssignment: CompletingRebalance
+-> Stable) and `ClassicGroup` (4.0), and for the joins no log answered, the client's `AbstractCoordinator`. A
+mixin of `classic.replayer.GroupReplayer`.
+"""
+
+from __future__ import annotations
+
+from rebalance_core.classic import coordinator as co
+from rebalance_core.classic.replay_state import (
+    MemberView,
+    Round,
+    SilentJoiner,
+    len_or_none,
+)
+from rebalance_core.events import TopicPartition
+from rebalance_core.measures import utc_date
+
+
+class RoundEnds:
+    """Close rounds and episodes: stabilize, apply the assignment, write the generations row."""
+
+    def _stabilize(self, ts: int, source: str) -> None:
+        """The round's group turned Stable at `ts`: its assignment is known (observed/inferred) and
+        members without member-side events apply it now (coordinator timing)."""
+        rnd = self.round
+        rnd.stable = True
+        rnd.stabilized_at = ts
+        gen = rnd.generation_id
+        assignment = self.leader_assignment
+        if assignment is None and self.has_coordinator:
+            assignment = self._infer_assignment(rnd)
+            source = "inferred" if assignment is not None else source
+        if assignment is not None:
+            rnd.source = source
+            # an inference without the previous owners cannot tell what a cooperative round revoked
+            rnd.assignment_known = source == "observed" or self.assignment_generation is not None
+            if source == "inferred" and self._subscription_change_unseen(rnd):
+                rnd.assignment_known = False
+            if rnd.members is None:
+                rnd.members = sorted(assignment)
+            self._emit_assignment(assignment, gen, ts, source)
+            self._apply_assignment(assignment, ts, gen, source)
+            self._set_assignment(assignment, gen, source)
+            self.timeline.owners_known()
+        elif self.has_coordinator and not self._members_apply_own_syncs(rnd):
+            # no line gives this generation's assignment and the assignor could not be rerun: who
+            # consumes what is unknown from here, and so are the partition measures (null, not 0)
+            self.timeline.owners_unknown()
+        if source == "inferred" and self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
+        if self.kip415_delay_inferred and None not in (rnd.leader_id, self.closed_leader):
+            # a leader that did not compute the previous generation has no view of the previous
+            # assignment (IncrementalCooperativeAssignor.performTaskAssignment clears it on a generation
+            # mismatch): nothing is lost to it, nothing delayed
+            self.kip415_delay_inferred = rnd.leader_id == self.closed_leader
+        if self.kip415_delay_inferred and self.timeline.episode is not None:
+            self.follow_up_due = True  # the workers rejoin when the delay expires (`_kip415_lost`)
+            self.timeline.episode.source = "inferred"
+        self.timeline.round_completed(gen, ts)
+
+    def _subscription_change_unseen(self, rnd: Round) -> bool:
+        """The round's reason says a member's subscription changed (3.2+ client reason, set by
+        ConsumerCoordinator.rejoinNeededOrPending: "subscription has changed"), and no line gave that
+        member's subscription: the assignor rerun (`_infer_assignment`) used the old one, so what the
+        round revoked, and whether a KIP-429 follow-up round comes, is not known from it."""
+        if "subscription has changed" not in (rnd.reason or ""):
+            return False
+        named = co.members_named_in_reason(rnd.reason)
+        info = self.group.members.get(named[0]) if named is not None else None
+        return info is None or info.subscription is None
+
+    def _members_apply_own_syncs(self, rnd: Round) -> bool:
+        """Whether every member of the round has a log of its own (its sync gives its partitions)."""
+        members = rnd.members
+        if members is None and self.group.membership_known:
+            members = list(self.group.members)
+        return members is not None and all(self._is_member_timed(m, self._instance_of(m)) for m in members)
+
+    def _apply_assignment(
+        self, assignment: dict[str, list[TopicPartition]], ts: int, gen, source: str
+    ) -> None:
+        """Coordinator timing for members without member-side events: stop owned - assigned and start
+        assigned - owned at the stabilization instant. In member-only logs that instant is the first sync
+        of the generation a logged member shows, not the coordinator's Stable nor the member's own
+        SyncGroup response: their rows are estimates (`inferred`)."""
+        if not self.has_coordinator:
+            source = "inferred"
+        for member in sorted(self._owners()):
+            if self._is_member_timed(member):
+                continue
+            revoked = sorted(self.timeline.partitions_of(member) - set(assignment.get(member, ())))
+            info = self.group.members.get(member)
+            subscribed = set(info.subscription) if info and info.subscription is not None else None
+            if self.protocol == "cooperative" and any(
+                subscribed is None or tp.topic in subscribed for tp in revoked
+            ):
+                # KIP-429: the owner revokes and rejoins. Partitions of topics it unsubscribed were
+                # revoked in onJoinPrepare already and cause no follow-up round.
+                self.follow_up_due = True
+            for tp in revoked:
+                self._stop(tp, member, ts, "revoked", self._instance_of(member), source)
+        for member in sorted(assignment):
+            if self._is_member_timed(member):
+                continue
+            for tp in assignment[member]:
+                self._start(tp, member, ts, self._instance_of(member), gen, source)
+
+    def _end_round(self, ts: int | None = None) -> None:
+        rnd = self.round
+        if rnd is None:
+            return
+        self.round = None
+        if rnd.ended_at is None:
+            rnd.ended_at = (
+                rnd.stabilized_at
+                if rnd.stabilized_at is not None
+                else (ts if ts is not None else self.last_ts)
+            )
+        if rnd.generation_id is None:
+            return  # the join phase never completed: no generation (its time counts in the episode)
+        self.closed_generation = rnd.generation_id
+        self.closed_leader = None if rnd.ended_empty else rnd.leader_id
+        connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
+        # a Connect leader logs no assignment line: the workers' own lines are the member list
+        listed = rnd.members_listed or (connect and not self.has_coordinator)
+        self.remaining_members = (
+            list(rnd.members)
+            if (listed or rnd.ended_empty) and rnd.members is not None and not rnd.stand_ins
+            else None
+        )
+        ended = rnd.stabilized_at if rnd.stabilized_at is not None else rnd.ended_at
+        rebalance_ms = (
+            ended - rnd.started_at if rnd.started_at is not None and (rnd.stable or rnd.ended_empty) else None
+        )
+        date = utc_date(rnd.ended_at if rnd.ended_at is not None else rnd.started_at)
+        self.timeline.day(date).generations += 1
+        members = sorted(rnd.members) if rnd.members is not None else None
+        stood_in = None
+        if members is not None and set(members) & set(rnd.stand_ins):
+            # an old id stands for a replaced instance's new one, which no line named (yet)
+            stood_in, members = members, None
+        if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
+            # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
+            # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
+            # (A Connect leader logs no assignment line: its workers' lines are all there is, unless a
+            # worker's JoinGroup went unanswered in its log: `_silent_joiner_may_be_in`.)
+            members = stood_in = None
+            rnd.member_count = None
+        elif (
+            connect
+            and not self.has_coordinator
+            and not rnd.ended_empty
+            and self._silent_joiner_may_be_in(rnd)
+        ):
+            members = stood_in = None
+            rnd.member_count = None
+        self._out["generations"].append(
+            {
+                **self.key,
+                "event_date": date,
+                "generation_id": rnd.generation_id,
+                "group_protocol": "classic",
+                "protocol_type": rnd.protocol_type or self.group.protocol_type,
+                "protocol_name": rnd.protocol_name or self.protocol_name,
+                "rebalance_protocol": self.protocol,
+                "leader_member_id": None
+                if rnd.ended_empty or rnd.leader_id in rnd.stand_ins
+                else rnd.leader_id,
+                "member_count": rnd.member_count if rnd.member_count is not None else len_or_none(members),
+                "static_member_count": rnd.static_member_count,
+                "members": members,
+                "rebalance_started_at": rnd.started_at,
+                "join_completed_at": rnd.join_completed_at,
+                "stabilized_at": rnd.stabilized_at if rnd.stable else None,
+                "ended_empty": rnd.ended_empty,
+                "rebalance_reason": rnd.reason,
+                "rebalance_ms": rebalance_ms,
+                "episode_id": rnd.episode_id,
+                "episode_round": rnd.episode_round,
+                "source": rnd.source,
+                "timing_source": rnd.timing_source,
+            }
+        )
+        if rnd.stand_ins and (stood_in is not None or rnd.leader_id in rnd.stand_ins):
+            self._stand_in_rows.append(
+                [self._out["generations"][-1], stood_in, rnd.leader_id, list(rnd.stand_ins)]
+            )
+
+    def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
+        """Connect workers' logs only (the leader logs no assignment, so the workers' own lines are the
+        member list): whether a worker whose log shows a JoinGroup and nothing answering it (it died or
+        stalled after sending it) may be in generation `rnd`. A JoinGroup that reached the coordinator
+        before the join phase completed is in the generation it completes (GroupCoordinator.onCompleteJoin
+        / ClassicGroup: every member that joined): one sent before another the phase still awaited (a
+        member of the generation sent it later), or more than twice the worker's own round trip
+        (KIP-394's two JoinGroups) before the first response naming the generation (the coordinator answers every
+        member at once on completion). One sent later may have missed it (its response, if logged,
+        names the next generation). A dynamic member that does not rejoin is in that generation only: the
+        next join phase's completion removes it (GroupCoordinator.onCompleteJoin), if its session did not
+        expire first. A static one stays until its session expires (heartbeat expiration is scheduled at
+        the join's completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration):
+        session.timeout.ms from the first generation it may be in (its config dump or
+        `ReplaySettings.session_timeout_ms`; unknown: every later generation)."""
+        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
+        if formed is None:
+            return False
+        views_may_be_in = False
+        for view in self.views.values():
+            if view.join_sent_at is None or view.member_id in (rnd.members or ()):
+                continue
+            if view.unanswered_since is not None and formed > view.unanswered_since and not view.instance:
+                # counted in an earlier generation and never rejoined: this join phase's completion removed
+                # it (GroupCoordinator.onCompleteJoin: dynamic members not rejoined), if its session did
+                # not expire first; a static member stays until its session expires
+                continue
+            timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
+            if self._unanswered_join_may_be_in(view, rnd, formed, timeout):
+                views_may_be_in = True
+        # every silent joiner's state advances with each generation, whatever the views say
+        return self._silent_joiners_may_be_in(rnd, formed) or views_may_be_in
+
+    def _silent_joiners_may_be_in(self, rnd: Round, formed: int) -> bool:
+        """`_silent_joiner_may_be_in` for the members no line named, or only their LeaveGroup
+        (`SilentJoiner`). Such a member never rejoins: the join phase after the one that counted it removes
+        it (GroupCoordinator.onCompleteJoin removes the dynamic members not rejoined; ClassicGroup in 4.0),
+        if its session did not expire first. So it is in one generation at most: the first formed after its
+        JoinGroup arrived; a JoinGroup sent within that bound of the formation may have made this one or
+        the next. A LeaveGroup reaches the coordinator within a round trip of its line and removes the
+        member (GroupCoordinator.removeMemberAndUpdateGroup): a generation formed later does not count it."""
+        may_be_in, still_open = False, []
+        for joiner in self.silent_joiners:
+            if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0):
+                continue  # its LeaveGroup arrived first
+            if joiner.join_sent_at >= formed:
+                still_open.append(joiner)
+                continue
+            may_be_in = True
+            clearly_before = self._unanswered_join_may_be_in(joiner, rnd, formed, timeout=None)
+            if not clearly_before and joiner.unanswered_since is None:
+                joiner.unanswered_since = formed
+                still_open.append(joiner)  # it may be in the next generation instead
+        self.silent_joiners = still_open
+        return may_be_in
+
+    @staticmethod
+    def _unanswered_join_may_be_in(
+        joiner: MemberView | SilentJoiner, rnd: Round, formed: int, timeout: int | None
+    ) -> bool:
+        """`_silent_joiner_may_be_in` for one JoinGroup no line answered (`joiner.join_sent_at`)."""
+        if joiner.unanswered_since is None:
+            awaited, rtt = rnd.latest_member_join, joiner.round_trip_ms
+            before_awaited = awaited is not None and joiner.join_sent_at < awaited
+            # its JoinGroup's way there and the response's way back, each bounded by a round trip
+            before_completion = rtt is not None and joiner.join_sent_at < formed - 2 * rtt
+            if not (before_awaited or before_completion):
+                return False
+            joiner.unanswered_since = formed
+        return timeout is None or formed <= joiner.unanswered_since + timeout
+
+    def _maybe_end_episode(self) -> None:
+        """An episode ends once its last round is Stable, every member with its own log applied that
+        round's assignment, and no follow-up round is due (docs/metrics.md, Episode)."""
+        rnd = self.round
+        ep = self.timeline.episode
+        if rnd is None or ep is None or not rnd.stable or self.follow_up_due:
+            return
+        if any(v.signal_ts is not None or v.pending is not None for v in self.views.values()):
+            return  # a member with its own log is still rejoining or applying its assignment
+        if self.protocol == "cooperative" and not rnd.assignment_known:
+            return  # revocations unknown: the next round's reason tells whether it follows this one
+        self._end_round()
+        self._end_episode()
+
+    def _end_episode(self, ts: int | None = None) -> None:
+        self._note_protocol()
+        self.timeline.end_episode(ts)
