@@ -14,6 +14,10 @@ from schemas.events import COORDINATOR_EVENTS, EventType
 
 CLUSTER, GROUP = "k", "g"
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
+# Event ids in creation order. Hand-written events have no file or line, so for two events of the same
+# instant and type rank the id is the replay's last tie-break (`event_order_key`): the width keeps the
+# text order equal to the creation (list) order whatever the counter stood at before ("e9" > "e10" would
+# swap them once some other scenario had been built in the process).
 _ids = itertools.count()
 
 
@@ -42,7 +46,7 @@ def ev(ts: int, event_type: str, **fields) -> Event:
         fields["attributes"] = {k: str(v) for k, v in fields["attributes"].items()}
     fields.setdefault("cluster", CLUSTER)
     fields.setdefault("group_id", GROUP)
-    return Event(event_id=f"e{next(_ids)}", ts=T0 + ts, side=side, event_type=event_type, **fields)
+    return Event(event_id=f"e{next(_ids):09d}", ts=T0 + ts, side=side, event_type=event_type, **fields)
 
 
 def run(events, settings: ReplaySettings | None = None) -> dict[str, list[dict]]:

@@ -13,6 +13,7 @@ wrong; they turn into passes (XPASS) as the fixes land. Every view's log must pa
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections import defaultdict
 
 import pytest
@@ -116,6 +117,20 @@ def test_every_outcome_that_is_not_exact_names_its_kind(rows):
 def test_the_rows_do_not_depend_on_the_number_of_processes():
     ids = ["sim:02_cooperative_join", "random:3", "random:4"]
     assert f.run_cases(ids, processes=1) == f.run_cases(ids, processes=2)
+
+
+@pytest.mark.parametrize("built_before", [3, 9, 95, 998])
+def test_a_hand_written_case_gives_the_same_rows_whatever_was_built_before_it(monkeypatch, built_before):
+    """A process that ran other cases first (a pool worker, the matrix in another order) numbers a
+    hand-written case's events from further on: its rows must not change (hand:static_restart's two
+    joins of the same instant swapped when they were numbered e9 and e10, "e9" > "e10")."""
+    from tests.core import replay_helpers
+
+    for case_id in (c for c in f.case_ids(0, 0) if c.startswith("hand:")):
+        monkeypatch.setattr(replay_helpers, "_ids", itertools.count())
+        first = f.run_case(case_id)
+        monkeypatch.setattr(replay_helpers, "_ids", itertools.count(built_before))
+        assert f.run_case(case_id) == first, case_id
 
 
 def test_a_null_total_is_flagged_not_wrong():
