@@ -632,6 +632,8 @@ class ConsumerGroupReplayer:
             self._instance_taken_over(view, e.ts)
             for other in self._unanswered_of(view):
                 other.unanswered_until_epoch = e.member_epoch
+        if to_state is ClientState.PREPARE_LEAVING and not self._lags_converged_epoch(view, e):
+            self._convergence_holds(view)
         if to_state is ClientState.FENCED:
             self._fenced_unseen(view)
             self._stop_all(view, e.ts, "lost")
@@ -667,6 +669,23 @@ class ConsumerGroupReplayer:
             # not moved it to the current one yet, and the group is not Stable until it has
             # (ConsumerGroup.maybeUpdateGroupState)
             self.tracker.unconverged()
+
+    def _convergence_holds(self, view: MemberView) -> None:
+        """`view`, a member of the provisionally converged epoch, starts leaving: close() or unsubscribe()
+        (PREPARE_LEAVING) revokes all it owns before its leave heartbeat, whose removal bumps the epoch
+        (GroupMetadataManager.consumerGroupFenceMember). The group changes now, so the convergence held, and its
+        episode ends here with what every member consumed when it converged (each member STABLE, its
+        reconciliation done: ConsumerMembershipManager); what this member gives up now moves in the next
+        rebalance. (Not so a member whose line states an older epoch: it never reached this one, which did not
+        converge; nor a member learning it was FENCED: its removal came at an unseen earlier instant, which may
+        be before the convergence the member-side lines suggest.)"""
+        cur = self.tracker.current
+        if cur is None or cur.closed or cur.stabilized_at is None:
+            return
+        if view.member_id not in (cur.target if cur.target is not None else (cur.members or {})):
+            return
+        self.tracker.settle()
+        self.tracker.maybe_end_episode()
 
     def _lags_converged_epoch(self, view: MemberView, e: Event) -> bool:
         cur = self.tracker.current

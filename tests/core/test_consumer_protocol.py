@@ -1352,6 +1352,43 @@ def test_both_4x_logs_a_member_stating_the_new_epoch_while_its_callback_is_block
     assert episodes(out) == [(1, "observed"), (1, "observed"), (1, "observed"), (1, "observed")]
 
 
+@pytest.mark.parametrize("with_broker_lines", [True, False], ids=["both-4.x", "consumers-alone"])
+def test_4x_member_logs_a_member_leaving_after_a_provisional_convergence_leaves_its_moves_to_that_rebalance(
+    with_broker_lines,
+):
+    """Epoch 2 (c2's join) converges when c2 takes t-1 from c1; with 4.0's logs only provisionally (the members'
+    epochs may move silently), so its episode stays open. c2 then closes: PREPARE_LEAVING revokes t-1 before its
+    leave heartbeat, whose removal bumps the epoch (GroupMetadataManager.consumerGroupFenceMember). The leave
+    means the convergence held (ConsumerMembershipManager: every member STABLE, reconciled): epoch 2's episode
+    moved t-1 (c1 -> c2), and t-1 going back to c1 is the next rebalance's move, not a partition without owner."""
+    lines = [
+        *_c1_and_c2_settled_at_epoch_2(),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _GC.format("Member c2 left the consumer group.")),
+        _stamped("01:00,003", _GC.format("Bumped group epoch to 3.")),
+        _stamped(
+            "01:00,050",
+            _GC.format("Computed a new target assignment for epoch 3 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped("01:02,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:02,002", _CB.format("c1", "Adding newly assigned partitions:", "t-1")),
+        _stamped("01:02,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:02,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    if not with_broker_lines:
+        lines = [line for line in lines if "GroupCoordinator" not in line]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    rows = sorted(replay(parsed.events, group="g")["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["partitions_moved"] for r in rows] == [0, 1, 1]
+    assert [r["partitions_revoked"] for r in rows] == [0, 1, 0]
+
+
 def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_inferred_within_a_heartbeat():
     """c3 (owning nothing) leaves: epoch 4 changes nothing for c1 and c2, whose epochs the coordinator moves
     at their next heartbeats (within group.consumer.heartbeat.interval.ms) without a line: the client updates
