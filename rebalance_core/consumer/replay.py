@@ -462,8 +462,10 @@ class ConsumerGroupReplayer:
             self._unacted_starts_inferred(view, e.ts, cause)
             self._leaver_may_have_stalled(view, e.ts)
         # the removal bumps the epoch (consumerGroupFenceMember): an epoch provisionally converged before it
-        # closes with what its members consumed, the removed one's partitions included
+        # closes with what its members consumed, the removed one's partitions included, and so does its
+        # episode (what the removed member stops now moves in the next rebalance)
         self.tracker.settle()
+        self.tracker.maybe_end_episode()
         owned = bool(self.timeline.partitions_of(view.member_id))
         self._stop_all(view, stop_at, cause, source)
         if owned and stop_at < e.ts:

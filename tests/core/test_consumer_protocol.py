@@ -1389,6 +1389,34 @@ def test_4x_member_logs_a_member_leaving_after_a_provisional_convergence_leaves_
     assert [r["partitions_revoked"] for r in rows] == [0, 1, 0]
 
 
+def test_both_4x_logs_a_member_fenced_after_a_provisional_convergence_leaves_its_moves_to_that_rebalance():
+    """As above, but c2's process dies silently after epoch 2 converged: the broker fences it when its session
+    expires (GroupMetadataManager: "fenced from the group because the member session expired", a bump,
+    consumerGroupFenceMember). Its partitions stop at its last heartbeat, after the convergence: epoch 2's
+    episode still moved t-1 to c2, and t-1 back to c1 is the next rebalance's move."""
+    lines = [
+        *_c1_and_c2_settled_at_epoch_2(),
+        _stamped(
+            "01:00,000", _GC.format("Member c2 fenced from the group because the member session expired..")
+        ),
+        _stamped("01:00,000", _GC.format("Bumped group epoch to 3.")),
+        _stamped(
+            "01:00,050",
+            _GC.format("Computed a new target assignment for epoch 3 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped("01:02,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:02,002", _CB.format("c1", "Adding newly assigned partitions:", "t-1")),
+        _stamped("01:02,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:02,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    rows = sorted(replay(parsed.events, group="g")["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["partitions_moved"] for r in rows] == [0, 1, 1]
+
+
 def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_inferred_within_a_heartbeat():
     """c3 (owning nothing) leaves: epoch 4 changes nothing for c1 and c2, whose epochs the coordinator moves
     at their next heartbeats (within group.consumer.heartbeat.interval.ms) without a line: the client updates
