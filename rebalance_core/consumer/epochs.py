@@ -92,6 +92,7 @@ class HeldAssignment:
     # written: a partition some member holds and no member's line at the epoch names was withheld)
     held: frozenset[TopicPartition]
     waiting: set[str]
+    closed_at: int | None = None  # the epoch's close: what the fallback rows say was consumed then
 
 
 class EpochTracker:
@@ -303,6 +304,21 @@ class EpochTracker:
     def member_gone(self, member: str) -> None:
         self._release(lambda held: True, member)
 
+    def member_stopped_at(self, member: str, ts: int) -> None:
+        """`member`'s process stopped consuming at `ts`, an instant the input stated only later (its session
+        expired: the coordinator fences it one session timeout after its last heartbeat,
+        GroupMetadataManager.consumerGroupFenceMember). An epoch held for member lines that closed after `ts`
+        without a target had it consuming nothing then: the rows inferred from what it consumed go."""
+        for held in self.held:
+            rows = held.fallback.get(member)
+            if (
+                rows is not None
+                and rows[1] == "inferred"
+                and held.closed_at is not None
+                and ts < held.closed_at
+            ):
+                del held.fallback[member]
+
     def _release(self, applies: Callable[[HeldAssignment], bool], member: str) -> None:
         for held in self.held:
             if applies(held):
@@ -501,6 +517,7 @@ class EpochTracker:
                     fallback=rows,
                     held=frozenset(self._held_until(cur.epoch) | set(tl.consuming())),
                     waiting={m for m in members if self.logs_own_lines(m)},
+                    closed_at=closed_at,
                 )
             )
             self._release(lambda held: False, "")
@@ -621,6 +638,7 @@ def _held_to_json(held: HeldAssignment) -> dict:
         "fallback": {m: [_tps_to_json(tps), source] for m, (tps, source) in held.fallback.items()},
         "held": _tps_to_json(sorted(held.held)),
         "waiting": sorted(held.waiting),
+        "closed_at": held.closed_at,
     }
 
 
@@ -633,4 +651,5 @@ def _held_from_json(data: Mapping[str, Any]) -> HeldAssignment:
         fallback={m: (_tps_from_json(tps), source) for m, (tps, source) in data["fallback"].items()},
         held=frozenset(_tps_from_json(data["held"])),
         waiting=set(data["waiting"]),
+        closed_at=data.get("closed_at"),
     )

@@ -424,6 +424,9 @@ class ConsumerGroupReplayer:
                 stop_at = max(e.ts - timeout, view.heartbeat_seen_at or e.ts - timeout)
             else:
                 stop_at = e.ts - timeout
+                # the stated session places its stop: an epoch closed since without a target had it
+                # consuming nothing
+                self.tracker.member_stopped_at(view.member_id, stop_at)
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
                 # heartbeat acknowledges) and no later one shows it did: it may have died first, so the

@@ -2476,3 +2476,49 @@ def test_the_removal_of_a_member_that_never_had_the_epoch_converges_nothing():
     assert [(r["first_generation_id"], r["rounds"]) for r in episodes] == [(1, 1), (2, 2)]
     gens = {g["generation_id"]: g for g in out["generations"]}
     assert gens[2]["stabilized_at"] is None
+
+
+def test_events_an_epoch_closed_without_a_target_after_a_members_last_heartbeat_has_it_consume_nothing():
+    """c2's process dies at 14:07:45 (its last heartbeat), after c1 left (epoch 3, no target computed before c4's
+    join bumps to epoch 4 at 14:08). c2's session expires at 14:08:30 (45 s stated): the coordinator fences it
+    one session timeout after its last heartbeat (GroupMetadataManager.consumerGroupFenceMember), so at epoch
+    3's close it consumed nothing: epoch 3 (no target) has no assignment row for it, rather than t-1 inferred."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+
+    def joins(when: str, member: str, epoch: int, target: dict[str, tuple[int, ...]]) -> None:
+        member_state(log, f"{day}{when},000", member, 0, "UNSUBSCRIBED", "JOINING")
+        log.add(f"{day}{when},001", c, EventType.JOIN_RECEIVED, member_id=member)
+        log.add(f"{day}{when},001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=epoch)
+        log.add(f"{day}{when},001", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=epoch,
+                protocol_name="uniform", assignment={m: tps("t", *ps) for m, ps in target.items()})  # fmt: skip
+        assignment_state(log, f"{day}{when},002", member, epoch, 0, "STABLE", *target[member])
+        member_state(log, f"{day}{when},003", member, epoch, "JOINING", "RECONCILING")
+        log.add(f"{day}{when},004", "member", EventType.PARTITIONS_ASSIGNED, member_id=member, client_id=member,
+                partitions=tps("t", *target[member]))  # fmt: skip
+        member_state(log, f"{day}{when},004", member, epoch, "RECONCILING", "STABLE")
+
+    joins("00:00", "c1", 1, {"c1": (0, 1)})
+    joins("05:00", "c2", 2, {"c1": (0,), "c2": ()})
+    member_state(log, f"{day}05:01,000", "c1", 1, "STABLE", "RECONCILING")
+    log.add(f"{day}05:01,001", "member", EventType.PARTITIONS_REVOKED, member_id="c1", client_id="c1",
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}05:01,002", "c1", 1, "RECONCILING", "STABLE")
+    assignment_state(log, f"{day}05:01,003", "c1", 2, 1, "STABLE", 0)
+    assignment_state(log, f"{day}05:02,000", "c2", 2, 2, "STABLE", 1)
+    member_state(log, f"{day}05:02,001", "c2", 2, "STABLE", "RECONCILING")
+    log.add(f"{day}05:02,002", "member", EventType.PARTITIONS_ASSIGNED, member_id="c2", client_id="c2",
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}05:02,002", "c2", 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}07:00,000", "c1", 2, "STABLE", "PREPARE_LEAVING")
+    log.add(f"{day}07:00,001", "member", EventType.PARTITIONS_REVOKED, member_id="c1", client_id="c1",
+            partitions=tps("t", 0))  # fmt: skip
+    member_state(log, f"{day}07:00,001", "c1", -1, "PREPARE_LEAVING", "LEAVING")
+    log.add(f"{day}07:00,002", c, EventType.MEMBER_REMOVED, member_id="c1", member_epoch=-1,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    log.add(f"{day}07:00,002", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    joins("08:00", "c4", 4, {"c2": (1,), "c4": (0,)})
+    log.add(f"{day}08:30,000", c, EventType.MEMBER_REMOVED, member_id="c2", reason=RemovalReason.SESSION_TIMEOUT.value,
+            attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    out = log.replay()
+    epoch_3 = [(r["member_id"], r["partition"]) for r in out["assignments"] if r["generation_id"] == 3]
+    assert epoch_3 == []
