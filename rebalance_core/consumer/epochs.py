@@ -121,6 +121,9 @@ class EpochTracker:
         # member epoch -> partitions a member's line at it showed assigned or owned
         self.partitions_held: dict[int, set[TopicPartition]] = {}
         self.held: list[HeldAssignment] = []
+        # rows not drained yet that an epoch closed without a target inferred from what its members consumed:
+        # (the close, the row), for member_stopped_at (not in snapshots: rows restored keep what they say)
+        self._consumed_rows: list[tuple[int, dict]] = []
         # whether a member's own log is in the input (set by the replayer): only those are waited for
         self.logs_own_lines: Callable[[str], bool] = lambda member: True
         if state:
@@ -307,8 +310,9 @@ class EpochTracker:
     def member_stopped_at(self, member: str, ts: int) -> None:
         """`member`'s process stopped consuming at `ts`, an instant the input stated only later (its session
         expired: the coordinator fences it one session timeout after its last heartbeat,
-        GroupMetadataManager.consumerGroupFenceMember). An epoch held for member lines that closed after `ts`
-        without a target had it consuming nothing then: the rows inferred from what it consumed go."""
+        GroupMetadataManager.consumerGroupFenceMember). An epoch that closed after `ts` without a target had it
+        consuming nothing then: the rows inferred from what it consumed go (held for member lines, or not
+        drained yet)."""
         for held in self.held:
             rows = held.fallback.get(member)
             if (
@@ -318,6 +322,12 @@ class EpochTracker:
                 and ts < held.closed_at
             ):
                 del held.fallback[member]
+        gone = {
+            id(row) for closed_at, row in self._consumed_rows if row["member_id"] == member and ts < closed_at
+        }
+        if gone:
+            self._out["assignments"] = [r for r in self._out["assignments"] if id(r) not in gone]
+            self._consumed_rows = [(t, r) for t, r in self._consumed_rows if id(r) not in gone]
 
     def _release(self, applies: Callable[[HeldAssignment], bool], member: str) -> None:
         for held in self.held:
@@ -435,6 +445,7 @@ class EpochTracker:
         """generations and assignments rows closed since the last drain."""
         out = self._out
         self._out = {name: [] for name in out}
+        self._consumed_rows = []
         return out
 
     def drain_reconciliations(self) -> list[dict]:
@@ -522,7 +533,14 @@ class EpochTracker:
             )
             self._release(lambda held: False, "")
         else:
+            first = len(self._out["assignments"])
             self._assignment_rows(cur.epoch, date, cur.instances, rows)
+            if cur.target is None and closed_at is not None:
+                self._consumed_rows.extend(
+                    (closed_at, row)
+                    for row in self._out["assignments"][first:]
+                    if row["source"] == "inferred"
+                )
         if date is not None:
             tl.day(date).generations += 1
 
