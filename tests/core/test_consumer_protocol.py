@@ -2522,3 +2522,24 @@ def test_events_an_epoch_closed_without_a_target_after_a_members_last_heartbeat_
     out = log.replay()
     epoch_3 = [(r["member_id"], r["partition"]) for r in out["assignments"] if r["generation_id"] == 3]
     assert epoch_3 == []
+
+
+def test_simulator_an_epoch_closed_without_a_target_while_a_member_was_frozen_has_it_consume_nothing():
+    """b freezes (gc) right after a heartbeat, beyond its session. a leaves (an epoch bump; no target: b, the one
+    member left, sends no heartbeat) and c joins. The truth's rows for the epoch without a target are what its
+    members consumed when it closed: b, frozen since its last heartbeat, consumed nothing, although the
+    coordinator learns it only at b's session expiry (GroupMetadataManager.consumerGroupFenceMember)."""
+    timeline = Timeline(
+        topics={"t": 2},
+        actions=(
+            Join(0, "a"),
+            Join(1000, "b"),
+            Pause(20000, "b", 120000, "gc"),
+            Leave(40000, "a"),
+            Join(50000, "c"),
+        ),
+    )
+    truth = simulate_consumer_group(timeline, ConsumerSimSettings()).truth
+    (no_target,) = [g["generation_id"] for g in truth["generations"] if g["join_completed_at"] is None]
+    assert [g["members"] for g in truth["generations"] if g["generation_id"] == no_target] == [["b"]]
+    assert [r for r in truth["assignments"] if r["generation_id"] == no_target] == []
