@@ -75,7 +75,8 @@ and the truth, per measure:
                   naming it)
     generations, rounds "absent"   always justified (no member of the view was in it)
     rounds "inferred"   over-cautious when every truth generation of the differing episodes is named by
-                  an entry
+                  an entry (KIP-848: and states each truth member's assignment at it, since the rounds
+                  follow from each epoch's convergence, which the bump line naming it does not state)
     partition measures   over-cautious when the view states the assignment of every truth generation the
                   flag is about (null: all of the day's; inferred / bound: those of the differing episodes)
 A measure the view does not carry and an outcome tagged unobservable (above) are always justified.
@@ -983,6 +984,15 @@ def _mark_over_cautious(
         elif measure == "rounds" and outcome.flag == "inferred":
             generations = differing.get("rounds", set())
             outcome.over_cautious = bool(generations) and generations <= stated.generations
+            if case.consumer_protocol:
+                # KIP-848: whether an epoch is a round of its own or of the next bump's rebalance depends on
+                # its convergence (every member reconciled to it, ConsumerGroup.maybeUpdateGroupState), which
+                # a line naming the epoch (its bump) does not state: each member's assignment at it must be
+                outcome.over_cautious = outcome.over_cautious and all(
+                    stated.states_assignment(g, t_gen[g].get("members") or ())
+                    for g in generations
+                    if g in t_gen
+                )
         elif measure in PARTITION_MEASURES:
             # null covers the day: every generation's assignment; inferred / bound: the differing episodes'
             generations = set(t_asg) if outcome.flag == "null" else differing.get(measure, set())

@@ -92,6 +92,7 @@ class HeldAssignment:
     # written: a partition some member holds and no member's line at the epoch names was withheld)
     held: frozenset[TopicPartition]
     waiting: set[str]
+    closed_at: int | None = None  # the epoch's close: what the fallback rows say was consumed then
 
 
 class EpochTracker:
@@ -120,6 +121,9 @@ class EpochTracker:
         # member epoch -> partitions a member's line at it showed assigned or owned
         self.partitions_held: dict[int, set[TopicPartition]] = {}
         self.held: list[HeldAssignment] = []
+        # rows not drained yet that an epoch closed without a target inferred from what its members consumed:
+        # (the close, the row), for member_stopped_at (not in snapshots: rows restored keep what they say)
+        self._consumed_rows: list[tuple[int, dict]] = []
         # whether a member's own log is in the input (set by the replayer): only those are waited for
         self.logs_own_lines: Callable[[str], bool] = lambda member: True
         if state:
@@ -303,6 +307,28 @@ class EpochTracker:
     def member_gone(self, member: str) -> None:
         self._release(lambda held: True, member)
 
+    def member_stopped_at(self, member: str, ts: int) -> None:
+        """`member`'s process stopped consuming at `ts`, an instant the input stated only later (its session
+        expired: the coordinator fences it one session timeout after its last heartbeat,
+        GroupMetadataManager.consumerGroupFenceMember). An epoch that closed after `ts` without a target had it
+        consuming nothing then: the rows inferred from what it consumed go (held for member lines, or not
+        drained yet)."""
+        for held in self.held:
+            rows = held.fallback.get(member)
+            if (
+                rows is not None
+                and rows[1] == "inferred"
+                and held.closed_at is not None
+                and ts < held.closed_at
+            ):
+                del held.fallback[member]
+        gone = {
+            id(row) for closed_at, row in self._consumed_rows if row["member_id"] == member and ts < closed_at
+        }
+        if gone:
+            self._out["assignments"] = [r for r in self._out["assignments"] if id(r) not in gone]
+            self._consumed_rows = [(t, r) for t, r in self._consumed_rows if id(r) not in gone]
+
     def _release(self, applies: Callable[[HeldAssignment], bool], member: str) -> None:
         for held in self.held:
             if applies(held):
@@ -419,6 +445,7 @@ class EpochTracker:
         """generations and assignments rows closed since the last drain."""
         out = self._out
         self._out = {name: [] for name in out}
+        self._consumed_rows = []
         return out
 
     def drain_reconciliations(self) -> list[dict]:
@@ -501,11 +528,19 @@ class EpochTracker:
                     fallback=rows,
                     held=frozenset(self._held_until(cur.epoch) | set(tl.consuming())),
                     waiting={m for m in members if self.logs_own_lines(m)},
+                    closed_at=closed_at,
                 )
             )
             self._release(lambda held: False, "")
         else:
+            first = len(self._out["assignments"])
             self._assignment_rows(cur.epoch, date, cur.instances, rows)
+            if cur.target is None and closed_at is not None:
+                self._consumed_rows.extend(
+                    (closed_at, row)
+                    for row in self._out["assignments"][first:]
+                    if row["source"] == "inferred"
+                )
         if date is not None:
             tl.day(date).generations += 1
 
@@ -621,6 +656,7 @@ def _held_to_json(held: HeldAssignment) -> dict:
         "fallback": {m: [_tps_to_json(tps), source] for m, (tps, source) in held.fallback.items()},
         "held": _tps_to_json(sorted(held.held)),
         "waiting": sorted(held.waiting),
+        "closed_at": held.closed_at,
     }
 
 
@@ -633,4 +669,5 @@ def _held_from_json(data: Mapping[str, Any]) -> HeldAssignment:
         fallback={m: (_tps_from_json(tps), source) for m, (tps, source) in data["fallback"].items()},
         held=frozenset(_tps_from_json(data["held"])),
         waiting=set(data["waiting"]),
+        closed_at=data.get("closed_at"),
     )

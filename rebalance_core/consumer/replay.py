@@ -421,6 +421,9 @@ class ConsumerGroupReplayer:
                 stop_at = max(e.ts - timeout, view.heartbeat_seen_at or e.ts - timeout)
             else:
                 stop_at = e.ts - timeout
+                # the stated session places its stop: an epoch closed since without a target had it
+                # consuming nothing
+                self.tracker.member_stopped_at(view.member_id, stop_at)
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
                 # heartbeat acknowledges) and no later one shows it did: it may have died first, so the
@@ -459,8 +462,10 @@ class ConsumerGroupReplayer:
             self._unacted_starts_inferred(view, e.ts, cause)
             self._leaver_may_have_stalled(view, e.ts)
         # the removal bumps the epoch (consumerGroupFenceMember): an epoch provisionally converged before it
-        # closes with what its members consumed, the removed one's partitions included
+        # closes with what its members consumed, the removed one's partitions included, and so does its
+        # episode (what the removed member stops now moves in the next rebalance)
         self.tracker.settle()
+        self.tracker.maybe_end_episode()
         owned = bool(self.timeline.partitions_of(view.member_id))
         self._stop_all(view, stop_at, cause, source)
         if owned and stop_at < e.ts:
@@ -629,6 +634,8 @@ class ConsumerGroupReplayer:
             self._instance_taken_over(view, e.ts)
             for other in self._unanswered_of(view):
                 other.unanswered_until_epoch = e.member_epoch
+        if to_state is ClientState.PREPARE_LEAVING and not self._lags_converged_epoch(view, e):
+            self._convergence_holds(view)
         if to_state is ClientState.FENCED:
             self._fenced_unseen(view)
             self._stop_all(view, e.ts, "lost")
@@ -664,6 +671,23 @@ class ConsumerGroupReplayer:
             # not moved it to the current one yet, and the group is not Stable until it has
             # (ConsumerGroup.maybeUpdateGroupState)
             self.tracker.unconverged()
+
+    def _convergence_holds(self, view: MemberView) -> None:
+        """`view`, a member of the provisionally converged epoch, starts leaving: close() or unsubscribe()
+        (PREPARE_LEAVING) revokes all it owns before its leave heartbeat, whose removal bumps the epoch
+        (GroupMetadataManager.consumerGroupFenceMember). The group changes now, so the convergence held, and its
+        episode ends here with what every member consumed when it converged (each member STABLE, its
+        reconciliation done: ConsumerMembershipManager); what this member gives up now moves in the next
+        rebalance. (Not so a member whose line states an older epoch: it never reached this one, which did not
+        converge; nor a member learning it was FENCED: its removal came at an unseen earlier instant, which may
+        be before the convergence the member-side lines suggest.)"""
+        cur = self.tracker.current
+        if cur is None or cur.closed or cur.stabilized_at is None:
+            return
+        if view.member_id not in (cur.target if cur.target is not None else (cur.members or {})):
+            return
+        self.tracker.settle()
+        self.tracker.maybe_end_episode()
 
     def _lags_converged_epoch(self, view: MemberView, e: Event) -> bool:
         cur = self.tracker.current

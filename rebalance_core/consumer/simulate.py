@@ -357,6 +357,8 @@ class _Simulation(MemberSide):
         session_expired = member.last_heartbeat + self.settings.session_timeout_ms <= ts
         if session_expired and client is not None and client.owned and ts < client.frozen_until:
             self._failed(client, member.last_heartbeat)  # a frozen (gc) process stopped at its last heartbeat
+            # an epoch closed since without a target had it consuming nothing (as a crash, told at once)
+            self.tracker.member_stopped_at(client.member_id, member.last_heartbeat)
             # told only now, so partitions others started since the heartbeat were all that was consumed:
             # the gap before them is stop-the-world (as a crash's, whose stop is told at the heartbeat itself)
             self.truth.recount_backdated_stop(member.last_heartbeat)

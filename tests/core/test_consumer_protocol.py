@@ -1353,6 +1353,71 @@ def test_both_4x_logs_a_member_stating_the_new_epoch_while_its_callback_is_block
     assert episodes(out) == [(1, "observed"), (1, "observed"), (1, "observed"), (1, "observed")]
 
 
+@pytest.mark.parametrize("with_broker_lines", [True, False], ids=["both-4.x", "consumers-alone"])
+def test_4x_member_logs_a_member_leaving_after_a_provisional_convergence_leaves_its_moves_to_that_rebalance(
+    with_broker_lines,
+):
+    """Epoch 2 (c2's join) converges when c2 takes t-1 from c1; with 4.0's logs only provisionally (the members'
+    epochs may move silently), so its episode stays open. c2 then closes: PREPARE_LEAVING revokes t-1 before its
+    leave heartbeat, whose removal bumps the epoch (GroupMetadataManager.consumerGroupFenceMember). The leave
+    means the convergence held (ConsumerMembershipManager: every member STABLE, reconciled): epoch 2's episode
+    moved t-1 (c1 -> c2), and t-1 going back to c1 is the next rebalance's move, not a partition without owner."""
+    lines = [
+        *_c1_and_c2_settled_at_epoch_2(),
+        _stamped("01:00,000", _MM.format("c2", 2, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c2", "Revoke previously assigned partitions", "t-1")),
+        _stamped("01:00,002", _MM.format("c2", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c2", 2, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:00,003", _GC.format("Member c2 left the consumer group.")),
+        _stamped("01:00,003", _GC.format("Bumped group epoch to 3.")),
+        _stamped(
+            "01:00,050",
+            _GC.format("Computed a new target assignment for epoch 3 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped("01:02,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:02,002", _CB.format("c1", "Adding newly assigned partitions:", "t-1")),
+        _stamped("01:02,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:02,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    if not with_broker_lines:
+        lines = [line for line in lines if "GroupCoordinator" not in line]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    rows = sorted(replay(parsed.events, group="g")["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["partitions_moved"] for r in rows] == [0, 1, 1]
+    assert [r["partitions_revoked"] for r in rows] == [0, 1, 0]
+
+
+def test_both_4x_logs_a_member_fenced_after_a_provisional_convergence_leaves_its_moves_to_that_rebalance():
+    """As above, but c2's process dies silently after epoch 2 converged: the broker fences it when its session
+    expires (GroupMetadataManager: "fenced from the group because the member session expired", a bump,
+    consumerGroupFenceMember). Its partitions stop at its last heartbeat, after the convergence: epoch 2's
+    episode still moved t-1 to c2, and t-1 back to c1 is the next rebalance's move."""
+    lines = [
+        *_c1_and_c2_settled_at_epoch_2(),
+        _stamped(
+            "01:00,000", _GC.format("Member c2 fenced from the group because the member session expired..")
+        ),
+        _stamped("01:00,000", _GC.format("Bumped group epoch to 3.")),
+        _stamped(
+            "01:00,050",
+            _GC.format("Computed a new target assignment for epoch 3 with 'uniform' assignor in 0ms."),
+        ),  # fmt: skip
+        _stamped("01:02,000", _MM.format("c1", 3, "STABLE", "RECONCILING")),
+        _stamped("01:02,002", _CB.format("c1", "Adding newly assigned partitions:", "t-1")),
+        _stamped("01:02,002", _MM.format("c1", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:02,002", _MM.format("c1", 3, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="mixed.log", cluster="sim")
+    assert parsed.quarantine == []
+    rows = sorted(replay(parsed.events, group="g")["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert [r["partitions_moved"] for r in rows] == [0, 1, 1]
+
+
 def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_inferred_within_a_heartbeat():
     """c3 (owning nothing) leaves: epoch 4 changes nothing for c1 and c2, whose epochs the coordinator moves
     at their next heartbeats (within group.consumer.heartbeat.interval.ms) without a line: the client updates
@@ -2412,3 +2477,70 @@ def test_the_removal_of_a_member_that_never_had_the_epoch_converges_nothing():
     assert [(r["first_generation_id"], r["rounds"]) for r in episodes] == [(1, 1), (2, 2)]
     gens = {g["generation_id"]: g for g in out["generations"]}
     assert gens[2]["stabilized_at"] is None
+
+
+def test_events_an_epoch_closed_without_a_target_after_a_members_last_heartbeat_has_it_consume_nothing():
+    """c2's process dies at 14:07:45 (its last heartbeat), after c1 left (epoch 3, no target computed before c4's
+    join bumps to epoch 4 at 14:08). c2's session expires at 14:08:30 (45 s stated): the coordinator fences it
+    one session timeout after its last heartbeat (GroupMetadataManager.consumerGroupFenceMember), so at epoch
+    3's close it consumed nothing: epoch 3 (no target) has no assignment row for it, rather than t-1 inferred."""
+    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
+
+    def joins(when: str, member: str, epoch: int, target: dict[str, tuple[int, ...]]) -> None:
+        member_state(log, f"{day}{when},000", member, 0, "UNSUBSCRIBED", "JOINING")
+        log.add(f"{day}{when},001", c, EventType.JOIN_RECEIVED, member_id=member)
+        log.add(f"{day}{when},001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=epoch)
+        log.add(f"{day}{when},001", c, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=epoch,
+                protocol_name="uniform", assignment={m: tps("t", *ps) for m, ps in target.items()})  # fmt: skip
+        assignment_state(log, f"{day}{when},002", member, epoch, 0, "STABLE", *target[member])
+        member_state(log, f"{day}{when},003", member, epoch, "JOINING", "RECONCILING")
+        log.add(f"{day}{when},004", "member", EventType.PARTITIONS_ASSIGNED, member_id=member, client_id=member,
+                partitions=tps("t", *target[member]))  # fmt: skip
+        member_state(log, f"{day}{when},004", member, epoch, "RECONCILING", "STABLE")
+
+    joins("00:00", "c1", 1, {"c1": (0, 1)})
+    joins("05:00", "c2", 2, {"c1": (0,), "c2": ()})
+    member_state(log, f"{day}05:01,000", "c1", 1, "STABLE", "RECONCILING")
+    log.add(f"{day}05:01,001", "member", EventType.PARTITIONS_REVOKED, member_id="c1", client_id="c1",
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}05:01,002", "c1", 1, "RECONCILING", "STABLE")
+    assignment_state(log, f"{day}05:01,003", "c1", 2, 1, "STABLE", 0)
+    assignment_state(log, f"{day}05:02,000", "c2", 2, 2, "STABLE", 1)
+    member_state(log, f"{day}05:02,001", "c2", 2, "STABLE", "RECONCILING")
+    log.add(f"{day}05:02,002", "member", EventType.PARTITIONS_ASSIGNED, member_id="c2", client_id="c2",
+            partitions=tps("t", 1))  # fmt: skip
+    member_state(log, f"{day}05:02,002", "c2", 2, "RECONCILING", "STABLE")
+    member_state(log, f"{day}07:00,000", "c1", 2, "STABLE", "PREPARE_LEAVING")
+    log.add(f"{day}07:00,001", "member", EventType.PARTITIONS_REVOKED, member_id="c1", client_id="c1",
+            partitions=tps("t", 0))  # fmt: skip
+    member_state(log, f"{day}07:00,001", "c1", -1, "PREPARE_LEAVING", "LEAVING")
+    log.add(f"{day}07:00,002", c, EventType.MEMBER_REMOVED, member_id="c1", member_epoch=-1,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    log.add(f"{day}07:00,002", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    joins("08:00", "c4", 4, {"c2": (1,), "c4": (0,)})
+    log.add(f"{day}08:30,000", c, EventType.MEMBER_REMOVED, member_id="c2", reason=RemovalReason.SESSION_TIMEOUT.value,
+            attributes={"session_timeout_ms": "45000"})  # fmt: skip
+    out = log.replay()
+    epoch_3 = [(r["member_id"], r["partition"]) for r in out["assignments"] if r["generation_id"] == 3]
+    assert epoch_3 == []
+
+
+def test_simulator_an_epoch_closed_without_a_target_while_a_member_was_frozen_has_it_consume_nothing():
+    """b freezes (gc) right after a heartbeat, beyond its session. a leaves (an epoch bump; no target: b, the one
+    member left, sends no heartbeat) and c joins. The truth's rows for the epoch without a target are what its
+    members consumed when it closed: b, frozen since its last heartbeat, consumed nothing, although the
+    coordinator learns it only at b's session expiry (GroupMetadataManager.consumerGroupFenceMember)."""
+    timeline = Timeline(
+        topics={"t": 2},
+        actions=(
+            Join(0, "a"),
+            Join(1000, "b"),
+            Pause(20000, "b", 120000, "gc"),
+            Leave(40000, "a"),
+            Join(50000, "c"),
+        ),
+    )
+    truth = simulate_consumer_group(timeline, ConsumerSimSettings()).truth
+    (no_target,) = [g["generation_id"] for g in truth["generations"] if g["join_completed_at"] is None]
+    assert [g["members"] for g in truth["generations"] if g["generation_id"] == no_target] == [["b"]]
+    assert [r for r in truth["assignments"] if r["generation_id"] == no_target] == []
