@@ -6,10 +6,12 @@ coordinator the coordinator's heartbeat handling, leaves and timers (GroupMetada
 epochs      group epochs -> generations / episodes / per-member reconcile latency (shared measuring)
 simulate    `simulate_consumer_group(timeline, settings)`: events + ground truth
 sim_member  the simulator's member side (ConsumerMembershipManager: heartbeats, reconciliation)
-replay      `ConsumerGroupReplayer`: events -> the replay tables (same interface as GroupReplayer)
+replayer    `ConsumerGroupReplayer`: events -> the replay tables (same interface as GroupReplayer),
+            with its parts replay_* (coordinator lines, member lines, member-only epochs, members,
+            convergence, presumed convergence, ownership, state)
 """
 
-from rebalance_core.consumer.replay import (
+from rebalance_core.consumer.replayer import (
     CONSUMER_PROTOCOL_EVENT_TYPES,
     ConsumerGroupReplayer,
     is_consumer_protocol_event,

@@ -1,0 +1,223 @@
+"""The KIP-848 replayer's group epochs and their convergence: a cause of the next bump, an epoch opening
+(and whether its rebalance is a further round of the one before), and when the current epoch converged
+(generation stabilized_at): every member of the target reconciled to it, or, without a target map, every
+member STABLE at the epoch with no partition in flight.
+
+The rules are GroupMetadataManager.consumerGroupHeartbeat (bump, target, then each member's step),
+ConsumerGroup.maybeUpdateGroupState (Stable once every member is at the target epoch), CurrentAssignmentBuilder
+(UNREVOKED_PARTITIONS keeps a member's epoch, UNRELEASED_PARTITIONS until its partitions are free) and the
+client's ConsumerMembershipManager (MembershipManagerImpl: the epoch is logged before the reconciliation).
+A mixin of `consumer.replayer.ConsumerGroupReplayer`.
+"""
+
+from __future__ import annotations
+
+from rebalance_core.consumer.replay_state import (
+    CLIENT_RECONCILING,
+    DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
+    MemberView,
+)
+from rebalance_core.consumer.states import (
+    ClientState,
+    MemberState,
+)
+from rebalance_core.events import TopicPartition
+
+
+class Convergence:
+    """Group epochs opening and converging (GroupMetadataManager, CurrentAssignmentBuilder)."""
+
+    def _cause(self, ts: int, reason: str | None) -> None:
+        """Something that bumps the group epoch happened; the bump itself may not be logged."""
+        if self.pending_start is None:
+            self.pending_start = ts
+        if reason and self.pending_reason is None:
+            self.pending_reason = reason
+
+    def _open_epoch(
+        self, epoch: int, ts: int | None, reason: str | None, source: str, seen_at: int | None = None
+    ) -> None:
+        """Epoch `epoch` began at `ts` (None: before `seen_at`, the first line showing it), or at the
+        cause seen before it."""
+        cause = self.pending_start if self.has_coordinator else self.member_signal
+        shown = ts if ts is not None else seen_at
+        current = self.tracker.epoch
+        if self.presumed_converged is not None and (current is None or epoch > current):
+            self._settle_presumed(shown)
+        self._reopened_unsettled(epoch)
+        started = cause if cause is not None and cause <= shown else ts
+        timing = "member" if self.has_member_side else "coordinator"
+        episode_before = self.timeline.episode
+        if self.tracker.open_epoch(
+            epoch, started, reason or self.pending_reason, source, timing, seen_at=shown
+        ):
+            self.pending_start = self.pending_reason = self.member_signal = None
+            episode = self.timeline.episode
+            if episode is not None and episode is not episode_before:
+                if self.round_unknown_until is not None and shown <= self.round_unknown_until:
+                    episode.source = "inferred"
+                if episode.started_at is not None:
+                    self._young_starts_inferred(episode.started_at)
+            self.round_unknown_until = None
+
+    def _reopened_unsettled(self, epoch: int) -> None:
+        """Epoch `epoch` opens while the current one, in which a member logged RECONCILING again at that same
+        epoch, has not converged (again). That line answers a heartbeat that handed the member partitions at the same
+        epoch: the coordinator hands them once their previous owners released them, and the member is then
+        STABLE for it (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE, no acknowledgement needed for
+        added partitions), so the epoch may have converged right there, while the member's own callback (what
+        its log times) had not run yet. Whether the new epoch is a further round or a rebalance of its own,
+        no line tells: the episode says inferred."""
+        cur = self.tracker.current
+        reopened, self.reopened_epoch = self.reopened_epoch, None
+        if cur is None or cur.closed or reopened != cur.epoch or epoch <= cur.epoch:
+            return
+        if cur.stabilized_at is None and self.timeline.episode is not None:
+            self.timeline.episode.source = "inferred"
+
+    def _young_starts_inferred(self, opened_at: int) -> None:
+        """A rebalance opens at `opened_at` while a member timed by the coordinator alone was handed partitions
+        less than a heartbeat interval before. The coordinator logs the assignment when it answers the
+        heartbeat (CurrentAssignmentBuilder moves the member to STABLE at once); the member consumes them only
+        once its onPartitionsAssigned has run, and it acknowledges that in a later heartbeat that no broker line
+        shows (the member's state does not change: GroupMetadataManager logs a new assignment state only on a
+        change). Whether it owned them before this rebalance, and so whether they move in it, is unknown: the
+        episode's movement count is inferred (never an exact-looking count of moves it cannot see)."""
+        episode = self.timeline.episode
+        for view in self.members.values():
+            if view.member_timed or not view.server_started or view.server_started_at is None:
+                continue
+            if opened_at - view.server_started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+                continue
+            if set(view.server_started) & self.timeline.partitions_of(view.member_id):
+                episode.source = "inferred"
+                return
+
+    def _check_convergence(self, ts: int) -> None:
+        cur = self.tracker.current
+        if cur is None or cur.closed:
+            return
+        if cur.target is not None:
+            for member, tps in cur.target.items():
+                view = self.members.get(member)
+                if view is None or not self._reconciled(view, cur.epoch, tps, ts):
+                    return
+            self.tracker.converged(ts)
+        elif self.has_coordinator:
+            if self.targets_logged and cur.target_at is None:
+                # the broker logs each target it computes, and none for this epoch yet: the group is
+                # Assigning while its epoch is ahead of the target's (ConsumerGroup.maybeUpdateGroupState),
+                # whatever its members' own lines say; the target comes with some member's next heartbeat
+                return
+            # no target map (4.0+: DEBUG): converged once every member the coordinator knows is STABLE at
+            # the epoch (ConsumerGroup turns Stable when all members are reconciled to the target epoch).
+            # A member with no assignment-state line (4.0 logs them at DEBUG) but its own log: STABLE with
+            # no partition in flight, provisionally (its epoch moves silently when nothing changes for it)
+            views = [self.members[m] for m in self._group_members()]
+            if not views or (cur.stabilized_at is not None and not all(v.server_lines for v in views)):
+                return
+            if all(self._reconciled_without_target(v, cur.epoch) for v in views):
+                by_member = not all(v.server_lines for v in views)
+                # every member stated at the epoch (by the coordinator or its own line): what it consumes
+                # says nothing more; otherwise a STABLE member's epoch may have moved silently. Not so when a
+                # bump is on its way (a member left or joined: a removed member may never have reached the
+                # epoch, and its unrevoked partitions kept the others UNRELEASED_PARTITIONS)
+                told = self.pending_start is None and all(
+                    v.server_lines or self._told_epoch(v, cur.epoch) for v in views
+                )
+                if not (by_member and not told and self._in_flight([v.member_id for v in views])):
+                    if by_member and not told and self._silent_member_may_lag(views, cur.epoch, ts):
+                        self._presumed_episode()
+                        # until every member's next heartbeat is due, a bump may find the epoch unconverged:
+                        # the rebalance it opens may be a further round of this one
+                        self._round_unknown_until(self._heartbeat_due(ts))
+                    self.tracker.converged(ts, provisional=by_member)
+        elif cur.stabilized_at is None:
+            active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
+            if (
+                active
+                and all(v.client_state == ClientState.STABLE.value for v in active)
+                and not self._in_flight([v.member_id for v in active])
+            ):
+                self.tracker.converged(ts, provisional=True)
+
+    def _silent_member_may_lag(self, views: list[MemberView], epoch: int, ts: int) -> bool:
+        """A STABLE member whose own log never stated `epoch` (4.x logs no line when the coordinator moves a
+        member's epoch without changing its assignment: ConsumerMembershipManager updates the epoch silently)
+        may not have heartbeated since the target was computed: until one heartbeat interval has passed, the
+        group may still be Reconciling (ConsumerGroup.maybeUpdateGroupState) and no line tells which."""
+        target_at = self.tracker.current.target_at
+        if target_at is not None and ts >= target_at + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            return False
+        return any(not v.server_lines and v.client_epoch != epoch for v in views)
+
+    def _heartbeat_due(self, ts: int) -> int:
+        """When every member has heartbeated since the current epoch's target (computed at the latest at `ts`):
+        one group.consumer.heartbeat.interval.ms after it (GroupMetadataManager answers each heartbeat with the
+        member's next assignment step)."""
+        target_at = self.tracker.current.target_at
+        return (target_at if target_at is not None else ts) + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+
+    def _round_unknown_until(self, ts: int) -> None:
+        """A rebalance opening at or before `ts` may be a further round of the current one (see
+        round_unknown_until): whether the convergence presumed before it held, no line tells."""
+        if self.round_unknown_until is None or ts > self.round_unknown_until:
+            self.round_unknown_until = ts
+
+    def _others_seen(self, member_id: str) -> bool:
+        """Some other member was seen (in the group or gone): the input covers the group's membership, so a
+        member alone in the epoch's snapshot is alone (else one from before the input may be silent)."""
+        return bool(self.gone.keys() - {member_id}) or any(m != member_id for m in self.members)
+
+    def _in_flight(self, members: list[str]) -> bool:
+        """Member-side convergence cannot hold yet: a partition was revoked and is not consumed again, or a
+        member consumes nothing while the group has a partition for each (the broker's assignors give every
+        member one then: it waits for partitions another member has not revoked yet, UNRELEASED_PARTITIONS;
+        the owner's revocation comes at its next heartbeat and its epoch moves silently until then)."""
+        tl = self.timeline
+        if tl.stopped():
+            return True
+        consuming = tl.consuming()
+        if len(consuming) >= len(members) and any(not tl.partitions_of(m) for m in members):
+            return True
+        # a topic some member consumes is subscribed, and the broker's assignors (uniform, range) give every
+        # partition of a subscribed topic to a subscriber: one of its partitions that nobody consumes (a new
+        # partition, or one assigned to a member that has not taken it yet) is still on its way
+        consumed: dict[str, int] = {}
+        for tp in consuming:
+            consumed[tp.topic] = consumed.get(tp.topic, 0) + 1
+        return any(n < self.partition_counts.get(topic, 0) for topic, n in consumed.items())
+
+    def _reconciled_without_target(self, view: MemberView, epoch: int) -> bool:
+        if view.left_static:
+            return False
+        if view.server_lines:
+            return view.server_epoch == epoch and view.server_state == MemberState.STABLE.value
+        if view.member_timed:
+            return view.client_state == ClientState.STABLE.value or self._told_epoch(view, epoch)
+        return False  # known to the coordinator, no line says where its reconciliation stands
+
+    @staticmethod
+    def _told_epoch(view: MemberView, epoch: int) -> bool:
+        """The member's own line states the group's current epoch while it reconciles: the coordinator moved it
+        to that epoch, which it does only once the member has nothing left to revoke (CurrentAssignmentBuilder
+        .computeNextAssignment: UNREVOKED_PARTITIONS keeps the member's epoch), so it is STABLE there, or
+        UNRELEASED_PARTITIONS until a later heartbeat hands it the rest, which its next RECONCILING line at the
+        same epoch shows. The client logs the epoch of the heartbeat response before it reconciles
+        (ConsumerMembershipManager.onHeartbeatSuccess: updateMemberEpoch, then transitionTo(RECONCILING)), so
+        a member whose rebalance callback is blocked is at the epoch for the coordinator, not for its log."""
+        return view.client_epoch == epoch and view.client_state in CLIENT_RECONCILING
+
+    def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
+        if view.left_static:
+            return False
+        if view.server_lines:
+            return view.server_epoch == epoch and view.server_state == MemberState.STABLE.value
+        reconciled = (
+            view.member_timed
+            and view.client_state == ClientState.STABLE.value
+            and self.timeline.partitions_of(view.member_id) == set(target)
+        )
+        if reconciled:
+            self.tracker.member_reconciled(view.member_id, ts, "member")
+        return reconciled

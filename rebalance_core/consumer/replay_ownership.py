@@ -1,0 +1,103 @@
+"""The KIP-848 replayer's ownership: partitions started and stopped on the `OwnershipTimeline`, timed by
+the coordinator's assignment-state lines for a member without its own log (CurrentAssignmentBuilder: what
+GroupMetadataManager.consumerGroupHeartbeat hands it) or by its rebalance callbacks
+(ConsumerMembershipManager / MembershipManagerImpl: onPartitionsAssigned / Revoked / Lost), partitions owned
+since before the input, and the anomaly rows. A mixin of `consumer.replayer.ConsumerGroupReplayer`.
+"""
+
+from __future__ import annotations
+
+from rebalance_core.consumer.replay_state import (
+    DEFAULT_MAX_POLL_INTERVAL_MS,
+    MemberView,
+)
+from rebalance_core.events import Event, TopicPartition
+from rebalance_core.measures import STOP_NOT_OWNED
+from rebalance_core.replay_common import (
+    event_anomaly_row,
+)
+
+
+class Ownership:
+    """Partitions started and stopped per member, and anomaly rows."""
+
+    def _coordinator_timing(
+        self, view: MemberView, assigned: list[TopicPartition], ts: int, line_missing: bool = False
+    ) -> None:
+        """A member without its own log consumes what the coordinator says it is assigned. `line_missing`: a
+        state line of the member between its last one and this is provably not in the input, so the changes
+        this line shows happened at that line or this one: their instants are inferred (unavailable time an
+        upper bound)."""
+        before = set(view.server_assigned or ())
+        now = set(assigned)
+        source = "inferred" if line_missing else "observed"
+        for tp in sorted(before - now):
+            if self.timeline.owner_of(tp) == view.member_id:
+                self.timeline.stop(tp, view.member_id, ts, "revoked", instance=view.instance, source=source)
+        for tp in sorted(now - before):
+            self._start(tp, view, ts, source)
+        if now - before:
+            view.server_started, view.server_started_at = sorted(now - before), ts
+
+    def _unacted_starts_inferred(self, view: MemberView, removed_at: int, cause: str) -> None:
+        """A member timed by the coordinator alone leaves within max.poll.interval.ms of the line that gave it
+        partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for the
+        coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder), and a callback
+        blocked by a busy poll loop ends in exactly such a leave (the poll timer's, which the broker logs as any
+        leave). Its consumption of them, and so their movement, is inferred. (A session-timeout removal is a
+        crash, whose stop is placed at its last heartbeat already.)"""
+        if view.member_timed or not view.server_started or view.server_started_at is None:
+            return
+        if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
+            return  # it polled since (else it would have left sooner): its callback ran
+        owned = self.timeline.partitions_of(view.member_id)
+        for tp in view.server_started:
+            if tp in owned:
+                self.timeline.stop(
+                    tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
+                )
+
+    def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
+        problem = self.timeline.start(
+            tp, view.member_id, ts, instance=view.instance, generation_id=self.tracker.epoch, source=source
+        )
+        if problem:
+            self._anomaly(problem, None, f"{tp} start by {view.member_id}", ts=ts)
+
+    def _stop_all(self, view: MemberView, ts: int, cause: str, source: str = "observed") -> None:
+        for tp in sorted(self.timeline.partitions_of(view.member_id)):
+            self.timeline.stop(tp, view.member_id, ts, cause, instance=view.instance, source=source)
+
+    def _member_stop(self, view: MemberView, tp: TopicPartition, ts: int, cause: str, e: Event) -> None:
+        """A member says it stopped tp. Never seen before: it owned tp since before the input. A repeat
+        (membership manager and listener both log a revocation) or a removed member's late callback: no-op."""
+        tl = self.timeline
+        self._adopt(tp, view, ts)
+        owner = tl.owner_of(tp)
+        if owner == view.member_id:
+            tl.stop(tp, view.member_id, ts, cause, instance=view.instance)
+        elif not (owner is None and tl.stopped()[tp] == view.member_id):
+            self._anomaly(STOP_NOT_OWNED, e, f"{tp} stop by {view.member_id}, owned by {owner}")
+
+    def _adopt(self, tp: TopicPartition, view: MemberView, ts: int) -> None:
+        """A partition never seen before, that the member says it owns: it owned it since before the input."""
+        tl = self.timeline
+        if tl.owner_of(tp) is None and tp not in tl.stopped():
+            tl.start(tp, view.member_id, ts, instance=view.instance)
+            if tl.episode is not None:
+                tl.episode.owners_before.setdefault(tp, view.instance or view.member_id)
+
+    def _anomaly(self, rule: str, e: Event | None, detail: str, ts: int | None = None) -> None:
+        cur = self.tracker.current
+        self._anomalies.append(
+            event_anomaly_row(
+                self.timeline,
+                self.key,
+                rule,
+                e,
+                detail,
+                ts,
+                self.last_ts,
+                f"epoch {cur.epoch}" if cur else None,
+            )
+        )

@@ -1,0 +1,166 @@
+"""The KIP-848 replayer's vocabulary and records: the broker's and the client's defaults it falls back on
+(GroupCoordinatorConfig group.consumer.*, ConsumerConfig max.poll.interval.ms), the anomaly rules of its own,
+the client states it groups (ConsumerMembershipManager / MembershipManagerImpl's MemberState), the stop cause
+and bump reason of each removal (GroupMetadataManager.consumerGroupFenceMember), `MemberView` (one member as
+the coordinator's lines and its own log show it), small helpers on events, and the JSON codec of a view
+for the checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rebalance_core.consumer.coordinator import (
+    REASON_LEFT,
+    REASON_REBALANCE_TIMEOUT,
+    REASON_SESSION,
+)
+from rebalance_core.consumer.states import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    ClientState,
+    parse_client_state,
+)
+from rebalance_core.events import Event, TopicPartition
+from schemas.events import EventType, RemovalReason
+
+# GroupCoordinatorConfig.CONSUMER_GROUP_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.session.timeout.ms): a
+# KIP-848 member's session is the broker's setting, not the client's session.timeout.ms
+DEFAULT_CONSUMER_SESSION_TIMEOUT_MS = 45_000
+# GroupCoordinatorConfig.CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS_DEFAULT (group.consumer.heartbeat.interval.ms):
+# a member learns a new target assignment at its next heartbeat, at most this long after it was computed
+DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
+# GroupCoordinatorConfig.CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.max.session.timeout.ms):
+# the longest session a member can have on a broker with default settings
+CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS = 60_000
+# ConsumerConfig max.poll.interval.ms default: a member whose application thread (and so its rebalance
+# callbacks) is blocked longer leaves the group (AbstractMembershipManager.transitionToSendingLeaveGroup
+# on the expired poll timer); a member still in the group after it has polled, and run its callbacks
+DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
+# bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
+FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
+# member-only logs: how many of the latest epochs no line showed are remembered (see _skipped)
+SKIPPED_EPOCHS_KEPT = 64
+
+INVALID_TRANSITION = "invalid_transition"
+UNKNOWN_STATE = "unknown_state"
+STALE_EPOCH = "stale_epoch"
+
+# client states in which a member is no longer (or not yet) part of the group's reconciliation
+CLIENT_OUT = frozenset({ClientState.UNSUBSCRIBED, ClientState.LEAVING, ClientState.STALE, ClientState.FATAL})
+# client states of a member that is leaving or out: its process closes the consumer (a restart that overlaps
+# a graceful close is no crash)
+CLIENT_LEAVING = CLIENT_OUT | {ClientState.PREPARE_LEAVING}
+# member-side logs only: client states of a member the coordinator does not count (yet): JOINING has sent
+# its first heartbeat, the member exists at the coordinator only once it is answered with a member epoch
+# (ConsumerMembershipManager.onHeartbeatSuccess: JOINING -> RECONCILING), and that epoch's bump is its own
+CLIENT_NOT_IN = CLIENT_OUT | {ClientState.JOINING}
+# client states that follow a heartbeat response stating the member's (new) epoch
+CLIENT_RECONCILING = frozenset(
+    {ClientState.RECONCILING.value, ClientState.ACKNOWLEDGING.value, ClientState.STABLE.value}
+)
+STOP_CAUSE_ON_REMOVAL = {
+    RemovalReason.SESSION_TIMEOUT.value: "member_failed",
+    RemovalReason.REBALANCE_TIMEOUT.value: "lost",
+    RemovalReason.FENCED_STATIC.value: "lost",
+    RemovalReason.LEAVE_GROUP.value: "member_left",
+}
+REMOVAL_REASON_TEXT = {
+    RemovalReason.SESSION_TIMEOUT.value: REASON_SESSION,
+    RemovalReason.REBALANCE_TIMEOUT.value: "member failed to revoke within the rebalance timeout",
+}
+
+
+@dataclass
+class MemberView:
+    """What the replay knows of one member."""
+
+    member_id: str
+    instance: str | None = None
+    joined: bool = False  # the coordinator knows it (a join, a target, an assignment state)
+    server_lines: bool = False  # the coordinator logged its assignment state
+    server_epoch: int | None = None
+    server_state: str | None = None
+    server_assigned: list[TopicPartition] | None = None
+    # coordinator timing: the partitions its latest assignment-state line added, and that line's instant
+    server_started: list[TopicPartition] | None = None
+    server_started_at: int | None = None
+    left_static: bool = False  # member epoch -2: gone for now, partitions reserved
+    left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
+    # member-side logs only: the group epoch when its own log showed it leave so (epoch -2)
+    left_static_epoch: int | None = None
+    # member-side logs only: a static member that closed while JOINING (its leave heartbeat, epoch -2, went
+    # out before a response stated a member epoch): whether the coordinator created it from its join
+    # heartbeat (then it holds the instance, reserved, until its session expires or a member of its instance
+    # replaces it) no log of it shows; `unanswered_until_epoch`: the epoch its instance's successor was
+    # answered with, after which it is surely out
+    left_unanswered: bool = False
+    unanswered_until_epoch: int | None = None
+    member_timed: bool = False  # its own log is present: member-side timing
+    client_state: str | None = None
+    client_epoch: int | None = None  # the member epoch its own last state line states
+    joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
+    process: str | None = None  # who logged its own lines (host or file, client id): the consumer process
+    # member-side logs only: its process logged a join under another member id with no leave of this one (a
+    # crashed consumer restarted), so this member is dead, but still in the group until the coordinator
+    # fences it, one group.consumer.session.timeout.ms (the broker's setting) after its last heartbeat
+    process_gone: bool = False
+    replaces: str | None = None  # a static member's previous member id, out once this one has its epoch
+    # member-side logs only: the group epoch when it logged leaving for good (epoch -1), until the next
+    # epoch opens: its leave heartbeat may reach the coordinator after another member's join
+    left_in_epoch: int | None = None
+    # the instant of its own latest line stating the group's current epoch (a line at an older epoch, after
+    # a pause, does not show it is still a member)
+    current_at: int | None = None
+    # the latest instant a coordinator line shows it heartbeating (its join, an assignment state of its own)
+    heartbeat_seen_at: int | None = None
+
+
+def bumps_group_epoch(to_state: ClientState, member_epoch: int | None) -> bool:
+    """A member's own state change that makes the coordinator bump the group epoch: its join (a new member,
+    GroupMetadataManager.consumerGroupHeartbeat), its leave for good (epoch -1: consumerGroupFenceMember; a
+    static member's epoch -2 keeps its place, no bump), or its fencing (the coordinator removed it)."""
+    if to_state is ClientState.LEAVING:
+        return member_epoch == LEAVE_GROUP_MEMBER_EPOCH
+    return to_state in (ClientState.JOINING, ClientState.FENCED)
+
+
+def rejoins(e: Event) -> bool:
+    return (
+        e.event_type == EventType.MEMBER_STATE_CHANGED.value
+        and parse_client_state((e.attributes or {}).get("to_state")) is ClientState.JOINING
+    )
+
+
+def process_of(e: Event) -> str | None:
+    """The consumer process of a member-side line: its host (or file) and client id."""
+    if not e.client_id:
+        return None
+    return f"{e.source or e.file or ''}/{e.client_id}"
+
+
+def view_to_json(view: MemberView) -> dict:
+    out = dataclasses.asdict(view)
+    for key in ("server_assigned", "server_started"):
+        if out[key] is not None:
+            out[key] = [[tp.topic, tp.partition] for tp in getattr(view, key)]
+    return out
+
+
+def view_from_json(data: Mapping[str, Any]) -> MemberView:
+    data = dict(data)
+    for key in ("server_assigned", "server_started"):
+        if data.get(key) is not None:
+            data[key] = [TopicPartition(t, p) for t, p in data[key]]
+    return MemberView(**data)
+
+
+def missing_state_line(last_epoch: int | None, attributes: Mapping[str, Any]) -> bool:
+    """A member's "new assignment state: epoch=E, previousEpoch=P" whose P is later than the epoch of the
+    member's last state line in the input: the coordinator logs every change of a member's state
+    (GroupMetadataManager.consumerGroupHeartbeat, 3.8+: `Member {} new assignment state: epoch=...,
+    previousEpoch=...`), so its line at epoch P is missing (an excerpt, a lost line)."""
+    previous = str(attributes.get("previous_epoch") or "")
+    return last_epoch is not None and previous.isdigit() and int(previous) > last_epoch
