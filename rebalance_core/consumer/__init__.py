@@ -8,7 +8,7 @@ simulate    `simulate_consumer_group(timeline, settings)`: events + ground truth
 sim_member  the simulator's member side (ConsumerMembershipManager: heartbeats, reconciliation)
 replayer    `ConsumerGroupReplayer`: events -> the replay tables (same interface as GroupReplayer),
             with its parts replay_* (coordinator lines, member lines, member-only epochs, members,
-            convergence, presumed convergence, ownership, state)
+            convergence, presumed convergence, ownership, checkpoint, state)
 """
 
 from rebalance_core.consumer.replayer import (

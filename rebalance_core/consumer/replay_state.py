@@ -2,13 +2,11 @@
 (GroupCoordinatorConfig group.consumer.*, ConsumerConfig max.poll.interval.ms), the anomaly rules of its own,
 the client states it groups (ConsumerMembershipManager / MembershipManagerImpl's MemberState), the stop cause
 and bump reason of each removal (GroupMetadataManager.consumerGroupFenceMember), `MemberView` (one member as
-the coordinator's lines and its own log show it), small helpers on events, and the JSON codec of a view
-for the checkpoint.
+the coordinator's lines and its own log show it) and small helpers on events.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -139,22 +137,6 @@ def process_of(e: Event) -> str | None:
     if not e.client_id:
         return None
     return f"{e.source or e.file or ''}/{e.client_id}"
-
-
-def view_to_json(view: MemberView) -> dict:
-    out = dataclasses.asdict(view)
-    for key in ("server_assigned", "server_started"):
-        if out[key] is not None:
-            out[key] = [[tp.topic, tp.partition] for tp in getattr(view, key)]
-    return out
-
-
-def view_from_json(data: Mapping[str, Any]) -> MemberView:
-    data = dict(data)
-    for key in ("server_assigned", "server_started"):
-        if data.get(key) is not None:
-            data[key] = [TopicPartition(t, p) for t, p in data[key]]
-    return MemberView(**data)
 
 
 def missing_state_line(last_epoch: int | None, attributes: Mapping[str, Any]) -> bool:

@@ -40,8 +40,8 @@ and rules are in the mixins, by responsibility:
                         in which epoch                                         members, membership
   replay_convergence    epochs opening and converging     replay_presumed      convergence presumed from
                                                                                a 4.0 broker log alone
-  replay_ownership      partitions started / stopped,     replay_state         vocabulary, MemberView,
-                        anomaly rows                                           checkpoint codec
+  replay_ownership      partitions started / stopped,     replay_checkpoint    snapshot and restore
+                        anomaly rows                      replay_state         vocabulary, MemberView
 
 Anomaly rules (besides the ownership timeline's stop_not_owned / double_ownership / start_before_stop):
   wrong_group, unknown_event_type, out_of_order   as in the classic replayer
@@ -52,10 +52,10 @@ Anomaly rules (besides the ownership timeline's stop_not_owned / double_ownershi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from rebalance_core.consumer.epochs import EpochTracker, row_from_json, row_to_json
+from rebalance_core.consumer.epochs import EpochTracker
+from rebalance_core.consumer.replay_checkpoint import Checkpoint
 from rebalance_core.consumer.replay_convergence import Convergence
 from rebalance_core.consumer.replay_coordinator import CoordinatorLines
 from rebalance_core.consumer.replay_member_epochs import MemberOnlyEpochs
@@ -67,8 +67,6 @@ from rebalance_core.consumer.replay_state import (
     MemberView,
     process_of,
     rejoins,
-    view_from_json,
-    view_to_json,
 )
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import OwnershipTimeline
@@ -76,15 +74,10 @@ from rebalance_core.replay_common import (
     ReplaySettings,
     add_rows,
     admit,
-    check_checkpoint,
-    checkpoint_header,
     empty_tables,
     event_handlers,
 )
 from schemas.events import EventType, Side
-
-STATE_VERSION = 1
-GROUP_PROTOCOL_KEY = "consumer"  # snapshot()["group_protocol"]: which replayer resumes the state
 
 # Events that only a KIP-848 group produces: their presence selects this replayer for a group.
 CONSUMER_PROTOCOL_EVENT_TYPES = frozenset(
@@ -111,6 +104,7 @@ class ConsumerGroupReplayer(
     MemberLines,
     MemberOnlyEpochs,
     MemberIdentity,
+    Checkpoint,
     Convergence,
     PresumedConvergence,
     Ownership,
@@ -220,38 +214,6 @@ class ConsumerGroupReplayer(
         out["group_daily_summary"] = self.timeline.daily_rows()
         return out
 
-    def snapshot(self) -> dict:
-        return {
-            **checkpoint_header(STATE_VERSION, GROUP_PROTOCOL_KEY, self.cluster, self.group_id),
-            "timeline": self.timeline.snapshot(),
-            "tracker": self.tracker.snapshot(),
-            "members": {m: view_to_json(v) for m, v in self.members.items()},
-            "gone": dict(self.gone),
-            "has_coordinator": self.has_coordinator,
-            "has_member_side": self.has_member_side,
-            "last_ts": self.last_ts,
-            "pending_start": self.pending_start,
-            "pending_reason": self.pending_reason,
-            "member_signal": self.member_signal,
-            "causes_seen": self.causes_seen,
-            "unexplained": self.unexplained,
-            "shown_in_epoch": sorted(self.shown_in_epoch),
-            "doubtful": sorted(self.doubtful),
-            "joined_epoch": self.joined_epoch,
-            "skipped_epochs": sorted(self.skipped_epochs),
-            "history_in_input": self.history_in_input,
-            "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
-            "new_partitions_epoch": self.new_partitions_epoch,
-            "emptied": self.emptied,
-            "partition_counts": dict(self.partition_counts),
-            "presumed_converged": self.presumed_converged,
-            "presumed_target_at": self.presumed_target_at,
-            "targets_logged": self.targets_logged,
-            "reopened_epoch": self.reopened_epoch,
-            "round_unknown_until": self.round_unknown_until,
-            "anomalies": [row_to_json(r) for r in self._anomalies],
-        }
-
     def _replay_one(self, e: Event) -> None:
         if not admit(self, e):
             return
@@ -294,35 +256,6 @@ class ConsumerGroupReplayer(
             self._check_convergence(e.ts)
         self.removed_unreconciled = False
         self.tracker.maybe_end_episode()
-
-    def _restore(self, state: Mapping[str, Any]) -> tuple[dict, dict]:
-        check_checkpoint(state, STATE_VERSION, GROUP_PROTOCOL_KEY, "consumer-protocol")
-        self.members = {m: view_from_json(v) for m, v in state["members"].items()}
-        self.gone = dict(state["gone"])
-        self.has_coordinator = state["has_coordinator"]
-        self.has_member_side = state["has_member_side"]
-        self.last_ts = state["last_ts"]
-        self.pending_start = state["pending_start"]
-        self.pending_reason = state["pending_reason"]
-        self.member_signal = state["member_signal"]
-        self.causes_seen = state.get("causes_seen", 0)
-        self.unexplained = int(state.get("unexplained", 0))
-        self.shown_in_epoch = set(state.get("shown_in_epoch", ()))
-        self.doubtful = set(state.get("doubtful", ()))
-        self.joined_epoch = state.get("joined_epoch")
-        self.skipped_epochs = set(state.get("skipped_epochs", ()))
-        self.history_in_input = state.get("history_in_input", False)
-        self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
-        self.new_partitions_epoch = state.get("new_partitions_epoch")
-        self.emptied = state["emptied"]
-        self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}
-        self.presumed_converged = state.get("presumed_converged")
-        self.presumed_target_at = state.get("presumed_target_at")
-        self.targets_logged = state.get("targets_logged", False)
-        self.reopened_epoch = state.get("reopened_epoch")
-        self.round_unknown_until = state.get("round_unknown_until")
-        self._anomalies = [row_from_json(r) for r in state["anomalies"]]
-        return state["timeline"], state["tracker"]
 
 
 # _replay_one's dispatch tables: event type -> handler (no method name built and looked up per event)
