@@ -17,10 +17,7 @@ from rebalance_core.consumer.replay_state import (
     DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
     MemberView,
 )
-from rebalance_core.consumer.states import (
-    ClientState,
-    MemberState,
-)
+from rebalance_core.consumer.states import ClientState, MemberState
 from rebalance_core.events import TopicPartition
 
 

@@ -9,26 +9,29 @@ CurrentAssignmentBuilder. A mixin of `consumer.replayer.ConsumerGroupReplayer`.
 
 from __future__ import annotations
 
-from rebalance_core.consumer.coordinator import (
-    REASON_JOINED,
-    REASON_LEFT,
-    REASON_METADATA,
-)
+from collections.abc import Mapping
+from typing import Any
+
+from rebalance_core.consumer.coordinator import REASON_JOINED, REASON_LEFT, REASON_METADATA, REASON_SESSION
 from rebalance_core.consumer.replay_state import (
     DEFAULT_CONSUMER_SESSION_TIMEOUT_MS,
-    REMOVAL_REASON_TEXT,
     STALE_EPOCH,
-    STOP_CAUSE_ON_REMOVAL,
     UNKNOWN_STATE,
-    missing_state_line,
 )
-from rebalance_core.consumer.states import (
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-    MemberState,
-    parse_member_state,
-)
+from rebalance_core.consumer.states import LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberState, parse_member_state
 from rebalance_core.events import Event
 from schemas.events import RemovalReason
+
+STOP_CAUSE_ON_REMOVAL = {
+    RemovalReason.SESSION_TIMEOUT.value: "member_failed",
+    RemovalReason.REBALANCE_TIMEOUT.value: "lost",
+    RemovalReason.FENCED_STATIC.value: "lost",
+    RemovalReason.LEAVE_GROUP.value: "member_left",
+}
+REMOVAL_REASON_TEXT = {
+    RemovalReason.SESSION_TIMEOUT.value: REASON_SESSION,
+    RemovalReason.REBALANCE_TIMEOUT.value: "member failed to revoke within the rebalance timeout",
+}
 
 
 class CoordinatorLines:
@@ -230,3 +233,12 @@ class CoordinatorLines:
             self._forget(member, e.ts)
         self.members.clear()
         self.pending_start = self.pending_reason = None
+
+
+def missing_state_line(last_epoch: int | None, attributes: Mapping[str, Any]) -> bool:
+    """A member's "new assignment state: epoch=E, previousEpoch=P" whose P is later than the epoch of the
+    member's last state line in the input: the coordinator logs every change of a member's state
+    (GroupMetadataManager.consumerGroupHeartbeat, 3.8+: `Member {} new assignment state: epoch=...,
+    previousEpoch=...`), so its line at epoch P is missing (an excerpt, a lost line)."""
+    previous = str(attributes.get("previous_epoch") or "")
+    return last_epoch is not None and previous.isdigit() and int(previous) > last_epoch

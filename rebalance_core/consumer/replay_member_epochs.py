@@ -15,15 +15,13 @@ from __future__ import annotations
 from rebalance_core.consumer.replay_state import (
     CLIENT_LEAVING,
     CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS,
-    SKIPPED_EPOCHS_KEPT,
     MemberView,
 )
-from rebalance_core.consumer.states import (
-    CLIENT_REBALANCE_SIGNALS,
-    ClientState,
-    parse_client_state,
-)
+from rebalance_core.consumer.states import CLIENT_REBALANCE_SIGNALS, ClientState, parse_client_state
 from rebalance_core.events import Event
+
+# member-only logs: how many of the latest epochs no line showed are remembered (see _skipped)
+SKIPPED_EPOCHS_KEPT = 64
 
 
 class MemberOnlyEpochs:

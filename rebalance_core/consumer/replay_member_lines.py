@@ -10,12 +10,7 @@ UNREVOKED_PARTITIONS). A mixin of `consumer.replayer.ConsumerGroupReplayer`.
 
 from __future__ import annotations
 
-from rebalance_core.consumer.replay_state import (
-    INVALID_TRANSITION,
-    UNKNOWN_STATE,
-    MemberView,
-    bumps_group_epoch,
-)
+from rebalance_core.consumer.replay_state import INVALID_TRANSITION, UNKNOWN_STATE, MemberView
 from rebalance_core.consumer.states import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -257,3 +252,12 @@ class MemberLines:
 
     def _m_leave_sent(self, e: Event) -> None:
         self._stop_all(self._view(e.member_id, e.group_instance_id), e.ts, "member_left")
+
+
+def bumps_group_epoch(to_state: ClientState, member_epoch: int | None) -> bool:
+    """A member's own state change that makes the coordinator bump the group epoch: its join (a new member,
+    GroupMetadataManager.consumerGroupHeartbeat), its leave for good (epoch -1: consumerGroupFenceMember; a
+    static member's epoch -2 keeps its place, no bump), or its fencing (the coordinator removed it)."""
+    if to_state is ClientState.LEAVING:
+        return member_epoch == LEAVE_GROUP_MEMBER_EPOCH
+    return to_state in (ClientState.JOINING, ClientState.FENCED)

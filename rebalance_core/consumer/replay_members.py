@@ -13,14 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rebalance_core.consumer.replay_state import (
-    CLIENT_NOT_IN,
-    MemberView,
-)
-from rebalance_core.consumer.states import (
-    ClientState,
-    parse_client_state,
-)
+from rebalance_core.consumer.replay_state import CLIENT_NOT_IN, MemberView
+from rebalance_core.consumer.states import ClientState, parse_client_state
 from rebalance_core.events import Event, TopicPartition
 
 

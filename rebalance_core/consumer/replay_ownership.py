@@ -7,15 +7,10 @@ since before the input, and the anomaly rows. A mixin of `consumer.replayer.Cons
 
 from __future__ import annotations
 
-from rebalance_core.consumer.replay_state import (
-    DEFAULT_MAX_POLL_INTERVAL_MS,
-    MemberView,
-)
+from rebalance_core.consumer.replay_state import DEFAULT_MAX_POLL_INTERVAL_MS, MemberView
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import STOP_NOT_OWNED
-from rebalance_core.replay_common import (
-    event_anomaly_row,
-)
+from rebalance_core.replay_common import event_anomaly_row
 
 
 class Ownership:

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 from rebalance_core.consumer.coordinator import (
     REASON_JOINED,
+    REASON_LEFT,
+    REASON_REBALANCE_TIMEOUT,
+    REASON_SESSION,
 )
 from rebalance_core.consumer.replay_state import (
     DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
     DEFAULT_MAX_POLL_INTERVAL_MS,
-    FREEING_REASONS,
     MemberView,
 )
-from rebalance_core.consumer.states import (
-    ClientState,
-)
+from rebalance_core.consumer.states import ClientState
+
+# bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
+FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
 
 
 class PresumedConvergence:

@@ -1,28 +1,16 @@
 """The KIP-848 replayer's vocabulary and records: the broker's and the client's defaults it falls back on
 (GroupCoordinatorConfig group.consumer.*, ConsumerConfig max.poll.interval.ms), the anomaly rules of its own,
-the client states it groups (ConsumerMembershipManager / MembershipManagerImpl's MemberState), the stop cause
-and bump reason of each removal (GroupMetadataManager.consumerGroupFenceMember), `MemberView` (one member as
-the coordinator's lines and its own log show it) and small helpers on events.
+the client states it groups (ConsumerMembershipManager / MembershipManagerImpl's MemberState), and
+`MemberView`: one member as the coordinator's lines (GroupMetadataManager.consumerGroupHeartbeat,
+CurrentAssignmentBuilder's member states) and its own log show it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from rebalance_core.consumer.coordinator import (
-    REASON_LEFT,
-    REASON_REBALANCE_TIMEOUT,
-    REASON_SESSION,
-)
-from rebalance_core.consumer.states import (
-    LEAVE_GROUP_MEMBER_EPOCH,
-    ClientState,
-    parse_client_state,
-)
-from rebalance_core.events import Event, TopicPartition
-from schemas.events import EventType, RemovalReason
+from rebalance_core.consumer.states import ClientState
+from rebalance_core.events import TopicPartition
 
 # GroupCoordinatorConfig.CONSUMER_GROUP_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.session.timeout.ms): a
 # KIP-848 member's session is the broker's setting, not the client's session.timeout.ms
@@ -37,10 +25,6 @@ CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS = 60_000
 # callbacks) is blocked longer leaves the group (AbstractMembershipManager.transitionToSendingLeaveGroup
 # on the expired poll timer); a member still in the group after it has polled, and run its callbacks
 DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
-# bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
-FREEING_REASONS = frozenset({REASON_LEFT, REASON_SESSION, REASON_REBALANCE_TIMEOUT})
-# member-only logs: how many of the latest epochs no line showed are remembered (see _skipped)
-SKIPPED_EPOCHS_KEPT = 64
 
 INVALID_TRANSITION = "invalid_transition"
 UNKNOWN_STATE = "unknown_state"
@@ -59,16 +43,6 @@ CLIENT_NOT_IN = CLIENT_OUT | {ClientState.JOINING}
 CLIENT_RECONCILING = frozenset(
     {ClientState.RECONCILING.value, ClientState.ACKNOWLEDGING.value, ClientState.STABLE.value}
 )
-STOP_CAUSE_ON_REMOVAL = {
-    RemovalReason.SESSION_TIMEOUT.value: "member_failed",
-    RemovalReason.REBALANCE_TIMEOUT.value: "lost",
-    RemovalReason.FENCED_STATIC.value: "lost",
-    RemovalReason.LEAVE_GROUP.value: "member_left",
-}
-REMOVAL_REASON_TEXT = {
-    RemovalReason.SESSION_TIMEOUT.value: REASON_SESSION,
-    RemovalReason.REBALANCE_TIMEOUT.value: "member failed to revoke within the rebalance timeout",
-}
 
 
 @dataclass
@@ -114,35 +88,3 @@ class MemberView:
     current_at: int | None = None
     # the latest instant a coordinator line shows it heartbeating (its join, an assignment state of its own)
     heartbeat_seen_at: int | None = None
-
-
-def bumps_group_epoch(to_state: ClientState, member_epoch: int | None) -> bool:
-    """A member's own state change that makes the coordinator bump the group epoch: its join (a new member,
-    GroupMetadataManager.consumerGroupHeartbeat), its leave for good (epoch -1: consumerGroupFenceMember; a
-    static member's epoch -2 keeps its place, no bump), or its fencing (the coordinator removed it)."""
-    if to_state is ClientState.LEAVING:
-        return member_epoch == LEAVE_GROUP_MEMBER_EPOCH
-    return to_state in (ClientState.JOINING, ClientState.FENCED)
-
-
-def rejoins(e: Event) -> bool:
-    return (
-        e.event_type == EventType.MEMBER_STATE_CHANGED.value
-        and parse_client_state((e.attributes or {}).get("to_state")) is ClientState.JOINING
-    )
-
-
-def process_of(e: Event) -> str | None:
-    """The consumer process of a member-side line: its host (or file) and client id."""
-    if not e.client_id:
-        return None
-    return f"{e.source or e.file or ''}/{e.client_id}"
-
-
-def missing_state_line(last_epoch: int | None, attributes: Mapping[str, Any]) -> bool:
-    """A member's "new assignment state: epoch=E, previousEpoch=P" whose P is later than the epoch of the
-    member's last state line in the input: the coordinator logs every change of a member's state
-    (GroupMetadataManager.consumerGroupHeartbeat, 3.8+: `Member {} new assignment state: epoch=...,
-    previousEpoch=...`), so its line at epoch P is missing (an excerpt, a lost line)."""
-    previous = str(attributes.get("previous_epoch") or "")
-    return last_epoch is not None and previous.isdigit() and int(previous) > last_epoch

@@ -63,20 +63,11 @@ from rebalance_core.consumer.replay_member_lines import MemberLines
 from rebalance_core.consumer.replay_members import MemberIdentity
 from rebalance_core.consumer.replay_ownership import Ownership
 from rebalance_core.consumer.replay_presumed import PresumedConvergence
-from rebalance_core.consumer.replay_state import (
-    MemberView,
-    process_of,
-    rejoins,
-)
+from rebalance_core.consumer.replay_state import MemberView
+from rebalance_core.consumer.states import ClientState, parse_client_state
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import OwnershipTimeline
-from rebalance_core.replay_common import (
-    ReplaySettings,
-    add_rows,
-    admit,
-    empty_tables,
-    event_handlers,
-)
+from rebalance_core.replay_common import ReplaySettings, add_rows, admit, empty_tables, event_handlers
 from schemas.events import EventType, Side
 
 # Events that only a KIP-848 group produces: their presence selects this replayer for a group.
@@ -262,3 +253,17 @@ class ConsumerGroupReplayer(
 _COORDINATOR_HANDLERS = event_handlers(ConsumerGroupReplayer, "_c_")
 _MEMBER_HANDLERS = event_handlers(ConsumerGroupReplayer, "_m_")
 _COORDINATOR = Side.COORDINATOR.value
+
+
+def process_of(e: Event) -> str | None:
+    """The consumer process of a member-side line: its host (or file) and client id."""
+    if not e.client_id:
+        return None
+    return f"{e.source or e.file or ''}/{e.client_id}"
+
+
+def rejoins(e: Event) -> bool:
+    return (
+        e.event_type == EventType.MEMBER_STATE_CHANGED.value
+        and parse_client_state((e.attributes or {}).get("to_state")) is ClientState.JOINING
+    )
