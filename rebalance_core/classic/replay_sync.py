@@ -175,6 +175,11 @@ class SyncLines:
                     episode.source = "inferred"
         assigned, source = self._synced_partitions(e, member)
         attributes = e.attributes or {}
+        if rnd is not None:
+            if "revoked" in attributes:
+                rnd.revocations_stated_by.add(member)
+            else:
+                rnd.revocations_unstated = True
         delay = attributes.get("delay_ms", "")
         if delay.isdigit() and int(delay) > 0:
             self.follow_up_due = True  # KIP-415: the delayed rebalance belongs to this episode
