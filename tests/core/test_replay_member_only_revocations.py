@@ -87,3 +87,11 @@ def test_a_connect_round_whose_workers_all_logged_nothing_revoked_ends_its_rebal
     out = replay_logs(two_workers())
     assert [e[:3] for e in episodes(out)] == [(1, 1, 1), (1, 2, 2), (1, 3, 3)]
     assert episodes(out)[1][3] == "observed"
+
+
+def test_a_connect_worker_that_revoked_only_a_connector_rejoins_in_the_same_rebalance():
+    """Generation 2: w1 revokes connector c and no task; a worker rejoins after revoking connectors or
+    tasks (DistributedHerder.handleRebalanceCompleted: revokedConnectors or revokedTasks non-empty), so the
+    round that forms generation 3 is the follow-up of generation 2's rebalance."""
+    out = replay_logs(two_workers(revoked_connectors="c"))
+    assert [e[:3] for e in episodes(out)] == [(1, 1, 1), (2, 2, 3)]
