@@ -1145,12 +1145,19 @@ def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int)
 
 
 def _differing_rounds_generations(truth: dict, replayed: dict, tolerance_ms: int) -> set[int]:
-    """The truth generations of the episodes whose rounds differ (paired by `_pair_episodes`)."""
+    """The truth generations of the episodes whose rounds differ (paired by `_pair_episodes`): each round's
+    generation, also one whose join phase completed but never turned Stable (the episode's first and last
+    generation count only the rounds that completed; random:63, a member paused through generation 1)."""
     pairs, _ = _pair_episodes(truth, replayed, tolerance_ms)
+    rounds_of: dict[str, set[int]] = {}
+    for row in truth["generations"]:
+        if row.get("generation_id") is not None and row.get("episode_id"):
+            rounds_of.setdefault(row["episode_id"], set()).add(row["generation_id"])
     out: set[int] = set()
     for r, ts in pairs:
         if [t["rounds"] for t in ts] != [r["rounds"]]:
-            out |= set().union(set(), *map(_episode_generations, ts))
+            for t in ts:
+                out |= _episode_generations(t) | rounds_of.get(t["episode_id"], set())
     return out
 
 

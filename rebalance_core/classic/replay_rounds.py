@@ -215,7 +215,28 @@ class RoundStarts:
     def _cooperative_round_unknown(self) -> bool:
         """The last round is Stable, cooperative, and what it revoked is not known."""
         rnd = self.round
-        return rnd is not None and rnd.stable and not rnd.assignment_known and self.protocol == "cooperative"
+        return (
+            rnd is not None
+            and rnd.stable
+            and not (rnd.assignment_known or self._revocations_logged(rnd))
+            and self.protocol == "cooperative"
+        )
+
+    def _revocations_logged(self, rnd: Round) -> bool:
+        """Members' logs only: every member of the round logged what it revoked at its sync, so whether a
+        follow-up round is due is known (it is when one revoked something: `_m_sync_response`). A Connect
+        worker's "Joined group at generation N ... Assignment{..., revokedConnectorIds=[...],
+        revokedTaskIds=[...], delay=D}" (DistributedHerder.onAssigned, KIP-415 protocol) and a cooperative
+        consumer's "Updating assignment with ... Revoked partitions" (ConsumerCoordinator.onJoinComplete,
+        KIP-429) state it, even when nothing was revoked; the worker rejoins only after revoking or when
+        the delay expires (DistributedHerder.handleRebalanceCompleted), the consumer only after revoking.
+        The members are the workers' own lines in a Connect group (its leader logs no member list), else
+        the leader's assignment line listing every member."""
+        if self.has_coordinator or rnd.revocations_unstated or not rnd.revocations_stated_by:
+            return False
+        if (rnd.protocol_type or self.group.protocol_type) == "connect":
+            return True
+        return rnd.members_listed and set(rnd.members or ()) <= rnd.revocations_stated_by
 
     def _connect_follow_up_unknown(self) -> bool:
         """A Connect group's last round is Stable and what it revoked is not known."""

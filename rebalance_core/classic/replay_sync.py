@@ -175,12 +175,19 @@ class SyncLines:
                     episode.source = "inferred"
         assigned, source = self._synced_partitions(e, member)
         attributes = e.attributes or {}
+        if rnd is not None:
+            if "revoked" in attributes:
+                rnd.revocations_stated_by.add(member)
+            else:
+                rnd.revocations_unstated = True
         delay = attributes.get("delay_ms", "")
         if delay.isdigit() and int(delay) > 0:
             self.follow_up_due = True  # KIP-415: the delayed rebalance belongs to this episode
-        if attributes.get("revoked") and not self._next_round_open(gen):
-            # Connect: revoked connectors/tasks -> the worker rejoins (KIP-415); a consumer's "Revoked
-            # partitions" -> it rejoins (KIP-429): the round after, unless already open
+        revoking = attributes.get("revoked") or attributes.get("revoked_connectors")
+        if revoking and not self._next_round_open(gen):
+            # Connect: revoked connectors or tasks -> the worker rejoins (KIP-415,
+            # DistributedHerder.handleRebalanceCompleted); a consumer's "Revoked partitions" -> it
+            # rejoins (KIP-429): the round after, unless already open
             self.follow_up_due = True
         if "owned" in attributes and e.protocol_type == "consumer" and self.rebalance_protocol is None:
             # ConsumerCoordinator.onJoinComplete logs "Updating assignment with" (owned / added / revoked)

@@ -1,0 +1,97 @@
+"""Members' logs only (issue 12): whether a cooperative round has a follow-up round of the same rebalance
+is stated by what each member logged it revoked at its sync. A Connect worker (KIP-415, protocol version
+>= 1) logs its whole increment, "Joined group at generation N ... Assignment{..., revokedConnectorIds=[...],
+revokedTaskIds=[...], delay=D}" (DistributedHerder.onAssigned), and rejoins at once only after revoking a
+connector or a task, or when the delay expires (DistributedHerder.handleRebalanceCompleted). A round where
+every worker logged nothing revoked and no delay ends its rebalance: the next rebalance is a new one, not a
+guess (random:183, client views)."""
+
+from __future__ import annotations
+
+from rebalance_core.kafka_logs.parser import parse_lines
+from rebalance_core.replay import replay
+
+WC = "(org.apache.kafka.connect.runtime.distributed.WorkerCoordinator:605)"
+SESSIONED = "protocol='sessioned'"
+
+
+def line(worker: str, at: str, message: str) -> str:
+    return f"[2024-01-01 10:{at}] INFO [Worker clientId={worker}, groupId=g] {message} {WC}"
+
+
+def joined(worker: str, at: str, generation: int, leader: str, revoked_connectors: str = "") -> list[str]:
+    member = f"{worker}-m"
+    gen = f"Generation{{generationId={generation}, memberId='{member}', {SESSIONED}}}"
+    return [
+        line(worker, at, f"Successfully joined group with generation {gen}"),
+        line(worker, at, f"Successfully synced group in generation {gen}"),
+        line(
+            worker,
+            at,
+            f"Joined group at generation {generation} with protocol version 2 and got assignment: "
+            f"Assignment{{error=0, leader='{leader}-m', leaderUrl='http://{leader}:8083/', offset=1, "
+            f"connectorIds=[], taskIds=[], revokedConnectorIds=[{revoked_connectors}], revokedTaskIds=[], "
+            "delay=0} with rebalance delay: 0",
+        ),
+    ]
+
+
+def rebalance_started(worker: str, at: str, heartbeat_failed: bool = False) -> list[str]:
+    lines = (
+        [line(worker, at, "Attempt to heartbeat failed since group is rebalancing")]
+        if heartbeat_failed
+        else []
+    )
+    return lines + [line(worker, at, "Rebalance started"), line(worker, at, "(Re-)joining group")]
+
+
+def replay_logs(logs: dict[str, list[str]]) -> dict[str, list[dict]]:
+    events = []
+    for worker, lines in logs.items():
+        result = parse_lines(lines, file=f"{worker}/connect.log", cluster="c1")
+        assert not result.quarantine
+        events += result.events
+    return replay(events)
+
+
+def episodes(out) -> list[tuple[int, int, int, str]]:
+    return [
+        (e["rounds"], e["first_generation_id"], e["last_generation_id"], e["source"])
+        for e in out["rebalance_episodes"]
+    ]
+
+
+def two_workers(revoked_connectors: str = "") -> dict[str, list[str]]:
+    """w1 and w2 form generation 1; w1 (the leader) revokes `revoked_connectors` at generation 2; at
+    10:05 another rebalance begins (the workers learn it from their heartbeat) and forms generation 3."""
+    return {
+        "w1": rebalance_started("w1", "00:00,000")
+        + joined("w1", "00:03,000", 1, "w1")
+        + rebalance_started("w1", "01:00,000", heartbeat_failed=True)
+        + joined("w1", "01:00,050", 2, "w1", revoked_connectors)
+        + rebalance_started("w1", "05:00,000", heartbeat_failed=True)
+        + joined("w1", "05:00,050", 3, "w1"),
+        "w2": rebalance_started("w2", "00:00,010")
+        + joined("w2", "00:03,001", 1, "w1")
+        + rebalance_started("w2", "01:00,001", heartbeat_failed=True)
+        + joined("w2", "01:00,051", 2, "w1")
+        + rebalance_started("w2", "05:00,001", heartbeat_failed=True)
+        + joined("w2", "05:00,051", 3, "w1"),
+    }
+
+
+def test_a_connect_round_whose_workers_all_logged_nothing_revoked_ends_its_rebalance():
+    """Generation 2: both workers log revokedConnectorIds=[], revokedTaskIds=[], delay=0 (KIP-415
+    IncrementalCooperativeAssignor; DistributedHerder.handleRebalanceCompleted schedules no rejoin): the
+    rebalance of 10:05 is a new one, and each rebalance's single round is stated, not inferred."""
+    out = replay_logs(two_workers())
+    assert [e[:3] for e in episodes(out)] == [(1, 1, 1), (1, 2, 2), (1, 3, 3)]
+    assert episodes(out)[1][3] == "observed"
+
+
+def test_a_connect_worker_that_revoked_only_a_connector_rejoins_in_the_same_rebalance():
+    """Generation 2: w1 revokes connector c and no task; a worker rejoins after revoking connectors or
+    tasks (DistributedHerder.handleRebalanceCompleted: revokedConnectors or revokedTasks non-empty), so the
+    round that forms generation 3 is the follow-up of generation 2's rebalance."""
+    out = replay_logs(two_workers(revoked_connectors="c"))
+    assert [e[:3] for e in episodes(out)] == [(1, 1, 1), (2, 2, 3)]
