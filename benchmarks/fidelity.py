@@ -78,7 +78,9 @@ and the truth, per measure:
                   an entry (KIP-848: and states each truth member's assignment at it, since the rounds
                   follow from each epoch's convergence, which the bump line naming it does not state)
     partition measures   over-cautious when the view states the assignment of every truth generation the
-                  flag is about (null: all of the day's; inferred / bound: those of the differing episodes)
+                  flag is about (null: all of the day's; inferred / bound: those of the differing episodes);
+                  stw_ms and unavailable_ms also need the session.timeout.ms of each member that failed
+                  silently there (`_failures_untimed`: its stop is the removal minus that timeout)
 A measure the view does not carry and an outcome tagged unobservable (above) are always justified.
 The 0.10 view is compared with the history as 0.10.0 prints it: an emptied group is deleted there, so
 that generation does not exist and later generations are numbered from 0 again
@@ -127,6 +129,7 @@ from rebalance_core.timeline import (
     Timeline,
 )
 from rebalance_core.workload import CONSUMER, group_segments, plan_group, simulation_settings, topic_id
+from schemas.events import EventType
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "conf" / "simulations"
@@ -147,6 +150,7 @@ MEASURES = (
     "wasted",
 )
 PARTITION_MEASURES = ("stw_ms", "unavailable_ms", "moved", "revoked", "wasted")
+TIMED_MEASURES = ("stw_ms", "unavailable_ms")  # the partition measures timed by each stop's instant
 EXACT, FLAGGED, WRONG = "exact", "flagged", "wrong"
 GIVE_SESSION_TIMEOUT = False  # --session-timeout: the user also gives ReplaySettings.session_timeout_ms
 
@@ -839,6 +843,17 @@ class Stated:
     leader: set[int] = field(default_factory=set)
     assigned: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     generations: set[int] = field(default_factory=set)
+    # whose session.timeout.ms a line states: members (the coordinator's line naming one with it), clients
+    # (their config dump); the members' client ids, to pair the two
+    session_timeout_members: set[str] = field(default_factory=set)
+    session_timeout_clients: set[str] = field(default_factory=set)
+    client_of: dict[str, str] = field(default_factory=dict)
+
+    def states_session_timeout(self, member: str) -> bool:
+        client = self.client_of.get(member)
+        return member in self.session_timeout_members or (
+            client is not None and client in self.session_timeout_clients
+        )
 
     def states_members(self, generation: int, members: Iterable[str]) -> bool:
         return set(members) <= self.named.get(generation, set())
@@ -877,6 +892,13 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
         end = row.get("join_completed_at") or row.get("stabilized_at") or start
         windows.append((start - slack_ms, end, g))
     for e in events:
+        if e.member_id and e.client_id:
+            stated.client_of.setdefault(e.member_id, e.client_id)
+        if (e.attributes or {}).get("session_timeout_ms"):
+            if e.event_type == EventType.CLIENT_CONFIG.value:
+                stated.session_timeout_clients.add(e.client_id or "")
+            elif e.member_id:
+                stated.session_timeout_members.add(e.member_id)
         names = {m for m in (e.member_id, e.leader_id) if m} | set(e.members or ()) | set(e.assignment or {})
         g = _event_generation(e, consumer_protocol)
         if g is None:
@@ -997,6 +1019,35 @@ def _mark_over_cautious(
             # null covers the day: every generation's assignment; inferred / bound: the differing episodes'
             generations = set(t_asg) if outcome.flag == "null" else differing.get(measure, set())
             outcome.over_cautious = assignments_stated(generations)
+            if measure in TIMED_MEASURES:
+                outcome.over_cautious = outcome.over_cautious and not _failures_untimed(
+                    truth, stated, None if outcome.flag == "null" else generations
+                )
+
+
+def _failures_untimed(truth: dict, stated: Stated, generations: set[int] | None) -> bool:
+    """Whether a member of the truth stopped by failing silently (`member_failed`: it died or froze) in
+    `generations` (None: any) while no line of the view states its session.timeout.ms. Its partitions
+    stopped at its last heartbeat, which no line shows: only the coordinator's removal minus the member's
+    session timeout dates it (GroupCoordinator.completeAndScheduleNextHeartbeatExpiration), and the classic
+    broker prints that timeout only in a LeaveGroup line's MemberMetadata, the member in its config dump.
+    Without it the stop-the-world and unavailable time are estimates the view cannot make exact. A stop
+    no generation took over (the group emptied) belongs to its episode's generations."""
+    episodes = {e["episode_id"]: _episode_generations(e) for e in truth["rebalance_episodes"]}
+
+    def in_generations(m: dict) -> bool:
+        if generations is None:
+            return True
+        if m.get("generation_id") is not None:
+            return m["generation_id"] in generations
+        return bool(episodes.get(m.get("episode_id"), set()) & generations)
+
+    return any(
+        m.get("stop_cause") == "member_failed"
+        and in_generations(m)
+        and not stated.states_session_timeout(m.get("from_member_id") or "")
+        for m in truth["partition_movements"]
+    )
 
 
 def _compare_generations(case: Case, view: View, t_gen: dict, r_gen: dict) -> Outcome:
