@@ -78,7 +78,10 @@ and the truth, per measure:
                   an entry (KIP-848: and states each truth member's assignment at it, since the rounds
                   follow from each epoch's convergence, which the bump line naming it does not state)
     partition measures   over-cautious when the view states the assignment of every truth generation the
-                  flag is about (null: all of the day's; inferred / bound: those of the differing episodes)
+                  flag is about (null: all of the day's; inferred / bound: those of the differing episodes);
+                  stw_ms and unavailable_ms also need each stop's instant there (`_stops_untimed`: a line
+                  of the member at it; a silent failure: the member's session.timeout.ms, its stop is the
+                  coordinator's removal minus it)
 A measure the view does not carry and an outcome tagged unobservable (above) are always justified.
 The 0.10 view is compared with the history as 0.10.0 prints it: an emptied group is deleted there, so
 that generation does not exist and later generations are numbered from 0 again
@@ -127,6 +130,7 @@ from rebalance_core.timeline import (
     Timeline,
 )
 from rebalance_core.workload import CONSUMER, group_segments, plan_group, simulation_settings, topic_id
+from schemas.events import EventType
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "conf" / "simulations"
@@ -147,6 +151,7 @@ MEASURES = (
     "wasted",
 )
 PARTITION_MEASURES = ("stw_ms", "unavailable_ms", "moved", "revoked", "wasted")
+TIMED_MEASURES = ("stw_ms", "unavailable_ms")  # the partition measures timed by each stop's instant
 EXACT, FLAGGED, WRONG = "exact", "flagged", "wrong"
 GIVE_SESSION_TIMEOUT = False  # --session-timeout: the user also gives ReplaySettings.session_timeout_ms
 
@@ -839,6 +844,25 @@ class Stated:
     leader: set[int] = field(default_factory=set)
     assigned: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     generations: set[int] = field(default_factory=set)
+    # whose session.timeout.ms a line states: members (the coordinator's line naming one with it), clients
+    # (their config dump); the members' client ids, to pair the two
+    session_timeout_members: set[str] = field(default_factory=set)
+    session_timeout_clients: set[str] = field(default_factory=set)
+    client_of: dict[str, str] = field(default_factory=dict)
+    # (member id or client id, ts) of every member-side entry: the instants a member's own lines show
+    member_instants: set[tuple[str, int]] = field(default_factory=set)
+
+    def states_instant(self, member: str, ts: int) -> bool:
+        client = self.client_of.get(member)
+        return (member, ts) in self.member_instants or (
+            client is not None and (client, ts) in self.member_instants
+        )
+
+    def states_session_timeout(self, member: str) -> bool:
+        client = self.client_of.get(member)
+        return member in self.session_timeout_members or (
+            client is not None and client in self.session_timeout_clients
+        )
 
     def states_members(self, generation: int, members: Iterable[str]) -> bool:
         return set(members) <= self.named.get(generation, set())
@@ -877,6 +901,15 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
         end = row.get("join_completed_at") or row.get("stabilized_at") or start
         windows.append((start - slack_ms, end, g))
     for e in events:
+        if e.member_id and e.client_id:
+            stated.client_of.setdefault(e.member_id, e.client_id)
+        if not e.is_coordinator:
+            stated.member_instants |= {(who, e.ts) for who in (e.member_id, e.client_id) if who}
+        if (e.attributes or {}).get("session_timeout_ms"):
+            if e.event_type == EventType.CLIENT_CONFIG.value:
+                stated.session_timeout_clients.add(e.client_id or "")
+            elif e.member_id:
+                stated.session_timeout_members.add(e.member_id)
         names = {m for m in (e.member_id, e.leader_id) if m} | set(e.members or ()) | set(e.assignment or {})
         g = _event_generation(e, consumer_protocol)
         if g is None:
@@ -997,6 +1030,40 @@ def _mark_over_cautious(
             # null covers the day: every generation's assignment; inferred / bound: the differing episodes'
             generations = set(t_asg) if outcome.flag == "null" else differing.get(measure, set())
             outcome.over_cautious = assignments_stated(generations)
+            if measure in TIMED_MEASURES:
+                outcome.over_cautious = outcome.over_cautious and not _stops_untimed(
+                    truth, stated, None if outcome.flag == "null" else generations
+                )
+
+
+def _stops_untimed(truth: dict, stated: Stated, generations: set[int] | None) -> bool:
+    """Whether a stop of the truth in `generations` (None: any) is at an instant no line of the view
+    dates. A member that failed silently (`member_failed`: it died or froze) stopped at its last
+    heartbeat, which no line shows: only the coordinator's removal minus the member's session timeout
+    dates it (GroupCoordinator.completeAndScheduleNextHeartbeatExpiration), and the classic broker prints
+    that timeout only in a LeaveGroup line's MemberMetadata, the member in its config dump. Any other stop
+    is a step of the member's own, dated when a line of that member at that instant shows it. Without the
+    instant the stop-the-world and unavailable time are estimates the view cannot make exact. A stop no
+    generation took over (the group emptied) belongs to its episode's generations."""
+    episodes = {e["episode_id"]: _episode_generations(e) for e in truth["rebalance_episodes"]}
+
+    def in_generations(m: dict) -> bool:
+        if generations is None:
+            return True
+        if m.get("generation_id") is not None:
+            return m["generation_id"] in generations
+        return bool(episodes.get(m.get("episode_id"), set()) & generations)
+
+    def untimed(m: dict) -> bool:
+        member = m.get("from_member_id") or ""
+        if m.get("stop_cause") == "member_failed":
+            return not stated.states_session_timeout(member)
+        # any other stop is at a step of the member's own (a revocation, a lost callback, a poll-timeout
+        # leave): some line of that member at that instant must show it (a 2.x static member's poll
+        # timeout shows in none)
+        return m.get("revoked_at") is not None and not stated.states_instant(member, m["revoked_at"])
+
+    return any(in_generations(m) and untimed(m) for m in truth["partition_movements"])
 
 
 def _compare_generations(case: Case, view: View, t_gen: dict, r_gen: dict) -> Outcome:

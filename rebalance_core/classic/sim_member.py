@@ -90,11 +90,35 @@ class MemberSide:
     def _start_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
         p = Process(name=name, instance_id=instance_id, subscription=tuple(topics))
         self.processes[name] = p
+        if not self.connect:
+            self._log_config(p)
         if self.connect:
             p.worker = WorkerState(self.s.max_delay_ms)
             # WorkerCoordinator.onJoinPrepare logs "Rebalance started" before the first JoinGroup too
             self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
         self._send_join(p, None)
+
+    def _log_config(self, p: Process) -> None:
+        """KafkaConsumer's constructor logs its whole config at INFO ("ConsumerConfig values:",
+        AbstractConfig.logAll): the settings its membership runs with, session.timeout.ms among them (what
+        dates a silent failure: the coordinator's removal minus it). Attributes as the parser reads them
+        (`kafka_logs.extractors.client_config`)."""
+        cooperative = self.cooperative
+        self._member_event(
+            p,
+            EventType.CLIENT_CONFIG,
+            protocol_type="consumer",
+            protocol_name=self.s.assignor,
+            attributes={
+                "config_class": "ConsumerConfig",
+                "session_timeout_ms": str(self.s.session_timeout_ms),
+                "heartbeat_interval_ms": str(self.s.heartbeat_interval_ms),
+                "max_poll_interval_ms": str(self.s.max_poll_interval_ms),
+                "rebalance_timeout_ms": str(self.s.max_poll_interval_ms),
+                "assignors": self.s.assignor,
+                "rebalance_protocol": "cooperative" if cooperative else "eager",
+            },
+        )
 
     def _close(self, p: Process) -> None:
         """KafkaConsumer.close() (AbstractCoordinator.close): onLeavePrepare gives up everything, then

@@ -91,6 +91,14 @@ _CLASSIC_FIELDS: dict[EventType, tuple[str, ...]] = {
     E.LEAVE_SENT: ("member_id", "reason"),
     E.COORDINATOR_DISCOVERED: (),
     E.COORDINATOR_UNAVAILABLE: (),
+    E.CLIENT_CONFIG: ("client_id", "group_instance_id", "protocol_name"),
+}
+# an assignor's protocol name -> its class (partition.assignment.strategy as the config dump prints it)
+_ASSIGNOR_CLASSES = {
+    "range": "RangeAssignor",
+    "roundrobin": "RoundRobinAssignor",
+    "sticky": "StickyAssignor",
+    "cooperative-sticky": "CooperativeStickyAssignor",
 }
 
 
@@ -99,6 +107,7 @@ class ClassicClient(ClientWording):
     the callbacks under ConsumerRebalanceListenerInvoker from 3.7)."""
 
     fields = _CLASSIC_FIELDS
+    prints_group_protocol = True  # group.protocol (KIP-848's switch) is a consumer config from 3.7
     coordinator_logger = CONSUMER_COORDINATOR  # AbstractCoordinator's lines
     callback_logger = LISTENER_INVOKER
 
@@ -130,6 +139,33 @@ class ClassicClient(ClientWording):
         return reason
 
     # -- event types -------------------------------------------------------------------------------
+    def client_config(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+        """AbstractConfig.logAll at the consumer's construction: `ConsumerConfig values: ` then one
+        `\tkey = value` line per setting, keys sorted, under the config class's own logger (no
+        `[Consumer …]` prefix); the settings a group's membership runs with (3.7+ adds group.protocol)."""
+        attributes = event.attributes or {}
+        settings = {
+            "client.id": event.client_id or "",
+            "group.id": event.group_id,
+            "group.instance.id": event.group_instance_id or "null",
+            "heartbeat.interval.ms": attributes.get("heartbeat_interval_ms", "3000"),
+            "max.poll.interval.ms": attributes.get("max_poll_interval_ms", "300000"),
+            "session.timeout.ms": attributes.get("session_timeout_ms", "45000"),
+        }
+        if self.prints_group_protocol:
+            settings["group.protocol"] = "classic"
+        classes = [_ASSIGNOR_CLASSES.get(a) for a in (attributes.get("assignors") or "").split(",") if a]
+        if classes and None not in classes:
+            settings["partition.assignment.strategy"] = (
+                "[" + ", ".join(f"class org.apache.kafka.clients.consumer.{c}" for c in classes) + "]"
+            )
+        body = "\n".join(f"\t{key} = {value}" for key, value in sorted(settings.items()))
+        text = (
+            f"[{format_log_ts(event.ts)}] INFO ConsumerConfig values: \n{body} "
+            "(org.apache.kafka.clients.consumer.ConsumerConfig)"
+        )
+        return [LogLine(event.ts, CLIENT, text, (event.event_id,))]
+
     def join_requested(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         message = f"Request joining group due to: {self.logged_reason(w, event)}"
         return [self.line(event, message, self.coordinator_logger)]
@@ -235,6 +271,8 @@ class ClassicClient2(ClassicClient):
     metadata change "Requesting to re-join the group and trigger rebalance since …"; no "Request joining
     group due to" (3.0), the generation resets and KIP-394's MEMBER_ID_REQUIRED are DEBUG, the poll
     timeout shows only as the LeaveGroup's reason (a static member's not at all)."""
+
+    prints_group_protocol = False
 
     coordinator_logger = ABSTRACT_COORDINATOR
     callback_logger = CONSUMER_COORDINATOR
