@@ -419,3 +419,31 @@ def test_a_dead_workers_unanswered_join_group_counts_in_one_generation_only():
     out = run(sorted(events, key=lambda e: e.ts))
     members = {g["generation_id"]: g["members"] for g in out["generations"]}
     assert members == {1: ["w1-a", "w2-a"], 2: None, 3: ["w1-a", "w2-a"]}
+
+
+def test_a_lone_consumer_killed_silently_is_stopped_before_the_next_process_joins_the_emptied_group():
+    """Consumer a-1 is the whole group and is killed after its last line (no LeaveGroup, no callback). The
+    coordinator removes it when its session expires and completes the join Empty as generation 2
+    (GroupCoordinator.onExpireHeartbeat -> onCompleteJoin), in no consumer's log. A new process joins at
+    9000 and gets generation 3. A live dynamic member logs every generation it joins, and one that did not
+    rejoin is dropped at the join's completion, so a-1 was out before generation 2 formed, before the new
+    JoinGroup reached the coordinator: its partitions stop at that send, the latest they can (member_failed,
+    inferred),
+    the group emptied unseen, and the new process's partitions came from no one (not moved)."""
+    out = run(
+        [
+            *lone_consumer_closes_at_5000()[:5],
+            ev(9000, "join_sent", client_id="a"),
+            ev(9005, "join_response", generation_id=3, member_id="a-2", protocol_name="range", client_id="a"),
+            ev(9006, "assignment_computed", generation_id=3, member_id="a-2", assignment={"a-2": "t-0 t-1"}),
+            ev(9008, "sync_response", generation_id=3, member_id="a-2", partitions="t-0 t-1", client_id="a"),
+            ev(9009, "partitions_assigned", member_id="a-2", partitions="t-0 t-1", client_id="a"),
+        ]
+    )
+    (day,) = out["group_daily_summary"]
+    assert day["partitions_moved"] == 0
+    stops = [m for m in out["partition_movements"] if m["stop_cause"] == "member_failed"]
+    assert [rel(m, "revoked_at") for m in stops] == [(9000,)] * 2
+    assert {m["source"] for m in stops} == {"inferred"}
+    # when a-1 died is in no line: the stop-the-world and unavailable time are lower bounds
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
