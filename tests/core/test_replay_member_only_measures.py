@@ -99,6 +99,27 @@ def test_a_stop_the_world_still_running_at_the_end_of_the_input_is_a_lower_bound
     assert out["rebalance_episodes"][-1]["source"] == "inferred"
 
 
+def test_a_static_consumer_closed_at_the_end_of_the_input_leaves_the_last_episode_a_lower_bound():
+    """A static consumer (group.instance.id) is the whole group and closes at 5000: onLeavePrepare revokes,
+    and no LeaveGroup is sent (KIP-345, AbstractCoordinator.maybeLeaveGroup: dynamic members only), so no
+    rebalance opens; the group stands still until its session expires (GroupCoordinator.onExpireHeartbeat),
+    after the input. The stop-the-world counted (0) is a lower bound: with no episode open, the last
+    episode says so."""
+    static = {"client_id": "a", "group_instance_id": "a"}
+    events = [
+        ev(0, "join_sent", **static),
+        ev(5, "join_response", generation_id=1, member_id="a-1", protocol_name="range", **static),
+        ev(6, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", **static),
+        ev(9, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", **static),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", **static),
+    ]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partitions_revoked"]) == (0, 2)
+    assert [ep["source"] for ep in out["rebalance_episodes"]] == ["inferred"]
+
+
 def test_a_consumer_still_consuming_at_the_end_of_the_input_may_have_died_a_lower_bound():
     """The only consumer's log ends while it owns t-0/t-1, with no leave, close or revocation: it may be
     idle, or killed right after its last line (a process killed logs nothing). Then the coordinator
