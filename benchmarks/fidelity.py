@@ -1128,9 +1128,31 @@ def _pair_episodes(
     paired: list[list[dict]] = [[] for _ in episodes]
     unpaired = []
     for ti, t in enumerate(truths):
-        index = owner.get(ti, bisect.bisect_right(starts, truth_starts[ti]) - 1)
+        index = owner.get(ti)
+        if index is None:
+            index = bisect.bisect_right(starts, truth_starts[ti]) - 1
+            if _in_generations_of_inferred(t, episodes, index + 1):
+                index += 1
         (paired[index] if index >= 0 else unpaired).append(t)
     return list(zip(episodes, paired, strict=True)), unpaired
+
+
+def _in_generations_of_inferred(truth_episode: dict, episodes: list[dict], index: int) -> bool:
+    """Whether the replayed episode `index` is inferred and `truth_episode`'s generations all lie after
+    the previous replayed episode's last generation and up to its own last: generations the replay
+    attributes to that inferred episode (it skipped them, or formed them), though it is dated by its first
+    sight, later than the unseen rebalance began (a member-only log learns of a generation no member
+    logged from the next generation id or a late line)."""
+    if not 0 <= index < len(episodes) or episodes[index].get("source") != "inferred":
+        return False
+    generations = _episode_generations(truth_episode)
+    last = episodes[index].get("last_generation_id")
+    before = episodes[index - 1].get("last_generation_id") if index > 0 else 0
+    return (
+        bool(generations)
+        and None not in (last, before)
+        and before < min(generations) <= max(generations) <= last
+    )
 
 
 def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int) -> bool:
