@@ -1131,21 +1131,26 @@ def _pair_episodes(
         index = owner.get(ti)
         if index is None:
             index = bisect.bisect_right(starts, truth_starts[ti]) - 1
-            if _in_generations_of_inferred(t, episodes, index + 1):
+            if _generations_of_next_episode(t, episodes, index + 1):
                 index += 1
         (paired[index] if index >= 0 else unpaired).append(t)
     return list(zip(episodes, paired, strict=True)), unpaired
 
 
-def _in_generations_of_inferred(truth_episode: dict, episodes: list[dict], index: int) -> bool:
-    """Whether the replayed episode `index` is inferred and `truth_episode`'s generations all lie after
-    the previous replayed episode's last generation and up to its own last: generations the replay
-    attributes to that inferred episode (it skipped them, or formed them), though it is dated by its first
-    sight, later than the unseen rebalance began (a member-only log learns of a generation no member
-    logged from the next generation id or a late line)."""
-    if not 0 <= index < len(episodes) or episodes[index].get("source") != "inferred":
+def _generations_of_next_episode(truth_episode: dict, episodes: list[dict], index: int) -> bool:
+    """Whether a truth episode no replayed one started near belongs to the replayed episode `index` (the
+    one after it in time) by generation ids: that episode formed exactly its generations, or is inferred
+    and its generations all lie after the previous replayed episode's last and up to its own last (the
+    replay attributes them to it: it skipped or formed them). Either is dated later than the truth's
+    rebalance began: by the member that noticed it, or by its first sight (a member-only log learns of a
+    generation no member logged from the next generation id or a late line)."""
+    if not 0 <= index < len(episodes):
         return False
     generations = _episode_generations(truth_episode)
+    if episodes[index].get("source") != "inferred":
+        # an observed episode of the very same generations is the same rebalance, dated later by the
+        # member that noticed it (a heartbeat after the coordinator: a crash's session expiry)
+        return bool(generations) and generations == _episode_generations(episodes[index])
     last = episodes[index].get("last_generation_id")
     before = episodes[index - 1].get("last_generation_id") if index > 0 else 0
     return (

@@ -472,3 +472,21 @@ def test_a_truth_episode_of_generations_an_inferred_episode_skipped_pairs_with_i
     pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
     assert not unpaired
     assert [[t["started_at"] for t in ts] for _, ts in pairs] == expected
+
+
+def test_a_truth_episode_pairs_with_the_later_dated_observed_episode_of_the_same_generation():
+    """A member notices a crash's rebalance a heartbeat after the coordinator began it (random:87
+    client-3.x): the replayed episode of the same generation, dated later than the tolerance, is it."""
+    truth = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (100, 1, "observed")]), [(1, 1), (2, 2)]
+        )
+    }
+    replayed = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (105, 1, "observed")]), [(1, 1), (2, 2)]
+        )
+    }
+    pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
+    assert not unpaired
+    assert [[t["started_at"] for t in ts] for _, ts in pairs] == [[0], [100]]
