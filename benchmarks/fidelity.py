@@ -1105,7 +1105,8 @@ def _pair_episodes(
     (the coordinator dates a rebalance by the JoinGroup it got, later than the member that started it; a
     member notices a crash a heartbeat after the coordinator). Every other truth episode belongs to the last
     replayed episode that started at or before it (an inferred episode that merged it), so an observed
-    episode that matches its truth keeps counting as matched between two inferred ones."""
+    episode that matches its truth keeps counting as matched between two inferred ones; unless the next
+    replayed episode claims its generations (`_generations_of_next_episode`)."""
 
     def by_start(rows):
         return sorted(rows, key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
