@@ -1172,7 +1172,8 @@ def _pair_episodes(
     (the coordinator dates a rebalance by the JoinGroup it got, later than the member that started it; a
     member notices a crash a heartbeat after the coordinator). Every other truth episode belongs to the last
     replayed episode that started at or before it (an inferred episode that merged it), so an observed
-    episode that matches its truth keeps counting as matched between two inferred ones."""
+    episode that matches its truth keeps counting as matched between two inferred ones; unless the next
+    replayed episode claims its generations (`_generations_of_next_episode`)."""
 
     def by_start(rows):
         return sorted(rows, key=lambda r: (r.get("started_at") or 0, r["episode_id"]))
@@ -1195,9 +1196,36 @@ def _pair_episodes(
     paired: list[list[dict]] = [[] for _ in episodes]
     unpaired = []
     for ti, t in enumerate(truths):
-        index = owner.get(ti, bisect.bisect_right(starts, truth_starts[ti]) - 1)
+        index = owner.get(ti)
+        if index is None:
+            index = bisect.bisect_right(starts, truth_starts[ti]) - 1
+            if _generations_of_next_episode(t, episodes, index + 1):
+                index += 1
         (paired[index] if index >= 0 else unpaired).append(t)
     return list(zip(episodes, paired, strict=True)), unpaired
+
+
+def _generations_of_next_episode(truth_episode: dict, episodes: list[dict], index: int) -> bool:
+    """Whether a truth episode no replayed one started near belongs to the replayed episode `index` (the
+    one after it in time) by generation ids: that episode formed exactly its generations, or is inferred
+    and its generations all lie after the previous replayed episode's last and up to its own last (the
+    replay attributes them to it: it skipped or formed them). Either is dated later than the truth's
+    rebalance began: by the member that noticed it, or by its first sight (a member-only log learns of a
+    generation no member logged from the next generation id or a late line)."""
+    if not 0 <= index < len(episodes):
+        return False
+    generations = _episode_generations(truth_episode)
+    if episodes[index].get("source") != "inferred":
+        # an observed episode of the very same generations is the same rebalance, dated later by the
+        # member that noticed it (a heartbeat after the coordinator: a crash's session expiry)
+        return bool(generations) and generations == _episode_generations(episodes[index])
+    last = episodes[index].get("last_generation_id")
+    before = episodes[index - 1].get("last_generation_id") if index > 0 else 0
+    return (
+        bool(generations)
+        and None not in (last, before)
+        and before < min(generations) <= max(generations) <= last
+    )
 
 
 def _differing_episodes_inferred(truth: dict, replayed: dict, tolerance_ms: int) -> bool:

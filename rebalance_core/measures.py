@@ -538,8 +538,11 @@ class OwnershipTimeline:
         (the consumers' logs alone: a consumer that dies silently logs nothing, and the session-timeout
         rebalance the coordinator then starts is in no consumer's log). The stop-the-world and unavailable
         time counted are lower bounds: the open episode, else the group's last episode row not yet
-        drained, is `inferred`. Nothing consumed at the end (the group left or emptied): nothing to say."""
-        if not self._consuming:
+        drained, is `inferred`. Nothing consumed at the end (the group left or emptied): nothing to say,
+        unless a stop-the-world is still running with no episode open (a static member's close() sends no
+        LeaveGroup, KIP-345, AbstractCoordinator.maybeLeaveGroup: the group stands still until the
+        session-timeout rebalance after the input, GroupCoordinator.onExpireHeartbeat): the same mark."""
+        if not self._consuming and self._stw_since is None:
             return
         if self.episode is not None:
             self.episode.source = "inferred"

@@ -69,6 +69,13 @@ class JoinLines:
             view.generation_id = gen
             self._unlogged_generation_seen(gen, e)
             return
+        silent = self._silent_holders(view, gen)
+        if silent:
+            # each died unseen before the coordinator got this JoinGroup: stopped at its send, the latest
+            # the stop can be (a KIP-394 first JoinGroup without a member id when it is the only one)
+            at = sent if sent is not None else self.fresh_join_sent.get(alias_of(e), e.ts)
+            for member in silent:
+                self._stop_member(member, at, "member_failed", "inferred")
         if self._emptied_unseen(view, gen):
             self.timeline.group_empty(self.timeline.latest_stop(), source="inferred")
         if (
@@ -209,6 +216,35 @@ class JoinLines:
         if self.round is not None and self.round.generation_id is not None:
             shown.append(self.round.generation_id)
         return bool(shown) and gen > max(shown) + 1 and self.timeline.latest_stop() is not None
+
+    def _silent_holders(self, view: MemberView, gen: int | None) -> list[str]:
+        """Member-side logs only: `view` joined generation `gen`, more than one after the latest any member's
+        log showed (`_emptied_unseen`), while the partitions still consumed are all held by dynamic members
+        with a log of their own (not `view`) that logged none of the generations since. A live member logs
+        its JoinGroup response for each generation it joins, and the coordinator drops a dynamic member
+        that did not rejoin when the join phase completes (GroupCoordinator.onCompleteJoin;
+        ClassicGroup.completeClassicGroupJoin in 4.0): so each left the group before generation
+        max(shown) + 1 formed, without a LeaveGroup (killed, or stalled past its session/poll timeout),
+        and that join phase completed before the coordinator got `view`'s JoinGroup (else `view` would have
+        joined it). Returns those members (empty: the rule does not apply). A static member that does not
+        rejoin stays in the group (KIP-345), so the rule is for dynamic members only."""
+        if self.has_coordinator or gen is None:
+            return []
+        holders = set(self.timeline.consuming().values())
+        shown = [v.generation_id for v in self.views.values() if v.generation_id is not None]
+        if self.closed_generation is not None:
+            shown.append(self.closed_generation)
+        if self.round is not None and self.round.generation_id is not None:
+            shown.append(self.round.generation_id)
+        if not holders or not shown or gen <= max(shown) + 1:
+            return []
+        silent = []
+        for member in sorted(holders):
+            holder = self.views.get(member)
+            if holder is None or holder is view or holder.instance or holder.generation_id is None:
+                return []
+            silent.append(member)
+        return silent
 
     def _static_replacement_joined(self, view: MemberView, e: Event) -> None:
         """The replacing process of a static member joined the current generation (`_replaced_while_stable`):

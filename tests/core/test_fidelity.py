@@ -437,3 +437,56 @@ def test_episodes_the_view_dates_a_little_later_pair_with_the_nearest_truth_epis
     pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
     assert not unpaired
     assert [[t["started_at"] for t in ts] for _, ts in pairs] == [[0], [100], [200]]
+
+
+def _with_generations(episodes, generations):
+    for episode, (first, last) in zip(episodes, generations, strict=True):
+        episode.update(first_generation_id=first, last_generation_id=last)
+    return episodes
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # the inferred episode skipped generation 2 (no member logged it): the truth's episode of it is its
+        ("inferred", [[0], [100, 110]]),
+        # an observed episode claims only its own generations: by time, the one before
+        ("observed", [[0, 100], [110]]),
+    ],
+)
+def test_a_truth_episode_of_generations_an_inferred_episode_skipped_pairs_with_it(source, expected):
+    """Member-only logs learn of a generation no member logged (a silent crash emptied the group, random:10
+    client-3.x) from the next generation id: the replayed episode that skipped it is dated by its first
+    sight, after the unseen rebalance began, and the generation belongs to it, not to the episode before."""
+    truth = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (100, 1, "inferred"), (110, 1, "observed")]),
+            [(1, 1), (2, 2), (3, 3)],
+        )
+    }
+    replayed = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (109, 1, source)]), [(1, 1), (3, 3)]
+        )
+    }
+    pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
+    assert not unpaired
+    assert [[t["started_at"] for t in ts] for _, ts in pairs] == expected
+
+
+def test_a_truth_episode_pairs_with_the_later_dated_observed_episode_of_the_same_generation():
+    """A member notices a crash's rebalance a heartbeat after the coordinator began it (random:87
+    client-3.x): the replayed episode of the same generation, dated later than the tolerance, is it."""
+    truth = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (100, 1, "observed")]), [(1, 1), (2, 2)]
+        )
+    }
+    replayed = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (105, 1, "observed")]), [(1, 1), (2, 2)]
+        )
+    }
+    pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
+    assert not unpaired
+    assert [[t["started_at"] for t in ts] for _, ts in pairs] == [[0], [100]]

@@ -99,6 +99,27 @@ def test_a_stop_the_world_still_running_at_the_end_of_the_input_is_a_lower_bound
     assert out["rebalance_episodes"][-1]["source"] == "inferred"
 
 
+def test_a_static_consumer_closed_at_the_end_of_the_input_leaves_the_last_episode_a_lower_bound():
+    """A static consumer (group.instance.id) is the whole group and closes at 5000: onLeavePrepare revokes,
+    and no LeaveGroup is sent (KIP-345, AbstractCoordinator.maybeLeaveGroup: dynamic members only), so no
+    rebalance opens; the group stands still until its session expires (GroupCoordinator.onExpireHeartbeat),
+    after the input. The stop-the-world counted (0) is a lower bound: with no episode open, the last
+    episode says so."""
+    static = {"client_id": "a", "group_instance_id": "a"}
+    events = [
+        ev(0, "join_sent", **static),
+        ev(5, "join_response", generation_id=1, member_id="a-1", protocol_name="range", **static),
+        ev(6, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(8, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", **static),
+        ev(9, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", **static),
+        ev(5000, "partitions_revoked", member_id="a-1", partitions="t-0 t-1", **static),
+    ]
+    out = run(events)
+    (day,) = out["group_daily_summary"]
+    assert (day["stw_ms"], day["partitions_revoked"]) == (0, 2)
+    assert [ep["source"] for ep in out["rebalance_episodes"]] == ["inferred"]
+
+
 def test_a_consumer_still_consuming_at_the_end_of_the_input_may_have_died_a_lower_bound():
     """The only consumer's log ends while it owns t-0/t-1, with no leave, close or revocation: it may be
     idle, or killed right after its last line (a process killed logs nothing). Then the coordinator
@@ -419,3 +440,31 @@ def test_a_dead_workers_unanswered_join_group_counts_in_one_generation_only():
     out = run(sorted(events, key=lambda e: e.ts))
     members = {g["generation_id"]: g["members"] for g in out["generations"]}
     assert members == {1: ["w1-a", "w2-a"], 2: None, 3: ["w1-a", "w2-a"]}
+
+
+def test_a_lone_consumer_killed_silently_is_stopped_before_the_next_process_joins_the_emptied_group():
+    """Consumer a-1 is the whole group and is killed after its last line (no LeaveGroup, no callback). The
+    coordinator removes it when its session expires and completes the join Empty as generation 2
+    (GroupCoordinator.onExpireHeartbeat -> onCompleteJoin), in no consumer's log. A new process joins at
+    9000 and gets generation 3. A live dynamic member logs every generation it joins, and one that did not
+    rejoin is dropped at the join's completion, so a-1 was out before generation 2 formed, before the new
+    JoinGroup reached the coordinator: its partitions stop at that send, the latest they can (member_failed,
+    inferred),
+    the group emptied unseen, and the new process's partitions came from no one (not moved)."""
+    out = run(
+        [
+            *lone_consumer_closes_at_5000()[:5],
+            ev(9000, "join_sent", client_id="a"),
+            ev(9005, "join_response", generation_id=3, member_id="a-2", protocol_name="range", client_id="a"),
+            ev(9006, "assignment_computed", generation_id=3, member_id="a-2", assignment={"a-2": "t-0 t-1"}),
+            ev(9008, "sync_response", generation_id=3, member_id="a-2", partitions="t-0 t-1", client_id="a"),
+            ev(9009, "partitions_assigned", member_id="a-2", partitions="t-0 t-1", client_id="a"),
+        ]
+    )
+    (day,) = out["group_daily_summary"]
+    assert day["partitions_moved"] == 0
+    stops = [m for m in out["partition_movements"] if m["stop_cause"] == "member_failed"]
+    assert [rel(m, "revoked_at") for m in stops] == [(9000,)] * 2
+    assert {m["source"] for m in stops} == {"inferred"}
+    # when a-1 died is in no line: the stop-the-world and unavailable time are lower bounds
+    assert out["rebalance_episodes"][-1]["source"] == "inferred"
