@@ -246,12 +246,17 @@ class RoundEnds:
         elif e.event_type == LEAVE_SENT:
             if waiting is not None:
                 waiting[1] = e.ts
-        elif waiting is not None:
-            joins.pop()
-        elif self.round is not None and self.round.generation_id == e.generation_id:
-            # a response with no JoinGroup line before it: these logs do not show every JoinGroup, so a
-            # member whose log shows nothing of the generation may have joined it
-            self.round.join_unlogged = True
+        else:
+            rnd = self.round
+            answers = rnd is not None and rnd.generation_id == e.generation_id
+            if answers and e.member_id and e.member_id not in rnd.answered:
+                rnd.answered.append(e.member_id)
+            if waiting is not None:
+                joins.pop()
+            elif answers:
+                # a response with no JoinGroup line before it: these logs do not show every JoinGroup,
+                # so a member whose log shows nothing of the generation may have joined it
+                rnd.join_unlogged = True
 
     def _unanswered_process_may_be_in(self, rnd: Round) -> bool:
         """Consumers' logs only: whether a process whose log shows a JoinGroup sent before generation
@@ -259,8 +264,9 @@ class RoundEnds:
         phase with every member whose JoinGroup reached it and answers them all at once
         (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0): such a process either missed the phase or
         is in it and died, stalled or left before logging the response: unless its lines named its member
-        id and another member's response names that id (the leader: JoinGroupResponse.leader), it may be a
-        member no line of the generation names. Its LeaveGroup removes it
+        id and another member's response names that id (the leader: JoinGroupResponse.leader), or its
+        lines name no id and a named member's own lines show nothing else of it, it may be a member no
+        line of the generation names. Its LeaveGroup removes it
         (GroupCoordinator.removeMemberAndUpdateGroup) only if it reached the coordinator first: taken so
         when sent a full join round trip (the KIP-394 pair of JoinGroups, `MemberView.round_trip_ms`, the
         longest the logs show) before the formation. A JoinGroup sent earlier than that is in this
@@ -271,7 +277,8 @@ class RoundEnds:
             return True
         round_trips = [v.round_trip_ms for v in self.views.values() if v.round_trip_ms is not None]
         round_trip = max(round_trips) if round_trips else None
-        may_be_in = False
+        members = rnd.members or ()
+        may_be_in, unnamed, matched = False, 0, set()
         for process, joins in list(self.unanswered_processes.items()):
             open_joins = []
             for entry in joins:
@@ -281,15 +288,22 @@ class RoundEnds:
                     continue
                 if left is not None and round_trip is not None and left + round_trip <= formed:
                     continue  # its LeaveGroup arrived before the phase completed
-                if member is None or member not in (rnd.members or ()):
-                    may_be_in = True  # a member the generation's lines do not name may be it
+                if member is None:
+                    unnamed += 1
+                elif member in members:
+                    matched.add(member)
+                else:
+                    may_be_in = True  # a member the generation's lines do not name
                 if round_trip is None or sent + round_trip > formed:
                     open_joins.append(entry)  # it may have missed this phase for the next
             if open_joins:
                 self.unanswered_processes[process] = open_joins
             else:
                 del self.unanswered_processes[process]
-        return may_be_in
+        # a JoinGroup whose lines name no id is one member each: at most the members a response names
+        # (the leader) whose own lines show neither a response nor their JoinGroup's id
+        named_only = [m for m in members if m not in rnd.answered and m not in matched]
+        return may_be_in or unnamed > len(named_only)
 
     def _absent_static_member_may_be_in(self, rnd: Round) -> bool:
         """Members' logs only: whether a static member (KIP-345) whose log shows nothing of generation

@@ -150,6 +150,9 @@ class Round:
     # members' logs only: a JoinGroup response no JoinGroup line of its log preceded
     # (`RoundEnds._note_process_join`)
     join_unlogged: bool = False
+    answered: list[str] = field(
+        default_factory=list
+    )  # members' logs only: members whose own response named it
 
 
 STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round, SilentJoiner)}

@@ -144,3 +144,27 @@ def test_a_static_member_that_did_not_rejoin_may_be_in_the_generation():
         ),
     ]
     assert run(events)["generations"][0]["members"] is None
+
+
+def test_an_idless_joingroup_counts_as_the_named_leader_only_one_for_one():
+    """A JoinGroup whose lines name no id is one member. c2's log shows only its JoinGroup; c1's response
+    names c2-a the leader, whose own lines show nothing: that JoinGroup may be c2-a's, the list is c1-a and
+    c2-a. A second such JoinGroup (c3) is a member no line names: the list is not known."""
+    base = [
+        ev(0, "join_sent", client_id="c1", source="h1"),
+        ev(10, "join_sent", member_id="c1-a", client_id="c1", source="h1"),
+        ev(5, "join_sent", client_id="c2", source="h2"),
+        ev(
+            3010,
+            "join_response",
+            generation_id=1,
+            member_id="c1-a",
+            client_id="c1",
+            source="h1",
+            protocol_name="range",
+            leader_id="c2-a",
+        ),
+    ]
+    assert run(base)["generations"][0]["members"] == ["c1-a", "c2-a"]
+    extra = ev(7, "join_sent", client_id="c3", source="h3")
+    assert run([*base, extra])["generations"][0]["members"] is None
