@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
+    JOIN_SENT,
+    LEAVE_SENT,
     MemberView,
     Round,
     SilentJoiner,
     len_or_none,
+    process_of,
 )
-from rebalance_core.events import TopicPartition
+from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import utc_date
 
 
@@ -143,19 +146,21 @@ class RoundEnds:
         if members is not None and set(members) & set(rnd.stand_ins):
             # an old id stands for a replaced instance's new one, which no line named (yet)
             stood_in, members = members, None
-        if not self.has_coordinator and not rnd.members_listed and not rnd.ended_empty and not connect:
-            # members' logs only, and no leader's assignment for it: a member whose log shows nothing of
-            # the generation (stalled, crashed after its JoinGroup) may be in it; the list is not known.
-            # (A Connect leader logs no assignment line: its workers' lines are all there is, unless a
-            # worker's JoinGroup went unanswered in its log: `_silent_joiner_may_be_in`.)
-            members = stood_in = None
-            rnd.member_count = None
-        elif (
-            connect
-            and not self.has_coordinator
+        if (
+            not self.has_coordinator
+            and not rnd.members_listed
             and not rnd.ended_empty
-            and self._silent_joiner_may_be_in(rnd)
+            and (
+                self._silent_joiner_may_be_in(rnd)
+                or (not connect and (self._unanswered_process_may_be_in(rnd) or rnd.join_unlogged))
+                or self._absent_static_member_may_be_in(rnd)
+            )
         ):
+            # members' logs only, and no leader's assignment listing them (a Connect leader logs none): the
+            # members whose JoinGroup responses name the generation, and the leader they name, are the
+            # list, unless a member whose log shows nothing of the generation may be in it (a JoinGroup
+            # its log never saw answered: `_silent_joiner_may_be_in`; a static member that did not rejoin:
+            # `_absent_static_member_may_be_in`); then the list is not known.
             members = stood_in = None
             rnd.member_count = None
         self._out["generations"].append(
@@ -191,9 +196,9 @@ class RoundEnds:
             )
 
     def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
-        """Connect workers' logs only (the leader logs no assignment, so the workers' own lines are the
-        member list): whether a worker whose log shows a JoinGroup and nothing answering it (it died or
-        stalled after sending it) may be in generation `rnd`. A JoinGroup that reached the coordinator
+        """Members' logs only, no leader's assignment line for the generation (a Connect leader logs none),
+        so the members' own lines are the member list: whether a member whose log shows a JoinGroup and
+        nothing answering it (it died or stalled after sending it) may be in generation `rnd`. A JoinGroup that reached the coordinator
         before the join phase completed is in the generation it completes (GroupCoordinator.onCompleteJoin
         / ClassicGroup: every member that joined): one sent before another the phase still awaited (a
         member of the generation sent it later), or more than twice the worker's own round trip
@@ -222,6 +227,93 @@ class RoundEnds:
                 views_may_be_in = True
         # every silent joiner's state advances with each generation, whatever the views say
         return self._silent_joiners_may_be_in(rnd, formed) or views_may_be_in
+
+    def _note_process_join(self, e: Event) -> None:
+        """Members' logs only: a process's JoinGroup, the response answering it, or its LeaveGroup
+        (`_unanswered_process_may_be_in`). A consumer sends one JoinGroup at a time and logs the response
+        that names its generation (AbstractCoordinator.joinGroupIfNeeded / JoinGroupResponseHandler). A
+        new member's first JoinGroup carries no id and only gets one (KIP-394, MEMBER_ID_REQUIRED); the
+        second carries it. A JoinGroup without an id while one is unanswered, or with another id, is a new
+        member's (a new process of the same client): the earlier one stays unanswered. Each entry:
+        [sent, its LeaveGroup, the member id its lines name]."""
+        joins = self.unanswered_processes.setdefault(process_of(e), [])
+        waiting = joins[-1] if joins and joins[-1][1] is None else None
+        if e.event_type == JOIN_SENT:
+            if waiting is None or not e.member_id or waiting[2] not in (None, e.member_id):
+                joins.append([e.ts, None, e.member_id])
+            else:
+                waiting[2] = e.member_id
+        elif e.event_type == LEAVE_SENT:
+            if waiting is not None:
+                waiting[1] = e.ts
+        else:
+            rnd = self.round
+            answers = rnd is not None and rnd.generation_id == e.generation_id
+            if answers and e.member_id and e.member_id not in rnd.answered:
+                rnd.answered.append(e.member_id)
+            if waiting is not None:
+                joins.pop()
+            elif answers:
+                # a response with no JoinGroup line before it: these logs do not show every JoinGroup,
+                # so a member whose log shows nothing of the generation may have joined it
+                rnd.join_unlogged = True
+
+    def _unanswered_process_may_be_in(self, rnd: Round) -> bool:
+        """Consumers' logs only: whether a process whose log shows a JoinGroup sent before generation
+        `rnd` formed, and no response answering it, may be in it. The coordinator completes the join
+        phase with every member whose JoinGroup reached it and answers them all at once
+        (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0): such a process either missed the phase or
+        is in it and died, stalled or left before logging the response: unless its lines named its member
+        id and another member's response names that id (the leader: JoinGroupResponse.leader), or its
+        lines name no id and a named member's own lines show nothing else of it, it may be a member no
+        line of the generation names. Its LeaveGroup removes it
+        (GroupCoordinator.removeMemberAndUpdateGroup) only if it reached the coordinator first: taken so
+        when sent a full join round trip (the KIP-394 pair of JoinGroups, `MemberView.round_trip_ms`, the
+        longest the logs show) before the formation. A JoinGroup sent earlier than that is in this
+        generation, and the next join phase's completion removes the dynamic member that never rejoins
+        (onCompleteJoin), so it is in no later one; one sent within it may be in the next instead."""
+        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
+        if formed is None:
+            return True
+        round_trips = [v.round_trip_ms for v in self.views.values() if v.round_trip_ms is not None]
+        round_trip = max(round_trips) if round_trips else None
+        members = rnd.members or ()
+        may_be_in, unnamed, matched = False, 0, set()
+        for process, joins in list(self.unanswered_processes.items()):
+            open_joins = []
+            for entry in joins:
+                sent, left, member = entry
+                if sent >= formed:
+                    open_joins.append(entry)  # its response, if any, names a later generation
+                    continue
+                if left is not None and round_trip is not None and left + round_trip <= formed:
+                    continue  # its LeaveGroup arrived before the phase completed
+                if member is None:
+                    unnamed += 1
+                elif member in members:
+                    matched.add(member)
+                else:
+                    may_be_in = True  # a member the generation's lines do not name
+                if round_trip is None or sent + round_trip > formed:
+                    open_joins.append(entry)  # it may have missed this phase for the next
+            if open_joins:
+                self.unanswered_processes[process] = open_joins
+            else:
+                del self.unanswered_processes[process]
+        # a JoinGroup whose lines name no id is one member each: at most the members a response names
+        # (the leader) whose own lines show neither a response nor their JoinGroup's id
+        named_only = [m for m in members if m not in rnd.answered and m not in matched]
+        return may_be_in or unnamed > len(named_only)
+
+    def _absent_static_member_may_be_in(self, rnd: Round) -> bool:
+        """Members' logs only: whether a static member (KIP-345) whose log shows nothing of generation
+        `rnd` may be in it. The completion of a join phase removes only the dynamic members that did not
+        rejoin; a static one keeps its place, with its last metadata, until its session expires
+        (GroupCoordinator.onCompleteJoin: `notYetRejoinedMembers.filterNot(_.isStaticMember)`; ClassicGroup
+        in 4.0), and a static member's JoinGroup in a Stable group gets the current generation back
+        without a rebalance (GroupCoordinator.updateStaticMemberAndRebalance), so the generation may have
+        formed before the logs begin. Where the logs show static members, one no line shows may be in it."""
+        return any(view.instance for view in self.views.values())
 
     def _silent_joiners_may_be_in(self, rnd: Round, formed: int) -> bool:
         """`_silent_joiner_may_be_in` for the members no line named, or only their LeaveGroup

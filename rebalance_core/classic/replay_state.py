@@ -43,6 +43,8 @@ CLIENT_CONFIG = EventType.CLIENT_CONFIG.value
 # event types compared per event (an enum's .value is a property look-up each time)
 JOIN_SENT = EventType.JOIN_SENT.value
 LEAVE_SENT = EventType.LEAVE_SENT.value
+# a member's JoinGroup, the response answering it, its LeaveGroup (`RoundEnds._note_process_join`)
+PROCESS_JOIN_LINES = frozenset({JOIN_SENT, EventType.JOIN_RESPONSE.value, LEAVE_SENT})
 JOIN_REQUESTED = EventType.JOIN_REQUESTED.value
 REBALANCE_PREPARED = EventType.REBALANCE_PREPARED.value
 
@@ -149,6 +151,12 @@ class Round:
     removal_unseen_at: int | None = None
     # members' logs only: the processes (`process_of`) whose JoinGroup lines fall in this join phase
     joiners: list[str] = field(default_factory=list)
+    # members' logs only: a JoinGroup response no JoinGroup line of its log preceded
+    # (`RoundEnds._note_process_join`)
+    join_unlogged: bool = False
+    answered: list[str] = field(
+        default_factory=list
+    )  # members' logs only: members whose own response named it
 
 
 STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round, SilentJoiner)}

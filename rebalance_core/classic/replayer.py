@@ -45,6 +45,7 @@ from rebalance_core.classic.replay_state import (
     CLIENT_CONFIG,
     COORDINATOR_SIDE,
     JOIN_REQUESTED,
+    PROCESS_JOIN_LINES,
     SIGNALS,
     MemberView,
     Round,
@@ -126,6 +127,9 @@ class GroupReplayer(
         # (`_note_unnamed_join`), and the members such lines or a LeaveGroup left unanswered
         self.unnamed_joins: dict[str, list[int]] = {}
         self.silent_joiners: list[SilentJoiner] = []
+        # members' logs only: process (`process_of`) -> [its JoinGroup no later line of its log answered,
+        # its LeaveGroup since] (`_unanswered_process_may_be_in`)
+        self.unanswered_processes: dict[str, list] = {}
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
         # new member id -> [old id, generation] of a static replacement while Stable whose old id's
         # assignment no line showed (`_replaced_assignment`)
@@ -242,6 +246,8 @@ class GroupReplayer(
             self._member_event(e)
             if e.event_type in SIGNALS:
                 self._note_joiner(process_of(e))
+            if e.event_type in PROCESS_JOIN_LINES and not self.has_coordinator:
+                self._note_process_join(e)
         if self.group.anomalies:  # checked here: a call per event costs more than the check
             self._collect_model_anomalies()
         self._maybe_end_episode()
@@ -322,6 +328,7 @@ _PLAIN_STATE = (
     "fresh_join_sent",
     "unnamed_joins",
     "silent_joiners",
+    "unanswered_processes",
     "unnamed_replacements",
     "stable_replacements",
     "poll_timed_out",
@@ -346,4 +353,5 @@ _STATE_DEFAULTS = {
     "client_configs": dict,
     "claimed_new": set,
     "unlogged_generations": list,
+    "unanswered_processes": dict,
 }  # fields added after STATE_VERSION 1 states were written

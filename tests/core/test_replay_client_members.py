@@ -1,0 +1,170 @@
+"""Consumers' logs alone (no broker line, issue 12): a generation's member list without the leader's
+assignment line ("Finished assignment for group at generation N", ConsumerCoordinator.onLeaderElected).
+The coordinator completes a join phase with every member whose JoinGroup reached it and answers them all
+at once (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0), and each consumer logs the response naming
+its generation (AbstractCoordinator.JoinGroupResponseHandler, "Successfully joined group with generation").
+So the members whose responses name generation N (and the leader a response names) are the list when
+every JoinGroup the logs show before N formed is answered or names one of them; a JoinGroup no line
+answered (the process died or stalled after it), a static member (kept without rejoining), or a response
+with no JoinGroup line before it leave the list null."""
+
+from __future__ import annotations
+
+from rebalance_core.kafka_logs.parser import parse_lines
+from rebalance_core.replay import replay
+from tests.core.replay_helpers import ev, run
+
+CC = "(org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)"
+EAGER = "protocol='range'"
+
+
+def line(client: str, at: str, message: str) -> str:
+    return f"[2024-01-01 10:00:{at}] INFO [Consumer clientId={client}, groupId=g] {message} {CC}"
+
+
+def first_join(client: str, at: str, again_at: str, member: str) -> list[str]:
+    """A new consumer: its JoinGroup without a member id (MEMBER_ID_REQUIRED, KIP-394) and at once the one
+    with the id it was given ("need to re-join with the given member-id", AbstractCoordinator 3.0+)."""
+    return [
+        line(client, at, "(Re-)joining group"),
+        line(
+            client,
+            again_at,
+            f"Request joining group due to: need to re-join with the given member-id: {member}",
+        ),
+        line(client, again_at, "(Re-)joining group"),
+    ]
+
+
+def joined(client: str, at: str, generation: int, member: str) -> list[str]:
+    gen = f"Generation{{generationId={generation}, memberId='{member}', {EAGER}}}"
+    return [line(client, at, f"Successfully joined group with generation {gen}")]
+
+
+def synced(client: str, at: str, generation: int, member: str, partitions: str) -> list[str]:
+    gen = f"Generation{{generationId={generation}, memberId='{member}', {EAGER}}}"
+    return [
+        line(client, at, f"Successfully synced group in generation {gen}"),
+        line(client, at, f"Notifying assignor about the new Assignment(partitions=[{partitions}])"),
+        line(client, at, f"Adding newly assigned partitions: {partitions}"),
+    ]
+
+
+def generations(lines: list[str]) -> dict[int, list[str] | None]:
+    parsed = parse_lines(lines, file="consumers.log", cluster="k")
+    assert not parsed.quarantine
+    out = replay(parsed.events)
+    return {g["generation_id"]: g["members"] for g in out["generations"]}
+
+
+def test_every_joingroup_answered_states_the_members_without_the_leaders_assignment():
+    """c1 and c2 each log the JoinGroup and the response naming generation 1; no assignment line (the
+    leader died between its JoinGroup response and its SyncGroup). No other JoinGroup was sent: the two
+    are the generation (GroupCoordinator.onCompleteJoin answers every member at once)."""
+    lines = [
+        *first_join("c1", "00,000", "00,010", "c1-a"),
+        *first_join("c2", "00,005", "00,015", "c2-a"),
+        *joined("c1", "03,010", 1, "c1-a"),
+        *joined("c2", "03,011", 1, "c2-a"),
+        *synced("c2", "03,030", 1, "c2-a", "t-1"),
+    ]
+    assert generations(lines)[1] == ["c1-a", "c2-a"]
+
+
+def test_a_joingroup_no_line_answered_leaves_the_members_unknown():
+    """c3 sends its JoinGroup well before generation 1 forms and its log shows nothing after it (the
+    process died): the coordinator counted it, and no line of the generation names it."""
+    lines = [
+        *first_join("c1", "00,000", "00,010", "c1-a"),
+        *first_join("c2", "00,005", "00,015", "c2-a"),
+        *first_join("c3", "00,020", "00,030", "c3-a"),
+        *joined("c1", "03,010", 1, "c1-a"),
+        *joined("c2", "03,011", 1, "c2-a"),
+        *synced("c2", "03,030", 1, "c2-a", "t-1"),
+    ]
+    assert generations(lines)[1] is None
+
+
+def test_a_restarted_process_leaves_its_earlier_joingroup_unanswered():
+    """c2's first process sends its JoinGroup and dies; a new process of the same client joins (a
+    JoinGroup without an id: a new member, KIP-394) and gets generation 1. The first member's JoinGroup
+    reached the coordinator before the phase completed: it is in generation 1 too, named by no line."""
+    lines = [
+        *first_join("c1", "00,000", "00,010", "c1-a"),
+        *first_join("c2", "00,005", "00,015", "c2-a"),
+        *first_join("c2", "01,000", "01,010", "c2-b"),
+        *joined("c1", "03,010", 1, "c1-a"),
+        *joined("c2", "03,011", 1, "c2-b"),
+        *synced("c2", "03,030", 1, "c2-b", "t-1"),
+    ]
+    assert generations(lines)[1] is None
+
+
+def test_a_dead_leader_named_by_the_responses_completes_the_members():
+    """Canonical member events: c2 dies after its JoinGroup (its log shows the id it was given, no
+    response); c1's JoinGroup response names c2 the leader (JoinGroupResponse.leader), a member of the
+    generation: every JoinGroup is accounted for, and c1 and c2 are the generation."""
+    events = [
+        ev(0, "join_sent", client_id="c1", source="h1"),
+        ev(10, "join_sent", member_id="c1-a", client_id="c1", source="h1"),
+        ev(5, "join_sent", client_id="c2", source="h2"),
+        ev(15, "join_sent", member_id="c2-a", client_id="c2", source="h2"),
+        ev(
+            3010,
+            "join_response",
+            generation_id=1,
+            member_id="c1-a",
+            client_id="c1",
+            source="h1",
+            protocol_name="range",
+            leader_id="c2-a",
+        ),
+    ]
+    rows = {g["generation_id"]: (g["members"], g["leader_member_id"]) for g in run(events)["generations"]}
+    assert rows[1] == (["c1-a", "c2-a"], "c2-a")
+
+
+def test_a_static_member_that_did_not_rejoin_may_be_in_the_generation():
+    """KIP-345: the completion of a join phase removes only the dynamic members that did not rejoin
+    (GroupCoordinator.onCompleteJoin); a static member's place stays until its session expires, and its
+    JoinGroup in a Stable group gets the generation back without a rebalance. With static members in
+    the logs, the members that logged the generation are not the list."""
+    events = [
+        ev(0, "join_sent", client_id="c1", source="h1", group_instance_id="i1"),
+        ev(
+            10,
+            "join_response",
+            generation_id=1,
+            member_id="i1-a",
+            client_id="c1",
+            source="h1",
+            group_instance_id="i1",
+            protocol_name="range",
+            leader_id="i1-a",
+        ),
+    ]
+    assert run(events)["generations"][0]["members"] is None
+
+
+def test_an_idless_joingroup_counts_as_the_named_leader_only_one_for_one():
+    """A JoinGroup whose lines name no id is one member. c2's log shows only its JoinGroup; c1's response
+    names c2-a the leader, whose own lines show nothing: that JoinGroup may be c2-a's, the list is c1-a and
+    c2-a. A second such JoinGroup (c3) is a member no line names: the list is not known."""
+    base = [
+        ev(0, "join_sent", client_id="c1", source="h1"),
+        ev(10, "join_sent", member_id="c1-a", client_id="c1", source="h1"),
+        ev(5, "join_sent", client_id="c2", source="h2"),
+        ev(
+            3010,
+            "join_response",
+            generation_id=1,
+            member_id="c1-a",
+            client_id="c1",
+            source="h1",
+            protocol_name="range",
+            leader_id="c2-a",
+        ),
+    ]
+    assert run(base)["generations"][0]["members"] == ["c1-a", "c2-a"]
+    extra = ev(7, "join_sent", client_id="c3", source="h3")
+    assert run([*base, extra])["generations"][0]["members"] is None
