@@ -191,6 +191,10 @@ class OwnershipTimeline:
         self._stopped: dict[TopicPartition, Stop] = {}
         self._stw_since: int | None = None  # all partitions stopped since then
         self._last_stop_ts: int | None = None  # latest stop instant since the last start
+        # that latest stop is an estimate at the latest instant it can be (source `inferred`; no observed
+        # stop at or after it): the group may have stopped as a whole earlier than `_stw_since` says
+        self._last_stop_inferred = False
+        self._stw_since_inferred = False
         self._last_handover_stop: int | None = None  # latest stop instant of a partition started again since
         self._stw_recounted_to: int | None = None  # end of the latest gap recount_backdated_stop counted
         self._last_ts: int | None = None  # latest instant the timeline was told about
@@ -405,9 +409,9 @@ class OwnershipTimeline:
             owned = self._by_member[member] = set()
         owned.add(tp)
         if self._stw_since is not None:
-            self._add_stw(max(0, ts - self._stw_since), ts)
+            self._add_stw(max(0, ts - self._stw_since), ts, lower_bound=self._stw_since_inferred)
             self._stw_since = None
-        self._last_stop_ts = None
+        self._last_stop_ts, self._last_stop_inferred = None, False
         return problem
 
     def assume(self, tp: TopicPartition, member: str, *, instance: str | None = None) -> bool:
@@ -450,10 +454,14 @@ class OwnershipTimeline:
         self._stopped[tp] = Stop(member, holder.instance or instance, ts, cause, source)
         if ts is None:
             return None  # when the group stopped as a whole is not known either
-        self._last_stop_ts = ts if self._last_stop_ts is None else max(self._last_stop_ts, ts)
+        inferred = source == "inferred"
+        if self._last_stop_ts is None or ts > self._last_stop_ts:
+            self._last_stop_ts, self._last_stop_inferred = ts, inferred
+        elif ts == self._last_stop_ts:
+            self._last_stop_inferred = self._last_stop_inferred and inferred
         if not self._consuming and self._stw_since is None:
             # the group stopped as a whole at its latest stop (stops may be placed in the past)
-            self._stw_since = self._last_stop_ts
+            self._stw_since, self._stw_since_inferred = self._last_stop_ts, self._last_stop_inferred
         return None
 
     def restart(
@@ -505,7 +513,7 @@ class OwnershipTimeline:
         the stop-the-world that ends here a lower bound."""
         self._saw(ts)
         if self._stw_since is not None:
-            self._add_stw(max(0, ts - self._stw_since), ts)
+            self._add_stw(max(0, ts - self._stw_since), ts, lower_bound=self._stw_since_inferred)
             self._stw_since = None
         self._close_open_stops(source)
         if self.episode is not None:
@@ -675,9 +683,14 @@ class OwnershipTimeline:
         if ts is not None and (self._last_ts is None or ts > self._last_ts):
             self._last_ts = ts
 
-    def _add_stw(self, ms: int, ts: int) -> None:
+    def _add_stw(self, ms: int, ts: int, lower_bound: bool = False) -> None:
+        """`lower_bound`: the interval began at a stop placed at the latest instant it can be (a member
+        removed on its session expiry whose own last consumption no line shows, an owner displaced by a
+        double ownership): the group may have stopped earlier, so the episode's stop-the-world is `inferred`."""
         if self.episode is not None:
             self.episode.stw_ms += ms
+            if lower_bound and ms:
+                self.episode.source = "inferred"
         else:
             self.day(utc_date(ts)).stw_ms += ms
 
@@ -699,6 +712,8 @@ class OwnershipTimeline:
             "stw_since": self._stw_since,
             "last_ts": self._last_ts,
             "last_stop_ts": self._last_stop_ts,
+            "last_stop_inferred": self._last_stop_inferred,
+            "stw_since_inferred": self._stw_since_inferred,
             "last_handover_stop": self._last_handover_stop,
             "stw_recounted_to": self._stw_recounted_to,
             "owners_known": self._owners_known,
@@ -719,6 +734,8 @@ class OwnershipTimeline:
         self._stw_since = state["stw_since"]
         self._last_ts = state["last_ts"]
         self._last_stop_ts = state["last_stop_ts"]
+        self._last_stop_inferred = state.get("last_stop_inferred", False)
+        self._stw_since_inferred = state.get("stw_since_inferred", False)
         self._last_handover_stop = state.get("last_handover_stop")
         self._stw_recounted_to = state.get("stw_recounted_to")
         self._owners_known = state.get("owners_known", True)

@@ -33,7 +33,7 @@ EVENT_TYPE_RANK: dict[str, int] = {
             (EventType.JOIN_RECEIVED,),
             (EventType.STATIC_MEMBER_REPLACED,),
             (EventType.REBALANCE_PREPARED,),
-            (EventType.GROUP_EMPTY,),
+            (EventType.GROUP_EMPTY, EventType.LEADER_ELECTED),
             (EventType.JOIN_COMPLETED,),
             (EventType.JOIN_RESPONSE,),
             (EventType.ASSIGNMENT_COMPUTED,),

@@ -50,6 +50,9 @@ class EventType(StrEnum):
         "assignment_received"  # leader's SyncGroup: generation_id, leader_id, [assignment]; -> Stable
     )
     GROUP_STABLE = "group_stable"  # explicit Stable transition where a source logs it
+    # the leader did not rejoin by the join phase's end; another joined member leads (maybeElectNewJoinedLeader):
+    # leader_id (new), attributes.previous_leader_id; just before that round's join_completed
+    LEADER_ELECTED = "leader_elected"
     MEMBER_REMOVED = "member_removed"  # member_id, reason in RemovalReason
     STATIC_MEMBER_REPLACED = (
         "static_member_replaced"  # group_instance_id, member_id(new), attributes.old_member_id
@@ -113,6 +116,7 @@ COORDINATOR_EVENTS = frozenset(
         EventType.JOIN_COMPLETED,
         EventType.ASSIGNMENT_RECEIVED,
         EventType.GROUP_STABLE,
+        EventType.LEADER_ELECTED,
         EventType.MEMBER_REMOVED,
         EventType.STATIC_MEMBER_REPLACED,
         EventType.GROUP_EMPTY,

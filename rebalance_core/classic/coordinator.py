@@ -708,6 +708,13 @@ class ClassicGroup:
         else:
             self.state = None
 
+    def _on_leader_elected(self, e: Event) -> None:
+        """GroupMetadata / ClassicGroup.maybeElectNewJoinedLeader: the leader did not rejoin before the join
+        phase ended, the first member in the members map that did leads the generation about to complete
+        (the line names it: no map order needed)."""
+        if e.leader_id:
+            self.leader_id, self.leader_by_order = e.leader_id, False
+
     def _on_group_unloaded(self, e: Event) -> None:
         self.state = None  # another coordinator owns it now; its next event tells the state
 
@@ -718,6 +725,7 @@ _HANDLERS = {
     EventType.JOIN_COMPLETED.value: ClassicGroup._on_join_completed,
     EventType.ASSIGNMENT_RECEIVED.value: ClassicGroup._on_assignment_received,
     EventType.GROUP_STABLE.value: ClassicGroup._on_group_stable,
+    EventType.LEADER_ELECTED.value: ClassicGroup._on_leader_elected,
     EventType.MEMBER_REMOVED.value: ClassicGroup._on_member_removed,
     EventType.STATIC_MEMBER_REPLACED.value: ClassicGroup._on_static_member_replaced,
     EventType.GROUP_EMPTY.value: ClassicGroup._on_group_empty,

@@ -115,8 +115,16 @@ class CoordinatorSide:
             self.truth.group_empty(self.now, self.generation)
             return
         if self.leader not in self.members or not self.members[self.leader].awaiting_join:
-            # maybeElectNewJoinedLeader: the first member in the members map's order that rejoined
+            # maybeElectNewJoinedLeader: the first member in the members map's order that rejoined; a leader
+            # still in the group (static, not rejoined) is replaced with an INFO line naming both
+            previous = self.leader
             self.leader = self._first_in_member_order([m.member_id for m in joined])
+            if previous in self.members and previous != self.leader:
+                self._coordinator_event(
+                    EventType.LEADER_ELECTED,
+                    leader_id=self.leader,
+                    attributes={"previous_leader_id": previous},
+                )
         self.state = COMPLETING
         self.assignment = {}
         members = list(self.members.values())

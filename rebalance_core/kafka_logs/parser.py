@@ -302,7 +302,14 @@ def _match_table(
 
 
 # Without a Kafka prefix only the pre-1.0 client wordings apply: they name the group in the message.
-_UNPREFIXED_ROWS = tuple(p for p in PATTERNS_BY_SIDE[Side.MEMBER] if "group_id" in p.compiled.groupindex)
+# Scala's GroupMetadata logs with no logIdent: its lines (maybeElectNewJoinedLeader) have no "[GroupCoordinator N]"
+_GROUP_METADATA_ROWS = tuple(
+    p for p in PATTERNS_BY_SIDE[Side.COORDINATOR] if p.name.startswith("broker.leader_")
+)
+_UNPREFIXED_ROWS = (
+    tuple(p for p in PATTERNS_BY_SIDE[Side.MEMBER] if "group_id" in p.compiled.groupindex)
+    + _GROUP_METADATA_ROWS
+)
 _ALL_ROWS = PATTERNS_BY_SIDE[Side.COORDINATOR] + PATTERNS_BY_SIDE[Side.MEMBER]
 _ROWS_BY_PREFIX_KIND = {"broker": PATTERNS_BY_SIDE[Side.COORDINATOR], "client": PATTERNS_BY_SIDE[Side.MEMBER]}
 
@@ -440,8 +447,10 @@ class _FileParser:
         attributes = fields.get("attributes") or {}
         for member in (
             fields.get("member_id"),
+            fields.get("leader_id"),
             attributes.get("current_member_id"),
             attributes.get("old_member_id"),
+            attributes.get("previous_leader_id"),
         ):
             if member and member in self.member_groups:
                 return self.member_groups[member]

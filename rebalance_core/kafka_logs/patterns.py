@@ -280,6 +280,33 @@ BROKER_CLASSIC: tuple[MessagePattern, ...] = (
       "Request memberId=i1-old for static member with groupInstanceId=i1 is fenced by current memberId=i1-new "
       "during operation JoinGroup",
       constants=_removed(RemovalReason.FENCED_STATIC)),
+    # -- the join phase ended without the leader: another member that rejoined leads
+    # (GroupMetadata / ClassicGroup.maybeElectNewJoinedLeader). Scala's GroupMetadata logs with no
+    # "[GroupCoordinator N]" prefix (parser: _GROUP_METADATA_ROWS); neither wording names the group, which the
+    # file's earlier lines naming one of the two ids give (parser: _FileParser._group_of_member)
+    P("broker.leader_elected.2_3", COORD, "2.3-3.9", E.LEADER_ELECTED,
+      r"Group leader \[member\.id: (?P<a_previous_leader_id>\S+), group\.instance\.id: .*?\] failed to join "
+      r"before rebalance timeout, while new leader MemberMetadata\(memberId=(?P<leader_id>[^,]+), .* was "
+      r"elected\.$",
+      "failed to join before rebalance timeout, while new leader",
+      "Group leader [member.id: c1-old, group.instance.id: Some(c1)] failed to join before rebalance timeout, "
+      "while new leader MemberMetadata(memberId=c2-new, groupInstanceId=Some(c2), clientId=c2, clientHost=/10.0.0.2, "
+      "sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range), ) was elected."),
+    P("broker.leader_elected.java", COORD, "3.6+", E.LEADER_ELECTED,
+      r"Group leader \[memberId: (?P<a_previous_leader_id>\S+), groupInstanceId: .*?\] failed to join before the "
+      r"rebalance timeout\. Member ClassicGroupMember\(memberId='(?P<leader_id>[^']+)'.* was elected as the new "
+      r"leader\.$",
+      "failed to join before the rebalance timeout. Member",
+      "Group leader [memberId: c1-old, groupInstanceId: c1] failed to join before the rebalance timeout. Member "
+      "ClassicGroupMember(memberId='c2-new', groupInstanceId='c2', clientId='c2', clientHost='/10.0.0.2', "
+      "rebalanceTimeoutMs=300000, sessionTimeoutMs=45000, protocolType='consumer', supportedProtocols=[range]) "
+      "was elected as the new leader."),
+    P("broker.leader_not_elected.2_3", COORD, "2.3+", None,  # no member rejoined: the join phase waits again
+      r"Group leader \[.*\] failed to join before (?:the )?rebalance timeout,? and the group couldn't proceed to "
+      r"(?:the )?next generation ?because no member joined\.$",
+      "couldn't proceed to",
+      "Group leader [member.id: c1-old, group.instance.id: Some(c1)] failed to join before rebalance timeout, "
+      "and the group couldn't proceed to next generationbecause no member joined."),
     # -- removals
     P("broker.failed.0_9", COORD, "0.9-0.11", E.MEMBER_REMOVED,  # TRACE/DEBUG in those releases
       r"Member (?P<member_id>\S+) in group (?P<group_id>.+?) has failed$",

@@ -39,6 +39,8 @@ SCALA_COORDINATOR_0_10 = "kafka.coordinator.GroupCoordinator"  # package without
 SCALA_COORDINATOR = "kafka.coordinator.group.GroupCoordinator"
 SCALA_METADATA_MANAGER = "kafka.coordinator.group.GroupMetadataManager"
 JAVA_METADATA_MANAGER = "org.apache.kafka.coordinator.group.GroupMetadataManager"
+SCALA_GROUP_METADATA = "kafka.coordinator.group.GroupMetadata"  # logs with no logIdent (no prefix)
+JAVA_CLASSIC_GROUP = "org.apache.kafka.coordinator.group.classic.ClassicGroup"
 
 # The simulator's (canonical) rebalance reasons, as the 3.x Scala coordinator builds them; each era
 # words them its own way (`ClassicBroker.reason`). Anything else is written as it is.
@@ -130,6 +132,7 @@ _CLASSIC_FIELDS: dict[EventType, tuple[str, ...]] = {
     E.ASSIGNMENT_RECEIVED: ("generation_id", "leader_id", "member_count"),
     E.MEMBER_REMOVED: ("member_id", "reason"),
     E.STATIC_MEMBER_REPLACED: ("group_instance_id",),  # the 3.x Scala line names the old member only
+    E.LEADER_ELECTED: ("leader_id",),
     E.GROUP_EMPTY: ("generation_id",),
     E.GROUP_DEAD: ("generation_id",),
     E.GROUP_LOADED: ("generation_id",),
@@ -235,6 +238,28 @@ class ClassicBroker(BrokerWording):
             f"with {_member_count(event)} members"
         )
         return [self.line(event, message)]
+
+    def leader_elected(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+        """GroupMetadata.maybeElectNewJoinedLeader (2.3-3.9): the new leader printed as its MemberMetadata."""
+        previous = event.attributes.get("previous_leader_id", "")
+        instance = _member_record(w, event, previous).instance_id
+        message = (
+            f"Group leader [member.id: {previous}, group.instance.id: {scala_option(instance)}] failed to join "
+            f"before rebalance timeout, while new leader {self.member_metadata(w, event, event.leader_id or '')} "
+            "was elected."
+        )
+        text = f"[{format_log_ts(event.ts)}] INFO {message} ({SCALA_GROUP_METADATA})"
+        return [LogLine(event.ts, BROKER, text, (event.event_id,))]
+
+    def member_metadata(self, w: KafkaLogWriter, event: Event, member_id: str) -> str:
+        """MemberMetadata.toString."""
+        known = _member_record(w, event, member_id)
+        return (
+            f"MemberMetadata(memberId={member_id}, groupInstanceId={scala_option(known.instance_id)}, "
+            f"clientId={known.client_id}, clientHost={client_host(known.client_id)}, "
+            f"sessionTimeoutMs={known.session_timeout_ms}, rebalanceTimeoutMs={known.rebalance_timeout_ms or 300000}, "
+            f"supportedProtocols=List({known.protocol or 'range'}), )"
+        )
 
     def assignment_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         static = event.attributes.get("static_member_count", "0")
@@ -415,6 +440,9 @@ class ClassicBroker010(ClassicBroker):
     def join_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         return []
 
+    def leader_elected(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+        return []  # maybeElectNewJoinedLeader came with KIP-345 (2.3)
+
     def static_member_replaced(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         return []  # static membership (KIP-345) came with 2.3
 
@@ -494,6 +522,24 @@ class ClassicBroker4(ClassicBroker):
 
     def id_set(self, ids: Iterable[str]) -> str:
         return f"[{', '.join(ids)}]"
+
+    def leader_elected(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+        """ClassicGroup.maybeElectNewJoinedLeader: the new leader printed as its ClassicGroupMember."""
+        previous = event.attributes.get("previous_leader_id", "")
+        instance = _member_record(w, event, previous).instance_id or "None"
+        leader = event.leader_id or ""
+        known = _member_record(w, event, leader)
+        member = (
+            f"ClassicGroupMember(memberId='{leader}', groupInstanceId='{known.instance_id or ''}', "
+            f"clientId='{known.client_id}', clientHost='{client_host(known.client_id)}', "
+            f"rebalanceTimeoutMs={known.rebalance_timeout_ms or 300000}, sessionTimeoutMs={known.session_timeout_ms}, "
+            f"protocolType='consumer', supportedProtocols=[{known.protocol or 'range'}])"
+        )
+        message = (
+            f"Group leader [memberId: {previous}, groupInstanceId: {instance}] failed to join before the rebalance "
+            f"timeout. Member {member} was elected as the new leader."
+        )
+        return [self.line(event, message, logger=JAVA_CLASSIC_GROUP)]
 
     def join_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         member_id = event.member_id or ""
