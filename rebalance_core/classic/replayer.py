@@ -240,7 +240,8 @@ class GroupReplayer(
             client_config.note(self.client_configs, e)
         else:
             self._member_event(e)
-            if e.event_type in SIGNALS:
+            # _note_joiner's own test, first: the process key is a string built per call
+            if e.event_type in SIGNALS and not self.has_coordinator and self.round is not None:
                 self._note_joiner(process_of(e))
         if self.group.anomalies:  # checked here: a call per event costs more than the check
             self._collect_model_anomalies()
