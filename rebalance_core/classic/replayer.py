@@ -114,7 +114,9 @@ class GroupReplayer(
         self.assignment_source = "observed"
         self.leader_assignment: dict[str, list[TopicPartition]] | None = None  # leader's, for the round
         self.emitted_generation: int | None = None
-        self.emitted: list[str] = []  # members whose rows of emitted_generation are out
+        # members whose rows of emitted_generation are out (a set: a static group's generation can see
+        # thousands of member ids, each looked up at its sync)
+        self.emitted: set[str] = set()
         self.views: dict[str, MemberView] = {}
         self.member_timed: set[str] = set()  # member ids and instance ids seen on the member side
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
@@ -288,6 +290,7 @@ class GroupReplayer(
         self._out = decode_state(state["out"])
         for name in _PLAIN_STATE:
             setattr(self, name, decode_state(state[name]) if name in state else _STATE_DEFAULTS[name]())
+        self.emitted = set(self.emitted)  # a list in the checkpoints written before it was a set
         for topic, count in self.settings.topics.items():
             self.topics.setdefault(topic, count)
 
