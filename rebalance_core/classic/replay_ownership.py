@@ -56,14 +56,14 @@ class Ownership:
         if gen is None:
             return
         if self.emitted_generation != gen:
-            self.emitted_generation, self.emitted = gen, []
+            self.emitted_generation, self.emitted = gen, set()
         date = utc_date(ts)
         stand_ins = set(self.unnamed_replacements.values())
         rows = self._out["assignments"]
         for member in sorted(assignment):
             if member in self.emitted or member in stand_ins:  # rows once a line names the new id
                 continue
-            self.emitted.append(member)
+            self.emitted.add(member)
             # the columns shared by the member's rows, made once per member rather than per partition
             of_member = {
                 **self.key,

@@ -360,8 +360,9 @@ class RoundEnds:
         ep = self.timeline.episode
         if rnd is None or ep is None or not rnd.stable or self.follow_up_due:
             return
-        if any(v.signal_ts is not None or v.pending is not None for v in self.views.values()):
-            return  # a member with its own log is still rejoining or applying its assignment
+        for v in self.views.values():  # a loop, not any(genexpr): checked after every event
+            if v.signal_ts is not None or v.pending is not None:
+                return  # a member with its own log is still rejoining or applying its assignment
         if self.protocol == "cooperative" and not rnd.assignment_known:
             return  # revocations unknown: the next round's reason tells whether it follows this one
         self._end_round()

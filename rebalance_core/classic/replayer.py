@@ -115,7 +115,9 @@ class GroupReplayer(
         self.assignment_source = "observed"
         self.leader_assignment: dict[str, list[TopicPartition]] | None = None  # leader's, for the round
         self.emitted_generation: int | None = None
-        self.emitted: list[str] = []  # members whose rows of emitted_generation are out
+        # members whose rows of emitted_generation are out (a set: a static group's generation can see
+        # thousands of member ids, each looked up at its sync)
+        self.emitted: set[str] = set()
         self.views: dict[str, MemberView] = {}
         self.member_timed: set[str] = set()  # member ids and instance ids seen on the member side
         self.aliases: dict[str, str] = {}  # "source|client" -> member id (events without a member id)
@@ -244,7 +246,8 @@ class GroupReplayer(
             client_config.note(self.client_configs, e)
         else:
             self._member_event(e)
-            if e.event_type in SIGNALS:
+            # _note_joiner's own test, first: the process key is a string built per call
+            if e.event_type in SIGNALS and not self.has_coordinator and self.round is not None:
                 self._note_joiner(process_of(e))
             if e.event_type in PROCESS_JOIN_LINES and not self.has_coordinator:
                 self._note_process_join(e)
@@ -293,6 +296,7 @@ class GroupReplayer(
         self._out = decode_state(state["out"])
         for name in _PLAIN_STATE:
             setattr(self, name, decode_state(state[name]) if name in state else _STATE_DEFAULTS[name]())
+        self.emitted = set(self.emitted)  # a list in the checkpoints written before it was a set
         for topic, count in self.settings.topics.items():
             self.topics.setdefault(topic, count)
 
