@@ -16,7 +16,13 @@ from tests.logs.kafka_log_fixtures import EXCERPTS, REAL, parse_fixture
 pytestmark = pytest.mark.spark
 
 
-def test_read_kafka_logs(spark, tmp_path):
+# The plain files' plans (`large_file_bytes`): connect.log (the larger) and ecs.jsonl in scans of their own,
+# connect.log alone in one and ecs.jsonl in the shared `_metadata` scan, or both in the shared scan.
+PLANS = {"own-scans": 0, "own-and-shared": "connect", "shared-scan": None}
+
+
+@pytest.mark.parametrize("plan", PLANS.values(), ids=PLANS.keys())
+def test_read_kafka_logs(spark, tmp_path, plan):
     root = tmp_path / "logs"
     (root / "nested").mkdir(parents=True)
     shutil.copy(REAL / "12_client_connect_incremental_cooperative.log", root / "connect.log")
@@ -33,7 +39,14 @@ def test_read_kafka_logs(spark, tmp_path):
         )
     ]
 
-    events, quarantine, counts = read_kafka_logs(spark, str(root), {"cluster": "prod", "tz": "UTC"})
+    options = {"cluster": "prod", "tz": "UTC"}
+    if plan == "connect":
+        options["large_file_bytes"] = (root / "connect.log").stat().st_size
+        assert (root / "nested" / "ecs.jsonl").stat().st_size < options["large_file_bytes"]
+    elif plan is not None:
+        options["large_file_bytes"] = plan
+
+    events, quarantine, counts = read_kafka_logs(spark, str(root), options)
 
     assert events.schema == event_spark_schema() and events.columns == EVENT_COLUMN_NAMES
     rows = events.collect()
