@@ -13,11 +13,13 @@ A job that fails is reported as a failure in one line (the first line of the err
 and the run goes on; so is a baseline that cannot run after it (a JVM killed by an out-of-memory).
 
 With --reader, the job is the kafka-log reader alone (`jobs.log_source.read_kafka_logs`, its events and
-quarantine frames written to Spark's noop sink): the part of the job that reads every line.
+quarantine frames written to Spark's noop sink): the part of the job that reads every line, under each of
+its two plans for a plain file (a scan of its own, or the `_metadata` scan shared by small files),
+alternating in the same session.
 Beside wall seconds it prints the CPU seconds of the whole process tree (this driver, the JVM, the
 Python workers: psutil), the figure to compare on a machine other sessions load.
 
-    python -m benchmarks.noisy_log [--quick] [--size 2.2G] [--driver-memory 1g] [--reader]
+    python -m benchmarks.noisy_log [--quick] [--size 2.2G] [--driver-memory 1g] [--reader [--rounds N]]
 """
 
 from __future__ import annotations
@@ -70,30 +72,49 @@ def reader(spark, path: str, options: dict) -> dict:
     return counts
 
 
-def bench_reader(spark, size: int, seed: int) -> dict:
-    """Baseline, reader, baseline, reader, baseline: wall and CPU seconds, and the CPU ratio."""
+# The reader's two plans for plain files (jobs.log_source `large_file_bytes`): the file in a scan of its
+# own (path a literal, block the partition index), or in the scan shared by small files (`_metadata`).
+READER_PLANS = {"own scan": 0, "shared scan": 1 << 62}
+
+
+def bench_reader(spark, size: int, seed: int, rounds: int = 2) -> dict:
+    """Baseline, then each reader plan (in turn first), per round, and a last baseline: wall and CPU
+    seconds, and each plan's CPU ratio against the baselines of the same run. One unmeasured run of each
+    first (page cache, JVM, Python workers)."""
     log, truth = noisy_log(size, seed)
     path = str(log)
     print(f"\n{truth['bytes'] / 2**30:.2f} GiB, {truth['lines']:,} lines: {log}", flush=True)
     baseline(spark, path)  # unmeasured: warms the page cache and the JVM
-    base, read = [], []
-    for _ in range(2):
+    reader(spark, path, truth["kafka_log_options"])  # unmeasured: starts the Python workers
+    base: list[float] = []
+    read: dict[str, list[float]] = {plan: [] for plan in READER_PLANS}
+    for round_ in range(rounds):
         wall, cpu, _ = cpu_timed(lambda: baseline(spark, path))
         base.append(cpu)
-        print(f"  baseline  {wall:8.1f} s  {cpu:8.1f} CPU s", flush=True)
-        wall, cpu, counts = cpu_timed(lambda: reader(spark, path, truth["kafka_log_options"]))
-        read.append(cpu)
-        print(
-            f"  reader    {wall:8.1f} s  {cpu:8.1f} CPU s   {counts['read']:,} lines read, {counts['events']:,} "
-            f"events, {counts['skipped']:,} skipped, {counts['quarantined']:,} quarantined",
-            flush=True,
-        )
+        print(f"  baseline      {wall:8.1f} s  {cpu:8.1f} CPU s", flush=True)
+        plans = list(READER_PLANS.items())
+        for plan, large in plans if round_ % 2 == 0 else plans[::-1]:  # each plan first every other round
+            options = {**truth["kafka_log_options"], "large_file_bytes": large}
+            wall, cpu, counts = cpu_timed(lambda options=options: reader(spark, path, options))
+            read[plan].append(cpu)
+            print(
+                f"  {plan:<12}  {wall:8.1f} s  {cpu:8.1f} CPU s   {counts['read']:,} lines read, "
+                f"{counts['events']:,} events, {counts['skipped']:,} skipped, {counts['quarantined']:,} "
+                "quarantined",
+                flush=True,
+            )
     wall, cpu, _ = cpu_timed(lambda: baseline(spark, path))
     base.append(cpu)
-    print(f"  baseline  {wall:8.1f} s  {cpu:8.1f} CPU s", flush=True)
-    ratio = (sum(read) / len(read)) / (sum(base) / len(base))
-    print(f"  reader / baseline = {ratio:.2f}x in CPU seconds (means of {len(read)} and {len(base)} runs)")
-    return {"bytes": truth["bytes"], "ratio": ratio}
+    print(f"  baseline      {wall:8.1f} s  {cpu:8.1f} CPU s", flush=True)
+    mean_base = sum(base) / len(base)
+    ratios = {}
+    for plan, cpus in read.items():
+        ratios[plan] = (sum(cpus) / len(cpus)) / mean_base
+        print(
+            f"  reader ({plan}) / baseline = {ratios[plan]:.2f}x in CPU seconds (means of {len(cpus)} and "
+            f"{len(base)} runs; reader {min(cpus):.1f}-{max(cpus):.1f}, baseline {min(base):.1f}-{max(base):.1f})"
+        )
+    return {"bytes": truth["bytes"], "ratios": ratios}
 
 
 def baseline(spark, path: str) -> float:
@@ -213,6 +234,7 @@ def main(argv: list[str] | None = None) -> None:
         "--driver-memory", default="1g", help="spark.driver.memory (default 1g, Spark's own default)"
     )
     parser.add_argument("--reader", action="store_true", help="the kafka-log reader alone, CPU seconds")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of --reader (default 2)")
     args = parser.parse_args(argv)
     sizes = [parse_size(s) for s in (args.size or ("100M" if args.quick else "2.2G")).split(",")]
     logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a dead JVM: our one line, not py4j's trace
@@ -224,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Spark {spark.version} {args.master}: started in {time.monotonic() - started:.0f} s")
     if args.reader:
         for size in sizes:
-            bench_reader(spark, size, args.seed)
+            bench_reader(spark, size, args.seed, args.rounds)
         spark.stop()
         return
     results = [bench(spark, size, args.seed) for size in sizes]

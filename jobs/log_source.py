@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from rebalance_core.events import format_ts
 from rebalance_core.kafka_logs import ParseCounts, ParseResult, QuarantinedLine, parse_lines
@@ -40,6 +40,13 @@ from schemas.tables import QUARANTINE
 
 GZIP_MAGIC = b"\x1f\x8b"
 DEFAULT_CLUSTER = "default"
+# The `large_file_bytes` option's default: half of Spark's default split (spark.sql.files.maxPartitionBytes,
+# 128 MiB). A broker's daily server.log (GBs) is far above it, a group-dense client log (KBs to MBs) far below.
+LARGE_FILE_BYTES = 64 << 20
+# At most this many files get a scan of their own (the largest first): each scan is a plan node the driver
+# lists and plans; the rest share the `_metadata` scan.
+MAX_OWN_SCANS = 64
+KEYS = ("cluster", "tz", "path_pattern", "topic_ids", "date", "large_file_bytes")
 
 
 @dataclass(frozen=True)
@@ -49,13 +56,16 @@ class LogOptions:
     path_pattern: str | None = None  # regex searched in each file path; named groups cluster, source
     topic_ids: dict[str, str] = field(default_factory=dict)  # topic name -> topic id (KIP-848 broker lines)
     date: dt.date | None = None  # the date of time-only lines in files whose name carries none
+    # Spark reader only: a plain file of at least this many bytes is read by a scan of its own, its path a
+    # literal (`_plain_files`); smaller files share one scan that reads the path from `_metadata`.
+    large_file_bytes: int = LARGE_FILE_BYTES
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any] | None) -> LogOptions:
-        """From the job's `input.options` (keys cluster, tz, path_pattern, topic_ids, date). ValueError on
-        bad values."""
+        """From the job's `input.options` (keys cluster, tz, path_pattern, topic_ids, date,
+        large_file_bytes). ValueError on bad values."""
         options = dict(options or {})
-        unknown = set(options) - {"cluster", "tz", "path_pattern", "topic_ids", "date"}
+        unknown = set(options) - set(KEYS)
         if unknown:
             raise ValueError(f"unknown kafka-log option(s): {', '.join(sorted(unknown))}")
         result = cls(
@@ -64,6 +74,7 @@ class LogOptions:
             path_pattern=options.get("path_pattern") or None,
             topic_ids={str(k): str(v) for k, v in (options.get("topic_ids") or {}).items()},
             date=log_date(options.get("date")),
+            large_file_bytes=byte_count(options.get("large_file_bytes", LARGE_FILE_BYTES)),
         )
         result.validate()
         return result
@@ -104,6 +115,13 @@ def log_date(value: Any) -> dt.date | None:
         return dt.date.fromisoformat(str(value))
     except ValueError:
         raise ValueError(f"date {value!r} is not a YYYY-MM-DD date") from None
+
+
+def byte_count(value: Any) -> int:
+    """The `large_file_bytes` option: a whole number of bytes, 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
+        raise ValueError(f"large_file_bytes {value!r} is not a whole number of bytes")
+    return int(value)
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
@@ -334,15 +352,15 @@ def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | 
     from pyspark.sql import functions as F
 
     log_options = LogOptions.from_mapping(options)
-    listed = [
-        row["path"]
+    listed = {
+        row["path"]: row["length"]
         for row in spark.read.format("binaryFile")  # without `content`, only the listing is read
         .option("recursiveFileLookup", "true")
         .load([paths] if isinstance(paths, str) else list(paths))
-        .select("path")
+        .select("path", "length")
         .collect()
-    ]
-    plain = [p for p in listed if not WHOLE_FILE.search(p)]
+    }
+    plain = {p: n for p, n in listed.items() if not WHOLE_FILE.search(p)}
     whole = [p for p in listed if WHOLE_FILE.search(p)]
     frames = []
     if plain:
@@ -383,10 +401,28 @@ def _empty(spark):
     return spark.createDataFrame([], _parsed_schema())
 
 
-def _plain_files(spark, files: list[str], options: LogOptions):
-    """Plain files through Spark's text source: (1) in the JVM, drop the text of lines that cannot be
-    about a group; (2) number every line within its block (`_number_blocks`, one pass, no shuffle of the
-    dropped lines); (3) the kept lines of each file, in file order, to the parser (`_parse_numbered`)."""
+def _plain_files(spark, files: Mapping[str, int], options: LogOptions):
+    """Plain files (path -> bytes) through Spark's text source: (1) in the JVM, drop the text of lines
+    that cannot be about a group; (2) number every line within its block (`_number_blocks`, one pass, no
+    shuffle of the dropped lines); (3) the kept lines of each file, in file order, to the parser
+    (`_parse_numbered`). Large files are each read by a scan of their own (`_own_scan`), the others
+    together (`_shared_scan`)."""
+    large = sorted((p for p, n in files.items() if n >= options.large_file_bytes), key=lambda p: -files[p])
+    large = sorted(large[:MAX_OWN_SCANS])
+    frames = [_own_scan(spark, path) for path in large]
+    shared = sorted(set(files) - set(large))
+    if shared:
+        frames.append(_shared_scan(spark, shared))
+    lines = frames[0]
+    for frame in frames[1:]:
+        lines = lines.union(frame)
+    numbered = lines.mapInArrow(_number_blocks, schema=NUMBERED_DDL)
+    ordered = numbered.repartition("fid").sortWithinPartitions("fid", "block", "line")
+    return ordered.mapInPandas(_parse_numbered(options), schema=_parsed_schema())
+
+
+def _line_kind():
+    """The kind of a line (`line_kind`), as a column on the text source's `value`."""
     from pyspark.sql import functions as F
 
     value = F.col("value")
@@ -398,29 +434,61 @@ def _plain_files(spark, files: list[str], options: LogOptions):
         .when(value.rlike(HEAD_TIME) & value.rlike(HEAD_LEVEL), OTHER_HEAD)
         .otherwise(MAYBE_CONTINUED)
     )
-    # The kind in a projection of its own, used three times below: Spark keeps such a projection apart
-    # (CollapseProject does not copy an expensive expression into several uses), so it runs once a line.
-    classified = (
-        spark.read.option("lineSep", "\n")  # \n only: line numbers as `wc -l` and editors count them
-        .text(files)
-        .select(
-            value,
-            F.col("_metadata.file_path").alias("_path"),
-            F.col("_metadata.file_block_start").alias("block"),
-            kind.cast("byte").alias("kind"),
-        )
+    return kind.cast("byte").alias("kind")
+
+
+def _text(spark, files: str | list[str]):
+    return spark.read.option("lineSep", "\n").text(files)  # \n only: line numbers as `wc -l` counts them
+
+
+# Both scans give the rows `_number_blocks` reads: fid, block, kind, and on kept lines (kind != OTHER_HEAD)
+# path and bytes (the bytes as read, even if not UTF-8). The kind is computed in a projection of its own and
+# used three times after it: Spark keeps such a projection apart (CollapseProject does not copy an expensive
+# expression into several uses), so it runs once a line.
+
+
+def _shared_scan(spark, files: list[str]):
+    """Many (small) files in one scan: each line's file and block from `_metadata`, which costs Spark a
+    copy of the metadata row per line (benchmarks/RESULTS.md: +1.4 to +3.6 CPU s per 300 MB)."""
+    from pyspark.sql import functions as F
+
+    classified = _text(spark, files).select(
+        "value",
+        F.col("_metadata.file_path").alias("_path"),
+        F.col("_metadata.file_block_start").alias("block"),
+        _line_kind(),
     )
     keep = F.col("kind") != OTHER_HEAD
-    lines = classified.select(
+    return classified.select(
         F.xxhash64("_path").alias("fid"),
         "block",
         "kind",
         F.when(keep, F.col("_path")).alias("path"),
-        F.when(keep, value.cast("binary")).alias("bytes"),  # the bytes as read, even if not UTF-8
+        F.when(keep, F.col("value").cast("binary")).alias("bytes"),
     )
-    numbered = lines.mapInArrow(_number_blocks, schema=NUMBERED_DDL)
-    ordered = numbered.repartition("fid").sortWithinPartitions("fid", "block", "line")
-    return ordered.mapInPandas(_parse_numbered(options), schema=_parsed_schema())
+
+
+def _own_scan(spark, path: str):
+    """One (large) file in a scan of its own: its path a literal and its block the partition index, so no
+    `_metadata` field is read. This holds because Spark cuts a lone file into splits of equal size (the
+    last smaller), orders them by size with a stable sort and packs them into partitions in that order
+    (FilePartition.getFilePartitions): the partitions follow the file's byte order, each line in the
+    partition of the split it starts in. Under `union` each task keeps its own scan's partition index."""
+    from pyspark.sql import functions as F
+
+    keep = F.col("kind") != OTHER_HEAD
+    name = quote(path, safe="/:")  # as `_metadata.file_path` is: _numbered_file_rows unquotes it
+    return (
+        _text(spark, path)
+        .select("value", _line_kind())
+        .select(
+            F.xxhash64(F.lit(name)).alias("fid"),
+            F.spark_partition_id().cast("long").alias("block"),
+            "kind",
+            F.when(keep, F.lit(name)).alias("path"),
+            F.when(keep, F.col("value").cast("binary")).alias("bytes"),
+        )
+    )
 
 
 def _number_blocks(batches):

@@ -16,7 +16,13 @@ from tests.logs.kafka_log_fixtures import EXCERPTS, REAL, parse_fixture
 pytestmark = pytest.mark.spark
 
 
-def test_read_kafka_logs(spark, tmp_path):
+# The plain files' plans (`large_file_bytes`): connect.log (the larger) and ecs.jsonl in scans of their own,
+# connect.log alone in one and ecs.jsonl in the shared `_metadata` scan, or both in the shared scan.
+PLANS = {"own-scans": 0, "own-and-shared": "connect", "shared-scan": None}
+
+
+@pytest.mark.parametrize("plan", PLANS.values(), ids=PLANS.keys())
+def test_read_kafka_logs(spark, tmp_path, plan):
     root = tmp_path / "logs"
     (root / "nested").mkdir(parents=True)
     shutil.copy(REAL / "12_client_connect_incremental_cooperative.log", root / "connect.log")
@@ -33,7 +39,14 @@ def test_read_kafka_logs(spark, tmp_path):
         )
     ]
 
-    events, quarantine, counts = read_kafka_logs(spark, str(root), {"cluster": "prod", "tz": "UTC"})
+    options = {"cluster": "prod", "tz": "UTC"}
+    if plan == "connect":
+        options["large_file_bytes"] = (root / "connect.log").stat().st_size
+        assert (root / "nested" / "ecs.jsonl").stat().st_size < options["large_file_bytes"]
+    elif plan is not None:
+        options["large_file_bytes"] = plan
+
+    events, quarantine, counts = read_kafka_logs(spark, str(root), options)
 
     assert events.schema == event_spark_schema() and events.columns == EVENT_COLUMN_NAMES
     rows = events.collect()
@@ -77,9 +90,45 @@ NOISE = [
 ]
 
 
-def test_a_file_read_in_many_blocks_parses_as_the_whole_file(spark, tmp_path):
+def test_a_large_file_option_that_is_not_a_byte_count_is_an_error(spark):
+    with pytest.raises(ValueError, match="large_file_bytes"):
+        read_kafka_logs(spark, str(REAL), {"large_file_bytes": "64M"})
+
+
+def test_a_lone_files_partitions_follow_its_byte_order(spark, tmp_path):
+    """What a file read by a scan of its own relies on (`_own_scan`): with several splits, each split
+    is a partition, in the file's byte order, and its lines come in file order."""
+    from pyspark.sql import functions as F
+
+    path = tmp_path / "server.log"
+    path.write_bytes(b"".join(b"line %06d\n" % i for i in range(5000)))
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "4096")
+    try:
+        rows = (
+            spark.read.text(str(path))
+            .select(
+                F.spark_partition_id().alias("part"),
+                F.monotonically_increasing_id().alias("id"),
+                F.col("_metadata.file_block_start").alias("block"),
+                "value",
+            )
+            .collect()
+        )
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+    blocks = sorted({(r["part"], r["block"]) for r in rows})
+    assert len(blocks) > 10 and [b for _, b in blocks] == sorted(b for _, b in blocks)
+    assert len({p for p, _ in blocks}) == len(blocks)
+    in_order = [r["value"] for r in sorted(rows, key=lambda r: r["id"])]
+    assert in_order == [f"line {i:06d}" for i in range(5000)]
+
+
+@pytest.mark.parametrize("large_file_bytes", [0, 1 << 40], ids=["own-scan", "shared-scan"])
+def test_a_file_read_in_many_blocks_parses_as_the_whole_file(spark, tmp_path, large_file_bytes):
     """Splits fall anywhere (inside multi-line entries too): numbering and entries span the blocks, the
-    noise left out in the JVM is counted as skipped, every line is counted."""
+    noise left out in the JVM is counted as skipped, every line is counted; whether the file is read by
+    a scan of its own (path a literal, block the partition) or by the shared scan (from `_metadata`)."""
     lines = []
     for name in ("12_client_connect_incremental_cooperative.log", "05_broker_3.8_classic_join_leave.log"):
         for i, line in enumerate((REAL / name).read_bytes().splitlines()):
@@ -92,7 +141,8 @@ def test_a_file_read_in_many_blocks_parses_as_the_whole_file(spark, tmp_path):
     spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
     try:
         blocks = spark.read.text(str(path)).select("_metadata.file_block_start").distinct().count()
-        events, quarantine, counts = read_kafka_logs(spark, str(tmp_path), {})
+        options = {"large_file_bytes": large_file_bytes}
+        events, quarantine, counts = read_kafka_logs(spark, str(tmp_path), options)
         rows = events.collect()
         quarantined = quarantine.collect()
     finally:
