@@ -79,3 +79,50 @@ def test_a_dead_workers_joingroup_within_the_rebalance_timeout_or_unknown_leaves
     rebalance_timeout_ms,
 ):
     assert members(history(rebalance_timeout_ms)) == {2: None}
+
+
+def worker(client: str, at: str, message: str, logger: str = WC) -> str:
+    return f"[2024-01-01 10:00:{at}] INFO [Worker clientId={client}, groupId=g] {message} {logger}"
+
+
+def joined_lines(client: str, member: str, generation: int, at: str, leader: str) -> list[str]:
+    gen = f"Generation{{generationId={generation}, memberId='{member}', protocol='sessioned'}}"
+    assignment = (
+        f"Assignment{{error=0, leader='{leader}', leaderUrl='http://{leader[:2]}:8083/', offset=1, "
+        "connectorIds=[], taskIds=[], revokedConnectorIds=[], revokedTaskIds=[], delay=0}"
+    )
+    return [
+        worker(client, at, f"Successfully synced group in generation {gen}"),
+        worker(
+            client,
+            at,
+            f"Joined group at generation {generation} with protocol version 2 and got assignment: "
+            f"{assignment} with rebalance delay: 0",
+            HERDER,
+        ),
+    ]
+
+
+def test_a_workers_assignment_names_its_generations_leader_after_the_next_round_opened():
+    """w3's JoinGroups open the next round before w2 logs generation 2's assignment: w2's "Joined group at
+    generation 2 ... leader='w2-…'" line still names generation 2's leader (ConnectProtocol.Assignment
+    carries the leader the JoinGroup response named, WorkerCoordinator.onJoinLeader)."""
+    w2, w3 = "w2-6b1c9b0e-5d0a-4c3e-9f39-2a8e1c7d4b21", "w3-0c5e7f3a-1b2d-4e6f-8a9b-3c4d5e6f7a8b"
+    gen2 = f"Generation{{generationId=2, memberId='{w2}', protocol='sessioned'}}"
+    gen3 = f"Generation{{generationId=3, memberId='{w3}', protocol='sessioned'}}"
+    lines = [
+        worker("w2", "02,000", "Rebalance started"),
+        worker("w2", "02,000", "(Re-)joining group"),
+        worker("w2", "02,025", "(Re-)joining group"),
+        worker("w3", "09,010", "Rebalance started"),
+        worker("w3", "09,010", "(Re-)joining group"),
+        worker("w2", "09,030", f"Successfully joined group with generation {gen2}"),
+        worker("w3", "09,035", "(Re-)joining group"),
+        *joined_lines("w2", w2, 2, "09,036", leader=w2),
+        worker("w3", "20,000", f"Successfully joined group with generation {gen3}"),
+        *joined_lines("w3", w3, 3, "20,005", leader=w3),
+    ]
+    parsed = parse_lines(lines, file="connect.log", cluster="k")
+    assert not parsed.quarantine
+    leaders = {g["generation_id"]: g["leader_member_id"] for g in replay(parsed.events)["generations"]}
+    assert leaders == {2: w2, 3: w3}
