@@ -76,7 +76,9 @@ and the truth, per measure:
     generations, rounds "absent"   always justified (no member of the view was in it)
     rounds "inferred"   over-cautious when every truth generation of the differing episodes is named by
                   an entry (KIP-848: and states each truth member's assignment at it, since the rounds
-                  follow from each epoch's convergence, which the bump line naming it does not state)
+                  follow from each epoch's convergence, which the bump line naming it does not state;
+                  Connect, KIP-415: the same, since they follow from the leader's delay, which only the
+                  workers' assignment lines state)
     partition measures   over-cautious when the view states the assignment of every truth generation the
                   flag is about (null: all of the day's; inferred / bound: those of the differing episodes);
                   stw_ms and unavailable_ms also need each stop's instant there (`_stops_untimed`: a line
@@ -109,6 +111,7 @@ from typing import Any
 
 import yaml
 
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
 from rebalance_core.classic.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
@@ -1017,10 +1020,14 @@ def _mark_over_cautious(
         elif measure == "rounds" and outcome.flag == "inferred":
             generations = differing.get("rounds", set())
             outcome.over_cautious = bool(generations) and generations <= stated.generations
-            if case.consumer_protocol:
+            if case.consumer_protocol or case.assignor in CONNECT_PROTOCOLS:
                 # KIP-848: whether an epoch is a round of its own or of the next bump's rebalance depends on
                 # its convergence (every member reconciled to it, ConsumerGroup.maybeUpdateGroupState), which
-                # a line naming the epoch (its bump) does not state: each member's assignment at it must be
+                # a line naming the epoch (its bump) does not state: each member's assignment at it must be.
+                # KIP-415 (Connect): whether a generation is followed by the delayed rebalance of its own
+                # episode depends on the leader's delay (IncrementalCooperativeAssignor: lost work, which
+                # only the workers' "Joined group ... delay=D" assignment lines state), not on a line naming
+                # the generation: each worker's assignment at it must be stated (random:33 broker views)
                 outcome.over_cautious = outcome.over_cautious and all(
                     stated.states_assignment(g, t_gen[g].get("members") or ())
                     for g in generations

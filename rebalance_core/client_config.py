@@ -90,3 +90,14 @@ def rebalance_protocol(configs: ClientConfigs) -> str | None:
     if "eager" in said:
         return "eager"
     return "cooperative" if said == {"cooperative"} else None
+
+
+def group_rebalance_timeout_ms(configs: ClientConfigs) -> int | None:
+    """The longest join phase the members' dumps allow: the coordinator waits for the group's
+    rebalanceTimeoutMs, the largest of its members' (GroupMetadata.rebalanceTimeoutMs; DelayedJoin), or
+    for an Empty group max(group.initial.rebalance.delay.ms, it) (InitialDelayedJoin). None unless every
+    dump states one."""
+    values = [record.get("rebalance_timeout_ms", "") for record in configs.values()]
+    if not values or not all(v.isdigit() for v in values):
+        return None
+    return max(int(v) for v in values)

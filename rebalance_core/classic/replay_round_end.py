@@ -9,6 +9,7 @@ mixin of `classic.replayer.GroupReplayer`.
 
 from __future__ import annotations
 
+from rebalance_core import client_config
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
     JOIN_SENT,
@@ -21,6 +22,10 @@ from rebalance_core.classic.replay_state import (
 )
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import utc_date
+
+# the broker's group.initial.rebalance.delay.ms default (GroupCoordinatorConfig): an Empty group's first join
+# phase lasts at most max(it, the rebalance timeout) (InitialDelayedJoin); a members'-logs view cannot see it
+KAFKA_INITIAL_REBALANCE_DELAY_MS = 3_000
 
 
 class RoundEnds:
@@ -324,9 +329,21 @@ class RoundEnds:
         the next. A LeaveGroup reaches the coordinator within a round trip of its line and removes the
         member (GroupCoordinator.removeMemberAndUpdateGroup): a generation formed later does not count it."""
         may_be_in, still_open = False, []
+        longest_phase = client_config.group_rebalance_timeout_ms(self.client_configs)
         for joiner in self.silent_joiners:
             if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0):
                 continue  # its LeaveGroup arrived first
+            rtt = joiner.round_trip_ms
+            if (
+                longest_phase is not None
+                and rtt is not None
+                and joiner.join_sent_at + 2 * rtt + max(longest_phase, KAFKA_INITIAL_REBALANCE_DELAY_MS)
+                < formed
+            ):
+                # the join phase its JoinGroup entered ended within the group's rebalance timeout
+                # (DelayedJoin / InitialDelayedJoin): a generation no line shows counted it, and this one,
+                # formed later, removed it (onCompleteJoin: dynamic members not rejoined)
+                continue
             if joiner.join_sent_at >= formed:
                 still_open.append(joiner)
                 continue

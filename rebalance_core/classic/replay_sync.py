@@ -133,6 +133,21 @@ class SyncLines:
         syncing = group.state in (co.GroupState.COMPLETING_REBALANCE, co.GroupState.STABLE)
         return gen != group.generation_id or not syncing
 
+    def _late_worker_leader_named(self, gen: int | None, leader: str) -> None:
+        """A Connect worker's "Joined group at generation N ... Assignment{leader='L'}" line came after the
+        replay wrote generation N's row: another worker's JoinGroup opened the next round before this one
+        synced. The line still states N's leader: the assignment a worker gets in N is the one N's leader
+        computed, and names it (WorkerCoordinator.onJoinLeader -> ConnectProtocol / IncrementalCooperative
+        ConnectProtocol Assignment.leader, the JoinGroup response's leader). The row, while still unwritten
+        (not drained yet), gets the leader it lacked unless its member list leaves the leader out."""
+        if gen is None:
+            return
+        row = next((r for r in reversed(self._out["generations"]) if r["generation_id"] == gen), None)
+        if row is None or row["ended_empty"] or row["leader_member_id"] is not None:
+            return
+        if row["members"] is None or leader in row["members"]:
+            row["leader_member_id"] = leader
+
     def _m_sync_response(self, e: Event, view: MemberView) -> None:
         gen = e.generation_id if e.generation_id is not None else view.generation_id
         synced_before = view.synced_generation is not None
@@ -159,6 +174,8 @@ class SyncLines:
                 and not of_closed
             ):
                 named.leader_id = e.leader_id
+            elif not self.has_coordinator:  # the generation's round closed already (the next one is open)
+                self._late_worker_leader_named(gen, e.leader_id)
         if rnd is not None:
             if rnd.members is None:
                 rnd.members = [member]

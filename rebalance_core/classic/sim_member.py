@@ -90,12 +90,13 @@ class MemberSide:
     def _start_process(self, name: str, instance_id: str | None, topics: tuple[str, ...]) -> None:
         p = Process(name=name, instance_id=instance_id, subscription=tuple(topics))
         self.processes[name] = p
-        if not self.connect:
-            self._log_config(p)
         if self.connect:
+            self._log_worker_config(p)
             p.worker = WorkerState(self.s.max_delay_ms)
             # WorkerCoordinator.onJoinPrepare logs "Rebalance started" before the first JoinGroup too
             self._member_event(p, EventType.JOIN_REQUESTED, reason=REBALANCE_STARTED)
+        else:
+            self._log_config(p)
         self._send_join(p, None)
 
     def _log_config(self, p: Process) -> None:
@@ -117,6 +118,26 @@ class MemberSide:
                 "rebalance_timeout_ms": str(self.s.max_poll_interval_ms),
                 "assignors": self.s.assignor,
                 "rebalance_protocol": "cooperative" if cooperative else "eager",
+            },
+        )
+
+    def _log_worker_config(self, p: Process) -> None:
+        """A Connect worker logs its DistributedConfig at start (ConnectDistributed builds it,
+        AbstractConfig.logAll: "DistributedConfig values:"): the group settings of WorkerCoordinator
+        (session.timeout.ms, heartbeat.interval.ms, rebalance.timeout.ms) and of its assignor
+        (connect.protocol; scheduled.rebalance.max.delay.ms, IncrementalCooperativeAssignor's KIP-415 delay).
+        The simulator's worker rebalance timeout is `max_poll_interval_ms` (SimulationSettings)."""
+        self._member_event(
+            p,
+            EventType.CLIENT_CONFIG,
+            protocol_name=self.s.assignor,
+            attributes={
+                "config_class": "DistributedConfig",
+                "session_timeout_ms": str(self.s.session_timeout_ms),
+                "heartbeat_interval_ms": str(self.s.heartbeat_interval_ms),
+                "rebalance_timeout_ms": str(self.s.max_poll_interval_ms),
+                "scheduled_rebalance_max_delay_ms": str(self.s.max_delay_ms),
+                "connect_protocol": self.s.assignor,
             },
         )
 

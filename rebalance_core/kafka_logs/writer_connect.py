@@ -119,7 +119,12 @@ class Worker(ClassicClient):
         E.LEAVE_SENT: ("member_id", "reason"),
         E.COORDINATOR_DISCOVERED: (),
         E.COORDINATOR_UNAVAILABLE: (),
+        E.CLIENT_CONFIG: ("client_id", "protocol_name"),
     }
+    # AbstractConfig.logAll's logger (the config's own class up to 3.x; AbstractConfig's from 4.0,
+    # KAFKA-17185) and the line of its log call (the layout's %L) at 2.8.0 / 3.8.0 / trunk
+    config_logger = _DISTRIBUTED + "DistributedConfig"
+    config_log_line = 372
 
     def __init__(self) -> None:
         self.pending: dict[str, _PendingJoin] = {}  # client id -> its "Joined group" line to come
@@ -221,6 +226,29 @@ class Worker(ClassicClient):
         )
 
     # -- event types -------------------------------------------------------------------------------
+    def client_config(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+        """ConnectDistributed builds the worker's DistributedConfig at start, whose constructor logs it
+        whole (AbstractConfig.logAll): `DistributedConfig values: ` then one `\tkey = value` line per
+        setting, keys sorted, under the config logger, with no connector context and no `[Worker …]`
+        prefix. The group settings among them: WorkerCoordinator's timeouts, connect.protocol and
+        IncrementalCooperativeAssignor's scheduled.rebalance.max.delay.ms (DistributedConfig defaults)."""
+        attributes = event.attributes or {}
+        settings = {
+            "client.id": event.client_id or "",
+            "connect.protocol": attributes.get("connect_protocol") or event.protocol_name or "sessioned",
+            "group.id": event.group_id,
+            "heartbeat.interval.ms": attributes.get("heartbeat_interval_ms", "3000"),
+            "rebalance.timeout.ms": attributes.get("rebalance_timeout_ms", "60000"),
+            "scheduled.rebalance.max.delay.ms": attributes.get("scheduled_rebalance_max_delay_ms", "300000"),
+            "session.timeout.ms": attributes.get("session_timeout_ms", "10000"),
+        }
+        body = "\n".join(f"\t{key} = {value}" for key, value in sorted(settings.items()))
+        text = (
+            f"[{format_log_ts(event.ts)}] INFO DistributedConfig values: \n{body} "
+            f"({self.config_logger}:{self.config_log_line})"
+        )
+        return [LogLine(event.ts, CLIENT, text, (event.event_id,))]
+
     def join_requested(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         if event.reason != REBALANCE_STARTED:  # WorkerCoordinator.requestRejoin: DEBUG
             return []
@@ -282,6 +310,8 @@ class Worker4(Worker):
     """4.x: trunk of the 4.0 line, the same lines as 3.x."""
 
     era = "4.x"
+    config_logger = "org.apache.kafka.common.config.AbstractConfig"
+    config_log_line = 371
 
 
 def _leader_url(leader_id: str) -> str:

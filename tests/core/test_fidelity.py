@@ -490,3 +490,13 @@ def test_a_truth_episode_pairs_with_the_later_dated_observed_episode_of_the_same
     pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
     assert not unpaired
     assert [[t["started_at"] for t in ts] for _, ts in pairs] == [[0], [100]]
+
+
+def test_a_connect_groups_inferred_rounds_are_justified_where_no_worker_states_its_assignment():
+    """KIP-415: whether a generation's episode waits for a delayed rebalance depends on the leader's delay
+    (IncrementalCooperativeAssignor, from the work a departed worker held), which only the workers'
+    "Joined group ... delay=D" lines state; a broker line naming the generation does not (random:33: the
+    leader leaves, the group empties, no broker line settles whether a delay started)."""
+    rows = f.run_case("random:33", ["broker-3.x"])
+    rounds = next(r for r in rows if r.measure == "rounds")
+    assert (rounds.cls, rounds.flag, rounds.over_cautious) == (f.FLAGGED, "inferred", False)
