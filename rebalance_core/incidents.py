@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from rebalance_core.causes import Cause
 from rebalance_core.events import Event, TopicPartition, classic_member_owner
 from rebalance_core.measures import utc_date
+from rebalance_core.rebalance_reasons import Cause
 from schemas.events import EventType
 
 

@@ -5,6 +5,8 @@ start/stop instants) drive an `OwnershipTimeline` with the same calls, so ground
 reconstruction are measured by the same code. The timeline knows nothing about events or the
 coordinator: callers tell it when a member starts or stops consuming a partition and where rebalance
 episodes begin, get new rounds, complete rounds and end.
+Its records (owner, stop, episode, day) are `measure_records`; its checkpoint codec, the part
+`TimelineCheckpoint`, is `measure_checkpoint`.
 
 API (stable; a change is announced here):
 
@@ -60,10 +62,10 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
 
 from rebalance_core.events import TopicPartition
+from rebalance_core.measure_checkpoint import TimelineCheckpoint
+from rebalance_core.measure_records import DayTotals, EpisodeRecord, Holder, Stop
 
 STOP_CAUSES = ("revoked", "lost", "member_failed", "member_left")
 
@@ -97,89 +99,12 @@ def utc_date(ms: int) -> dt.date:
     return _date_of_day(ms // _DAY_MS)
 
 
-@dataclass(slots=True)
-class Holder:
-    """A member consuming a partition since `since`."""
-
-    member: str
-    instance: str | None
-    since: int | None  # None: since before the input
-    source: str = "observed"
-
-
-@dataclass(slots=True)
-class Stop:
-    """A partition stopped by `member` at `ts` and not started again yet."""
-
-    member: str
-    instance: str | None
-    ts: int | None  # None: at an instant no event shows
-    cause: str
-    source: str = "observed"
-
-
-@dataclass
-class EpisodeRecord:
-    """One rebalance episode being measured. Callers may set the descriptive fields
-    (reason, rebalance_protocol, timing_source, source) while it is open."""
-
-    episode_id: str
-    started_at: int | None
-    reason: str | None = None
-    rebalance_protocol: str | None = None
-    timing_source: str | None = None
-    source: str = "observed"
-    rounds: int = 1
-    first_generation_id: int | None = None
-    last_generation_id: int | None = None
-    stabilized_at: int | None = None
-    stw_ms: int = 0
-    partition_unavailable_ms: int = 0
-    max_partition_unavailable_ms: int = 0
-    partitions_revoked: int = 0
-    revocations_wasted: int = 0
-    # identity (group.instance.id or member id) of each partition's owner when the episode began
-    owners_before: dict[TopicPartition, str] = field(default_factory=dict)
-    # False: who owned what before, during or after it is not known (`OwnershipTimeline.owners_unknown`):
-    # its partition measures are null
-    partitions_known: bool = True
-
-
-@dataclass
-class DayTotals:
-    """Counters of one UTC day (GROUP_DAILY_SUMMARY measure columns). The timeline fills the
-    partition measures and `rebalances`; the replayer adds generations, events, anomalies, reasons."""
-
-    rebalances: int = 0  # completed: start and end in the input
-    rebalances_open: int = 0  # began in the input, not seen to complete
-    rebalances_started_before_input: int = 0
-    member_rejoins: int = 0  # same-generation rejoins of one member (no group-wide rebalance)
-    member_rejoin_ms: int = 0
-    generations: int = 0
-    stw_ms: int = 0
-    partition_unavailable_ms: int = 0
-    max_partition_unavailable_ms: int = 0
-    partitions_moved: int = 0
-    partitions_revoked: int = 0
-    revocations_wasted: int = 0
-    reasons: dict[str, int] = field(default_factory=dict)
-    timing_sources: list[str] = field(default_factory=list)
-    events: int = 0
-    anomalies: int = 0
-    partitions_known: bool = True  # False: an episode of the day had unknown owners (measures null)
-
-    def add_episode_timing(self, timing_source: str | None) -> None:
-        if timing_source and timing_source not in self.timing_sources:
-            self.timing_sources.append(timing_source)
-            self.timing_sources.sort()
-
-
 def _identity(member: str, instance: str | None) -> str:
     """Who a consumer is across restarts: its group.instance.id when static (KIP-345), else its member id."""
     return instance or member
 
 
-class OwnershipTimeline:
+class OwnershipTimeline(TimelineCheckpoint):
     """Who consumes which partition when; produces partition_movements and rebalance_episodes rows and
     per-day totals (docs/metrics.md). Memory: current owners, open stops, the open episode, day counters."""
 
@@ -694,81 +619,11 @@ class OwnershipTimeline:
         else:
             self.day(utc_date(ts)).stw_ms += ms
 
-    # ---------------------------------------------------------------------------------- snapshot
-    def snapshot(self) -> dict[str, Any]:
-        def tp_key(tp: TopicPartition) -> list:
-            return [tp.topic, tp.partition]
-
-        episode = None
-        if self.episode is not None:
-            episode = asdict(self.episode)
-            episode["owners_before"] = [
-                [*tp_key(tp), o] for tp, o in sorted(self.episode.owners_before.items())
-            ]
-        return {
-            "consuming": [[*tp_key(tp), *asdict(h).values()] for tp, h in sorted(self._consuming.items())],
-            "stopped": [[*tp_key(tp), *asdict(s).values()] for tp, s in sorted(self._stopped.items())],
-            "known": [tp_key(tp) for tp in sorted(self._known)],
-            "stw_since": self._stw_since,
-            "last_ts": self._last_ts,
-            "last_stop_ts": self._last_stop_ts,
-            "last_stop_inferred": self._last_stop_inferred,
-            "stw_since_inferred": self._stw_since_inferred,
-            "last_handover_stop": self._last_handover_stop,
-            "stw_recounted_to": self._stw_recounted_to,
-            "owners_known": self._owners_known,
-            "episode": episode,
-            "days": {d.isoformat(): asdict(t) for d, t in sorted(self._days.items())},
-            "out": {name: [_row_to_json(r) for r in rows] for name, rows in self._out.items()},
-        }
-
-    def _restore(self, state: dict) -> None:
-        for topic, partition, *holder in state["consuming"]:
-            h = Holder(*holder)
-            tp = TopicPartition(topic, partition)
-            self._consuming[tp] = h
-            self._by_member.setdefault(h.member, set()).add(tp)
-        for topic, partition, *stop in state["stopped"]:
-            self._stopped[TopicPartition(topic, partition)] = Stop(*stop)
-        self._known = {TopicPartition(t, p) for t, p in state["known"]}
-        self._stw_since = state["stw_since"]
-        self._last_ts = state["last_ts"]
-        self._last_stop_ts = state["last_stop_ts"]
-        self._last_stop_inferred = state.get("last_stop_inferred", False)
-        self._stw_since_inferred = state.get("stw_since_inferred", False)
-        self._last_handover_stop = state.get("last_handover_stop")
-        self._stw_recounted_to = state.get("stw_recounted_to")
-        self._owners_known = state.get("owners_known", True)
-        if state["episode"] is not None:
-            ep = dict(state["episode"])
-            ep["owners_before"] = {TopicPartition(t, p): o for t, p, o in ep["owners_before"]}
-            self.episode = EpisodeRecord(**ep)
-        names = {f.name for f in fields(DayTotals)}
-        self._days = {
-            dt.date.fromisoformat(d): DayTotals(**{k: v for k, v in t.items() if k in names})
-            for d, t in state["days"].items()
-        }
-        self._out = {name: [_row_from_json(r) for r in rows] for name, rows in state["out"].items()}
-
 
 def _one_timing_source(sources: list[str]) -> str | None:
     if not sources:
         return None
     return sources[0] if len(sources) == 1 else "mixed"
-
-
-def _row_to_json(row: dict) -> dict:
-    out = dict(row)
-    if isinstance(out.get("event_date"), dt.date):
-        out["event_date"] = out["event_date"].isoformat()
-    return out
-
-
-def _row_from_json(row: dict) -> dict:
-    out = dict(row)
-    if isinstance(out.get("event_date"), str):
-        out["event_date"] = dt.date.fromisoformat(out["event_date"])
-    return out
 
 
 def plus_known(total: int | None, value: int | None) -> int | None:

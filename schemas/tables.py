@@ -96,7 +96,10 @@ REBALANCE_EPISODES = KEY_COLUMNS + (
     Column("timing_source", STRING),
     Column("source", STRING, True, "observed | inferred"),
     Column(
-        "cause", STRING, False, "rebalance_core.causes.Cause: member_joined, session_timeout, ..., unknown"
+        "cause",
+        STRING,
+        False,
+        "rebalance_core.rebalance_reasons.Cause: member_joined, session_timeout, ..., unknown",
     ),
     Column("cause_raw_reason", STRING, False, "The reason the cause was read from, as logged"),
     Column("trigger_member_id", STRING, False, "The member whose join/leave/failure started it"),

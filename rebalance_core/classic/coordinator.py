@@ -18,6 +18,7 @@ Anomaly rules raised here:
   unknown_member       removal/replacement of a member id the (known) membership does not have
   leader_mismatch      the SyncGroup leader differs from the leader chosen at join completion
   member_count_mismatch the logged member count differs from the (known) membership
+                       (raised by the membership part, `classic.group_membership`)
 
 Membership is known once the model has seen the whole of it (a join_completed listing members, the group
 starting Empty) and stays known while every change is logged. A line that states a count the model cannot
@@ -34,6 +35,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
+from rebalance_core.classic.group_membership import ClassicGroupMembership, Member
 from rebalance_core.classic.member_order import JAVA, MemberMapOrder
 from rebalance_core.events import Event
 from schemas.events import EventType, RemovalReason
@@ -119,7 +121,6 @@ GENERATION_MISMATCH = "generation_mismatch"
 STATE_MISMATCH = "state_mismatch"
 UNKNOWN_MEMBER = "unknown_member"
 LEADER_MISMATCH = "leader_mismatch"
-MEMBER_COUNT_MISMATCH = "member_count_mismatch"
 
 
 @dataclass
@@ -132,18 +133,6 @@ class Anomaly:
     event_type: str | None
     group_state: str | None
     detail: str = ""
-
-
-@dataclass
-class Member:
-    """What the coordinator knows of a member (ClassicGroupMember / MemberMetadata)."""
-
-    member_id: str
-    group_instance_id: str | None = None
-    client_id: str | None = None
-    session_timeout_ms: int | None = None
-    rebalance_timeout_ms: int | None = None
-    subscription: list[str] | None = None
 
 
 def int_attribute(event: Event, key: str) -> int | None:
@@ -195,7 +184,7 @@ def _member_of(e: Event) -> Member:
 
 
 @dataclass
-class ClassicGroup:
+class ClassicGroup(ClassicGroupMembership):
     """One classic group as the coordinator holds it.
 
     `state` None and `generation_id` None mean "not known yet" (the log started mid-life): any event is
@@ -255,91 +244,6 @@ class ClassicGroup:
         handler = _HANDLERS.get(event.event_type)
         if handler is not None:
             handler(self, event)
-
-    # ------------------------------------------------------------------------------ membership
-    def add_member(self, member: Member, *, with_previous: bool = False) -> None:
-        """ClassicGroup.add: the first member to join an empty group becomes the leader; static ids are
-        mapped. `with_previous`: added in an order no line shows relative to the previous addition."""
-        pending = self.pending.pop(member.member_id, None)
-        if pending is not None:  # the second JoinGroup of a KIP-394 member: keep what the first one said
-            for name in (
-                "group_instance_id",
-                "client_id",
-                "session_timeout_ms",
-                "rebalance_timeout_ms",
-                "subscription",
-            ):
-                if getattr(member, name) is None:
-                    setattr(member, name, getattr(pending, name))
-        if member.group_instance_id:
-            old = self.static_members.get(member.group_instance_id)
-            if old is not None and old != member.member_id and old in self.members:
-                self.replace_static_member(member.group_instance_id, old, member.member_id)
-                return
-            self.static_members[member.group_instance_id] = member.member_id
-        known = self.members.get(member.member_id)
-        if known is None:
-            if self.leader_id is None and self.membership_known and not self.members:
-                self.leader_id, self.leader_by_order = member.member_id, False
-            self.members[member.member_id] = member
-            self.member_order.put(member.member_id, with_previous=with_previous)
-        else:  # a rejoin: keep what the new JoinGroup does not say
-            for name in ("group_instance_id", "client_id", "session_timeout_ms", "rebalance_timeout_ms"):
-                if getattr(member, name) is not None:
-                    setattr(known, name, getattr(member, name))
-            if member.subscription is not None:
-                known.subscription = member.subscription
-
-    def remove_member(self, member_id: str, at: int | None = None) -> Member | None:
-        """ClassicGroup.remove / GroupMetadata.remove: a leaving leader is replaced by the first key of
-        the members map (`member_order`); None when that order is not known (no guess). Pending members
-        (KIP-394) may have rejoined with their ids unlogged (the Scala coordinator logs "Pending dynamic
-        member ... Adding to the group now" at DEBUG) and be in the map, maybe first: the leader is then
-        not known, unless the removal was the join completion's (`leader_removed_at`, see
-        `_on_join_completed`)."""
-        removed = self.members.pop(member_id, None)
-        self.member_order.remove(member_id)
-        instance = removed.group_instance_id if removed is not None else None
-        if instance and self.static_members.get(instance) == member_id:
-            del self.static_members[instance]
-        if self.leader_id == member_id:
-            if self.pending:
-                self.leader_id, self.leader_removed_at = None, at
-            else:
-                self.leader_id = self.member_order.first() if self.membership_known else None
-                self.leader_by_order = self.leader_id is not None
-        return removed
-
-    def replace_static_member(self, instance_id: str, old_id: str, new_id: str | None) -> None:
-        """ClassicGroup.replaceStaticMember (KIP-345): the new id takes the old one's place (and
-        leadership); the old id is fenced. The map removes the old key and puts the new one; `new_id`
-        None: the line did not name it, the old id stands for it until `name_replacement`."""
-        if new_id is None:
-            self.member_order.remove(old_id)
-            self.member_order.put(old_id, unhashed=True)
-            return
-        old = self.members.get(old_id)
-        if old is None:
-            member = Member(new_id, instance_id)
-            self.members[new_id] = member
-        else:
-            old.member_id = new_id
-            self.members = {(new_id if k == old_id else k): v for k, v in self.members.items()}
-        if old_id in self.member_order.unhashed:
-            self.member_order.rename(old_id, new_id)
-        else:
-            self.member_order.remove(old_id)
-            self.member_order.put(new_id)
-        if self.leader_id == old_id:
-            self.leader_id = new_id
-        self.static_members[instance_id] = new_id
-
-    def member_for_instance(self, instance_id: str | None) -> str | None:
-        return self.static_members.get(instance_id) if instance_id else None
-
-    def session_timeout_of(self, member_id: str) -> int | None:
-        member = self.members.get(member_id)
-        return member.session_timeout_ms if member else None
 
     # -------------------------------------------------------------------------------- snapshot
     def snapshot(self) -> dict:
@@ -536,82 +440,6 @@ class ClassicGroup:
             self.protocol_name = e.protocol_name
         if e.protocol_type:
             self.protocol_type = e.protocol_type
-
-    def _stated_count(self, e: Event, count: int | None) -> None:
-        """A line states the group has `count` members (pending members not counted). The model resyncs
-        on it: its members add up to it (membership known again), or its members and all its pending
-        members do (they rejoined with their ids, a JoinGroup logged at DEBUG only); its members and some
-        of its pending members: membership not known, no anomaly; else the membership is not known (one
-        anomaly when the model thought it was)."""
-        if count is None:
-            return
-        self.undetermined = None
-        if count == len(self.members):
-            self.membership_known = True
-            return
-        if self.pending and count == len(self.members) + len(self.pending):
-            leader_before, batch = self.leader_id, list(self.pending.values())
-            for i, member in enumerate(batch):
-                self.add_member(member, with_previous=i > 0)  # their second JoinGroups: order not logged
-            if leader_before is None and len(batch) > 1:
-                self.leader_id = None  # the first of them into the empty map led (ClassicGroup.add): unknown
-            self.membership_known = True
-            return
-        if len(self.members) < count < len(self.members) + len(self.pending):
-            # some pending members rejoined with their ids, which ones no line says (the 3.x Scala
-            # GroupCoordinator logs "Pending dynamic member with id X joins group ... Adding to the group
-            # now." at DEBUG, and addMemberAndRebalance prints no "Preparing" in PreparingRebalance): the
-            # count is Kafka's, the members are not known; a later stated count resynchronises, or later
-            # lines showing which pending members were still pending then (`_still_pending`)
-            self._membership_lost()
-            self.undetermined = {
-                "generation": self.generation_id,
-                "members": list(self.members),
-                "candidates": list(self.pending),
-                "missing": count - len(self.members),
-            }
-            return
-        if self.membership_known:
-            self._anomaly(MEMBER_COUNT_MISMATCH, e, f"model has {len(self.members)}, logged {count}")
-            self._membership_lost()
-
-    def _still_pending(self, member_id: str) -> None:
-        """A line shows pending member `member_id` still pending: its second JoinGroup is logged as
-        "Adding new member" (it came in Stable, CompletingRebalance or Empty: addMemberAndRebalance ->
-        maybePrepareRebalance; one in PreparingRebalance prints nothing at INFO), or it expired or left
-        as a pending member (GroupCoordinator.onExpireHeartbeat "Pending member ... has been removed",
-        "Pending member with memberId=... has left"; ClassicGroup in 4.0). A pending member joins only
-        once, so it was not one of the members an `undetermined` count stated: once only as many
-        candidates remain as the count missed, they are the ones, and the membership is known again."""
-        pending = self.undetermined
-        if pending is None or member_id not in pending["candidates"]:
-            return
-        pending["candidates"].remove(member_id)
-        if len(pending["candidates"]) != pending["missing"]:
-            return
-        self.undetermined = None
-        joined = [m for m in pending["candidates"] if m in self.pending]
-        if len(joined) != pending["missing"]:
-            return  # one of them was seen otherwise since: not resolved
-        for i, member in enumerate(joined):
-            # their second JoinGroups came in the join phase, after the logged ones, order not logged
-            self.add_member(self.pending[member], with_previous=i > 0)
-        self.membership_known = True
-        self.resolved = (pending["generation"], pending["members"] + joined)
-
-    def take_resolved(self) -> tuple[int | None, list[str]] | None:
-        """The (generation, members) an `undetermined` count turned out to state, once; else None."""
-        resolved, self.resolved = self.resolved, None
-        return resolved
-
-    def _membership_lost(self) -> None:
-        """Changes were missed: the membership, and the members map's history, are not known; so is a
-        leader the model picked from them by the map's order (a member that joined unlogged may precede)."""
-        self.membership_known = False
-        self.undetermined = None
-        self.member_order.forget_history()
-        if self.leader_by_order:
-            self.leader_id, self.leader_by_order = None, False
 
     def _on_assignment_received(self, e: Event) -> None:
         self.transition(GroupState.STABLE, e)

@@ -1,7 +1,7 @@
 """A discrete-event model of Kafka's classic consumer group protocol, with ground truth: its run loop.
 
 `ClassicSimulation` is the classic model `rebalance_core.simulate.simulate` runs: the clock
-(`classic.sim_queue`), the timeline's actions, the events both sides log and the ground truth. Its steps
+(`rebalance_core.sim_queue`), the timeline's actions, the events both sides log and the ground truth. Its steps
 live by responsibility, each a part it inherits:
 - the coordinator (GroupCoordinator / ClassicGroup): receiving a JoinGroup, `classic.sim_join`; the join
   phase, SyncGroup, heartbeats, leaving and expiry, `classic.sim_coordinator`;
@@ -41,10 +41,10 @@ from rebalance_core.classic.sim_coordinator import CoordinatorSide
 from rebalance_core.classic.sim_join import CoordinatorJoin
 from rebalance_core.classic.sim_member import MemberSide
 from rebalance_core.classic.sim_member_join import MemberJoin
-from rebalance_core.classic.sim_queue import EventQueue
 from rebalance_core.classic.sim_state import EMPTY, GroupMember, Process
 from rebalance_core.classic.sim_worker import ConnectWorkerSide
 from rebalance_core.events import Event, TopicPartition
+from rebalance_core.sim_queue import EventQueue
 from rebalance_core.sim_truth import GroundTruth
 from schemas.events import EventType, Side
 

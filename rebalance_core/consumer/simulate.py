@@ -36,8 +36,6 @@ Timeline actions, in KIP-848 terms:
 
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +54,7 @@ from rebalance_core.consumer.states import (
 )
 from rebalance_core.events import Event, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.sim_queue import EventQueue
 from rebalance_core.timeline import (
     STALLED_FOR_GOOD,
     Crash,
@@ -149,8 +148,7 @@ class _Simulation(MemberSide):
         self.start = timeline.start_ms
         self.cluster = timeline.cluster
         self.group_id = timeline.group_id
-        self._queue: list[tuple[int, int, Callable[..., None], tuple]] = []
-        self._seq = itertools.count()
+        self.queue = EventQueue()
         self.events: list[Event] = []
         self.truth = OwnershipTimeline(self.cluster, self.group_id)
         self.tracker = EpochTracker(
@@ -187,8 +185,8 @@ class _Simulation(MemberSide):
         )
         end = self.start + self.timeline.end_ms if self.timeline.end_ms is not None else None
         give_up = last_action + self.settings.max_settle_ms
-        while self._queue:
-            ts, _, fn, args = heapq.heappop(self._queue)
+        while (due := self.queue.pop(None)) is not None:
+            ts, fn, args = due
             if (end is not None and ts > end) or ts > give_up:
                 break
             self.now = ts
@@ -198,7 +196,7 @@ class _Simulation(MemberSide):
         return self._result()
 
     def _at(self, ts: int, fn: Callable[..., None], *args: Any) -> None:
-        heapq.heappush(self._queue, (ts, next(self._seq), fn, args))
+        self.queue.push(ts, fn, *args)
 
     def _settled(self) -> bool:
         """All actions done, every running member STABLE and idle, the coordinator Stable (or Empty) with

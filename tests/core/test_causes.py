@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from rebalance_core.causes import Cause, CauseTracker, classify_reason
+from rebalance_core.causes import CauseTracker
 from rebalance_core.explain import new_explained_replayer, replay_explained
+from rebalance_core.rebalance_reasons import Cause, classify_reason
 from rebalance_core.replay import event_order_key
 from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import load_scenario, simulate

@@ -1,4 +1,10 @@
-"""The simulator's clock: timed callbacks in (time, insertion) order, one protocol step per millisecond."""
+"""The simulators' clock: timed callbacks in (time, insertion) order.
+
+Shared by the classic simulator (`classic.simulator`, which also cancels timers and defers steps so that
+one protocol step runs per millisecond) and the KIP-848 simulator (`consumer.simulate`, which only pushes
+and pops). It models no Kafka class: it stands in for the passing of time between the coordinator's
+request handlers (GroupCoordinator / GroupMetadataManager) and each member's poll loop and heartbeat thread.
+"""
 
 from __future__ import annotations
 
