@@ -2162,6 +2162,32 @@ def test_consumer_logs_alone_a_member_in_doubt_after_an_unexplained_bump_stays_i
     assert members[4] is None
 
 
+def test_consumer_logs_alone_an_unexplained_bump_stays_unknown_when_its_epoch_closes_at_a_leave():
+    """c1 and c2 settle at epoch 2, then c2 falls silent. c3's join is answered with epoch 4: two bumps, one
+    its own join, the other no member line explains (c2's session expiry, GroupMetadataManager
+    .consumerGroupFenceMember, or a metadata change). Epoch 4 converges (provisionally) and closes when c3
+    starts leaving (PREPARE_LEAVING, its leave heartbeat bumps the next epoch) rather than at the next bump:
+    c2 never stated epoch 4, so epoch 4's member list is unknown (null) however the epoch closes, never the
+    guess that c2 is still in."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+        _stamped("01:30,000", _MM.format("c3", 4, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:30,001", _MM.format("c3", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:30,001", _MM.format("c3", 4, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:35,000", _MM.format("c1", 5, "STABLE", "RECONCILING")),
+        _stamped("01:35,002", _MM.format("c1", 5, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:35,002", _MM.format("c1", 5, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[4] is None
+
+
 def test_consumer_logs_alone_the_last_members_leave_ends_its_epoch_with_members_and_shows_no_empty_epoch():
     """c2 leaves (epoch -1: a bump to 3), then c1, the last member, leaves while reconciling to 3. Its leave
     heartbeat is answered after its last line, and removing it bumps the group epoch
