@@ -49,7 +49,7 @@ class MemberOnlyEpochs:
                 and current is not None
                 and not self.unexplained
                 and current.members is not None
-                and not current.members_unknown
+                and not current.members_in_doubt
                 else None
             )
             self._open_epoch(epoch, e.ts, None, "inferred")
@@ -275,7 +275,8 @@ class MemberOnlyEpochs:
     def _flag_unknown_members(self) -> None:
         """Member-side logs only: the current epoch counts a member whose process is gone (see
         _process_restarted) and whose own log never stated this epoch: it may have been fenced at it or
-        before, or still be counted, so the epoch's member list is unknown (null), never a guess; except an
+        before, or still be counted, so the epoch's member list is unknown (null), never a guess, unless a later
+        line shows that member out of the epoch (OpenEpoch.members_doubted); except an
         epoch a new member's join opened alone (joined_epoch): it counts whom the epoch before counted. Likewise
         an epoch that may count a static member closed while JOINING (see _maybe_counted_unanswered)."""
         cur = self.tracker.current
@@ -286,13 +287,15 @@ class MemberOnlyEpochs:
             return
         if self.joined_epoch == cur.epoch:
             return  # opened by a join alone: it counts whom the epoch before counted (see _member_only_epoch)
-        for member in cur.members:
+        for member in list(cur.members):
             view = self.members.get(member)
             if member in self.doubtful or (
                 view is not None and view.process_gone and cur.epoch > (view.client_epoch or 0)
             ):
-                self.tracker.members_unknown()
-                return
+                # in doubt until a line shows it out of this epoch: a partition it never revoked handed to
+                # another member at this epoch (_owner_removed_unseen: CurrentAssignmentBuilder withholds a
+                # partition until its owner released it or was removed), or its instance taken over
+                self.tracker.member_doubted(member)
 
     def _unanswered_of(self, view: MemberView) -> list[MemberView]:
         """Static members of `view`'s instance, other than it, that closed while JOINING (left_unanswered)."""

@@ -1203,6 +1203,35 @@ def test_consumer_logs_alone_a_crashed_member_whose_consumer_restarted_makes_lat
     assert generations[4]["member_count"] is None
 
 
+def test_consumer_logs_alone_a_crashed_member_whose_partition_is_handed_on_is_no_member_of_that_epoch():
+    """c2 settles with t-1 at epoch 2 and crashes (its log silent); its client restarts as c2b, answered with
+    epoch 3 (its join alone). Epoch 4's bump no line explains, so c2, dead but counted until its session
+    expires, is in doubt there; then c2b is handed t-1 at epoch 4, which c2 never revoked. The coordinator
+    withholds a partition until its owner released it or was removed (CurrentAssignmentBuilder:
+    UNRELEASED_PARTITIONS), so c2 was removed by then and epoch 4's members are c1 and c2b."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("00:09,000", _RESTARTED.format("c2b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:09,002", _RESTARTED.format("c2b", 3, "JOINING", "RECONCILING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:55,000", _RESTARTED.format("c2b", 4, "STABLE", "RECONCILING")),
+        _stamped("00:55,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:55,002", _RESTARTED.format("c2b", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:55,002", _RESTARTED.format("c2b", 4, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:56,000", _MM.format("c1", 4, "STABLE", "RECONCILING")),
+        _stamped("00:56,002", _MM.format("c1", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:56,002", _MM.format("c1", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[3] == ["c1", "c2", "c2b"]
+    assert members[4] == ["c1", "c2b"]
+
+
 def test_consumer_logs_alone_a_member_learning_it_was_fenced_makes_the_epoch_opened_while_it_was_silent_unknown():
     """c2 pauses after epoch 2 (silent); c3 joins at epoch 4. c2 resumes and learns it was FENCED: its
     session expired at an instant no consumer log shows (group.consumer.session.timeout.ms, the broker's), so
