@@ -423,25 +423,31 @@ class EpochTracker:
         tl.group_empty(ts)
         tl.end_episode(ts)
 
-    def epoch_shown_late(self, epoch: int, ts: int, timing_source: str) -> None:
+    def epoch_shown_late(
+        self, epoch: int, ts: int, timing_source: str, members: Mapping[str, str | None] | None = None
+    ) -> None:
         """Member-side logs only: a member's line at `ts` states `epoch`, one the group had already passed when
         this member's line came (the epoch opened from a later one skipped it). The member was in it, so it did
-        not end Empty; who else, when it began and whether it converged, no line shows (null)."""
-        self._out["generations"].append(
-            unlogged_generation_row(
-                self.timeline,
-                self.key,
-                ts,
-                epoch,
-                group_protocol=GROUP_PROTOCOL,
-                protocol_type=PROTOCOL_TYPE,
-                protocol_name=self.assignor,
-                rebalance_protocol=GROUP_PROTOCOL,
-                leader_member_id=None,
-                episode_id=None,
-                timing_source=timing_source,
-            )
+        not end Empty; when it began and whether it converged, no line shows (null); who else, only where the
+        causes of the bumps around it tell (`members`: member -> group.instance.id, else null)."""
+        row = unlogged_generation_row(
+            self.timeline,
+            self.key,
+            ts,
+            epoch,
+            group_protocol=GROUP_PROTOCOL,
+            protocol_type=PROTOCOL_TYPE,
+            protocol_name=self.assignor,
+            rebalance_protocol=GROUP_PROTOCOL,
+            leader_member_id=None,
+            episode_id=None,
+            timing_source=timing_source,
         )
+        if members is not None:
+            row["members"] = sorted(members)
+            row["member_count"] = len(members)
+            row["static_member_count"] = sum(1 for instance in members.values() if instance)
+        self._out["generations"].append(row)
 
     def maybe_end_episode(self) -> None:
         """End the episode once its last epoch converged and the target is consumed by its owners."""

@@ -2217,6 +2217,35 @@ def test_consumer_logs_alone_an_unexplained_bump_stays_unknown_when_its_epoch_cl
     assert members[4] is None
 
 
+def test_consumer_logs_alone_an_epoch_skipped_between_a_leave_and_a_join_counts_all_but_the_leaver():
+    """c1 and c2 settle at epoch 2 and c3 joins at 3; c1 leaves for good (epoch -1) and c4's join is answered
+    with epoch 5. A joiner gets the epoch its own join bumped (GroupMetadataManager.consumerGroupHeartbeat)
+    and the lines explain just two bumps, so c1's leave bumped epoch 4 (consumerGroupFenceMember). c3, lagging,
+    shows epoch 4 only later: its row counts epoch 3's members but c1."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("00:30", "c3", 3, "") if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c1", 3, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c1", "Revoke previously assigned partitions", "t-0")),
+        _stamped("01:00,002", _MM.format("c1", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c1", 3, "LEAVING", "UNSUBSCRIBED")),
+        *(line for line in _joins("01:01", "c4", 5, "") if "GroupCoordinator" not in line),
+        _stamped("01:03,000", _MM.format("c3", 4, "STABLE", "RECONCILING")),
+        _stamped("01:03,002", _CB.format("c3", "Adding newly assigned partitions:", "t-0")),
+        _stamped("01:03,002", _MM.format("c3", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:03,002", _MM.format("c3", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert generations[3]["members"] == ["c1", "c2", "c3"]
+    assert generations[4]["members"] == ["c2", "c3"]
+    assert generations[4]["member_count"] == 2
+    assert generations[5]["members"] == ["c2", "c3", "c4"]
+
+
 def test_consumer_logs_alone_the_last_members_leave_ends_its_epoch_with_members_and_shows_no_empty_epoch():
     """c2 leaves (epoch -1: a bump to 3), then c1, the last member, leaves while reconciling to 3. Its leave
     heartbeat is answered after its last line, and removing it bumps the group epoch
