@@ -71,6 +71,14 @@ class OpenEpoch:
     # when the coordinator removes it depends on a session timeout the logs do not state): the row's member
     # list is unknown (null), not a guess
     members_unknown: bool = False
+    # counted members each of which may have been removed unseen at this epoch (a dead process whose session
+    # expiry no line dates): the list is unknown (null) while one of them is neither shown out nor in
+    members_doubted: list[str] = field(default_factory=list)
+
+    @property
+    def members_in_doubt(self) -> bool:
+        """Whether the epoch's member list is unknown (null), for any reason."""
+        return self.members_unknown or bool(self.members_doubted)
 
 
 @dataclass
@@ -249,12 +257,21 @@ class EpochTracker:
         if cur is not None and not cur.closed and cur.members is not None:
             cur.members.pop(member, None)
             cur.stated.pop(member, None)
+            if member in cur.members_doubted:
+                cur.members_doubted.remove(member)  # its doubt is settled: it is out
 
     def members_unknown(self) -> None:
         """Which members the current epoch counts cannot be told (see OpenEpoch.members_unknown)."""
         cur = self.current
         if cur is not None and not cur.closed and cur.target is None:
             cur.members_unknown = True
+
+    def member_doubted(self, member: str) -> None:
+        """Whether the current epoch still counts `member` cannot be told (see OpenEpoch.members_doubted)
+        until a line shows it out of the epoch (member_out)."""
+        cur = self.current
+        if cur is not None and not cur.closed and cur.target is None and member not in cur.members_doubted:
+            cur.members_doubted.append(member)
 
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
         """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
@@ -406,25 +423,31 @@ class EpochTracker:
         tl.group_empty(ts)
         tl.end_episode(ts)
 
-    def epoch_shown_late(self, epoch: int, ts: int, timing_source: str) -> None:
+    def epoch_shown_late(
+        self, epoch: int, ts: int, timing_source: str, members: Mapping[str, str | None] | None = None
+    ) -> None:
         """Member-side logs only: a member's line at `ts` states `epoch`, one the group had already passed when
         this member's line came (the epoch opened from a later one skipped it). The member was in it, so it did
-        not end Empty; who else, when it began and whether it converged, no line shows (null)."""
-        self._out["generations"].append(
-            unlogged_generation_row(
-                self.timeline,
-                self.key,
-                ts,
-                epoch,
-                group_protocol=GROUP_PROTOCOL,
-                protocol_type=PROTOCOL_TYPE,
-                protocol_name=self.assignor,
-                rebalance_protocol=GROUP_PROTOCOL,
-                leader_member_id=None,
-                episode_id=None,
-                timing_source=timing_source,
-            )
+        not end Empty; when it began and whether it converged, no line shows (null); who else, only where the
+        causes of the bumps around it tell (`members`: member -> group.instance.id, else null)."""
+        row = unlogged_generation_row(
+            self.timeline,
+            self.key,
+            ts,
+            epoch,
+            group_protocol=GROUP_PROTOCOL,
+            protocol_type=PROTOCOL_TYPE,
+            protocol_name=self.assignor,
+            rebalance_protocol=GROUP_PROTOCOL,
+            leader_member_id=None,
+            episode_id=None,
+            timing_source=timing_source,
         )
+        if members is not None:
+            row["members"] = sorted(members)
+            row["member_count"] = len(members)
+            row["static_member_count"] = sum(1 for instance in members.values() if instance)
+        self._out["generations"].append(row)
 
     def maybe_end_episode(self) -> None:
         """End the episode once its last epoch converged and the target is consumed by its owners."""
@@ -483,7 +506,7 @@ class EpochTracker:
             else None
         )
         date = utc_date(closed_at) if closed_at is not None else None
-        known = cur.target is not None or not cur.members_unknown
+        known = cur.target is not None or not cur.members_in_doubt
         self._out["generations"].append(
             {
                 **self.key,

@@ -45,6 +45,7 @@ class Checkpoint:
             "doubtful": sorted(self.doubtful),
             "joined_epoch": self.joined_epoch,
             "skipped_epochs": sorted(self.skipped_epochs),
+            "skipped_members": {str(epoch): members for epoch, members in self.skipped_members.items()},
             "history_in_input": self.history_in_input,
             "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
             "new_partitions_epoch": self.new_partitions_epoch,
@@ -74,6 +75,7 @@ class Checkpoint:
         self.doubtful = set(state.get("doubtful", ()))
         self.joined_epoch = state.get("joined_epoch")
         self.skipped_epochs = set(state.get("skipped_epochs", ()))
+        self.skipped_members = {int(epoch): dict(m) for epoch, m in state.get("skipped_members", {}).items()}
         self.history_in_input = state.get("history_in_input", False)
         self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
         self.new_partitions_epoch = state.get("new_partitions_epoch")

@@ -37,7 +37,10 @@ class MemberOnlyEpochs:
             if current is not None:
                 self._skipped(range(current.epoch + 1, epoch))
             joined = parse_client_state((e.attributes or {}).get("from_state")) is ClientState.JOINING
+            causes_before = self.causes_seen
             self._epoch_unexplained(epoch, current.epoch if current is not None else None)
+            if joined and not replacing and current is not None:
+                self._skipped_by_one_leave(view, epoch, causes_before)
             # a new member is answered with the epoch its own join bumped (GroupMetadataManager
             # .consumerGroupHeartbeat: the member's epoch is the new group epoch's target epoch); when the
             # lines explain every bump since the epoch shown before (its join, leaves and joins logged before
@@ -49,7 +52,7 @@ class MemberOnlyEpochs:
                 and current is not None
                 and not self.unexplained
                 and current.members is not None
-                and not current.members_unknown
+                and not current.members_in_doubt
                 else None
             )
             self._open_epoch(epoch, e.ts, None, "inferred")
@@ -80,12 +83,36 @@ class MemberOnlyEpochs:
                 # a join, a leave or a fence: the cause of the next epoch's bump
                 self.member_signal = e.ts
 
+    def _skipped_by_one_leave(self, joiner: MemberView, epoch: int, causes: int) -> None:
+        """Member-side logs only: `joiner`'s join is answered with `epoch`, two after the current one, and the
+        lines explain exactly two bumps: a member's leave for good (epoch -1, logged while the current epoch
+        was the group's) and this join. The joiner's epoch is the one its own join bumped
+        (GroupMetadataManager.consumerGroupHeartbeat), so the leave bumped the epoch between
+        (consumerGroupFenceMember): that skipped epoch counts the current epoch's members but the leaver. Kept
+        for a lagging member's line that shows it later (_skipped_epoch_shown)."""
+        cur = self.tracker.current
+        if (
+            epoch != cur.epoch + 2
+            or causes != 2
+            or self.unexplained
+            or cur.members is None
+            or cur.members_in_doubt
+        ):
+            return
+        leavers = [v.member_id for v in self.members.values() if v.left_in_epoch == cur.epoch]
+        if len(leavers) != 1 or leavers[0] not in cur.members:
+            return
+        self.skipped_members[cur.epoch + 1] = {
+            m: i for m, i in cur.members.items() if m not in (leavers[0], joiner.member_id)
+        }
+
     def _skipped(self, epochs: range) -> None:
         """Member-side logs only: the group's epoch moved past `epochs` without a line showing them. Only the
         latest are remembered: a member lags by the epochs that opened while it did not heartbeat."""
         self.skipped_epochs.update(epochs)
         if len(self.skipped_epochs) > SKIPPED_EPOCHS_KEPT:
             self.skipped_epochs = set(sorted(self.skipped_epochs)[-SKIPPED_EPOCHS_KEPT:])
+            self.skipped_members = {k: v for k, v in self.skipped_members.items() if k in self.skipped_epochs}
 
     def _skipped_epoch_shown(self, e: Event) -> None:
         """Member-side logs only: a member's line states an epoch the group had passed without a line showing
@@ -95,7 +122,10 @@ class MemberOnlyEpochs:
         its row (see EpochTracker.epoch_shown_late)."""
         if e.member_epoch in self.skipped_epochs:
             self.skipped_epochs.discard(e.member_epoch)
-            self.tracker.epoch_shown_late(e.member_epoch, e.ts, "member")
+            members = self.skipped_members.pop(e.member_epoch, None)
+            if members is not None and e.member_id not in members:
+                members = None  # the line contradicts the count: no list, not a guess
+            self.tracker.epoch_shown_late(e.member_epoch, e.ts, "member", members)
 
     def _epoch_unexplained(self, epoch: int, previous: int | None) -> None:
         """Member-side logs only: a member's line shows group epoch `epoch`, the latest shown was `previous`.
@@ -275,7 +305,8 @@ class MemberOnlyEpochs:
     def _flag_unknown_members(self) -> None:
         """Member-side logs only: the current epoch counts a member whose process is gone (see
         _process_restarted) and whose own log never stated this epoch: it may have been fenced at it or
-        before, or still be counted, so the epoch's member list is unknown (null), never a guess; except an
+        before, or still be counted, so the epoch's member list is unknown (null), never a guess, unless a later
+        line shows that member out of the epoch (OpenEpoch.members_doubted); except an
         epoch a new member's join opened alone (joined_epoch): it counts whom the epoch before counted. Likewise
         an epoch that may count a static member closed while JOINING (see _maybe_counted_unanswered)."""
         cur = self.tracker.current
@@ -286,13 +317,15 @@ class MemberOnlyEpochs:
             return
         if self.joined_epoch == cur.epoch:
             return  # opened by a join alone: it counts whom the epoch before counted (see _member_only_epoch)
-        for member in cur.members:
+        for member in list(cur.members):
             view = self.members.get(member)
             if member in self.doubtful or (
                 view is not None and view.process_gone and cur.epoch > (view.client_epoch or 0)
             ):
-                self.tracker.members_unknown()
-                return
+                # in doubt until a line shows it out of this epoch: a partition it never revoked handed to
+                # another member at this epoch (_owner_removed_unseen: CurrentAssignmentBuilder withholds a
+                # partition until its owner released it or was removed), or its instance taken over
+                self.tracker.member_doubted(member)
 
     def _unanswered_of(self, view: MemberView) -> list[MemberView]:
         """Static members of `view`'s instance, other than it, that closed while JOINING (left_unanswered)."""

@@ -138,6 +138,9 @@ class MemberLines:
             return
         if view.member_id not in (cur.target if cur.target is not None else (cur.members or {})):
             return
+        # member-side logs only: the epoch closes here, not at the next bump, so what its bump left unexplained
+        # is settled now (a silent member it counts may be the one whose removal opened it: null, not a guess)
+        self._settle_unexplained()
         self.tracker.settle()
         self.tracker.maybe_end_episode()
 

@@ -141,6 +141,8 @@ class ConsumerGroupReplayer(
         # member-only logs: epochs a member's line skipped (it showed a later one first) that no line has shown
         # yet: a member lagging behind may still show one (see _skipped_epoch_shown)
         self.skipped_epochs: set[int] = set()
+        # member-only logs: of those, the members the causes of the bumps around one tell (_skipped_by_one_leave)
+        self.skipped_members: dict[int, dict[str, str | None]] = {}
         # member-only logs from the group's first epoch on: every partition it ever consumed (so one never
         # seen is a new one), and the last epoch whose bump such a partition explained
         self.history_in_input = False

@@ -1203,6 +1203,35 @@ def test_consumer_logs_alone_a_crashed_member_whose_consumer_restarted_makes_lat
     assert generations[4]["member_count"] is None
 
 
+def test_consumer_logs_alone_a_crashed_member_whose_partition_is_handed_on_is_no_member_of_that_epoch():
+    """c2 settles with t-1 at epoch 2 and crashes (its log silent); its client restarts as c2b, answered with
+    epoch 3 (its join alone). Epoch 4's bump no line explains, so c2, dead but counted until its session
+    expires, is in doubt there; then c2b is handed t-1 at epoch 4, which c2 never revoked. The coordinator
+    withholds a partition until its owner released it or was removed (CurrentAssignmentBuilder:
+    UNRELEASED_PARTITIONS), so c2 was removed by then and epoch 4's members are c1 and c2b."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        _stamped("00:09,000", _RESTARTED.format("c2b", 0, "UNSUBSCRIBED", "JOINING")),
+        _stamped("00:09,002", _RESTARTED.format("c2b", 3, "JOINING", "RECONCILING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:09,004", _RESTARTED.format("c2b", 3, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:55,000", _RESTARTED.format("c2b", 4, "STABLE", "RECONCILING")),
+        _stamped("00:55,002", _CB.format("c2", "Adding newly assigned partitions:", "t-1")),
+        _stamped("00:55,002", _RESTARTED.format("c2b", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:55,002", _RESTARTED.format("c2b", 4, "ACKNOWLEDGING", "STABLE")),
+        _stamped("00:56,000", _MM.format("c1", 4, "STABLE", "RECONCILING")),
+        _stamped("00:56,002", _MM.format("c1", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("00:56,002", _MM.format("c1", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[3] == ["c1", "c2", "c2b"]
+    assert members[4] == ["c1", "c2b"]
+
+
 def test_consumer_logs_alone_a_member_learning_it_was_fenced_makes_the_epoch_opened_while_it_was_silent_unknown():
     """c2 pauses after epoch 2 (silent); c3 joins at epoch 4. c2 resumes and learns it was FENCED: its
     session expired at an instant no consumer log shows (group.consumer.session.timeout.ms, the broker's), so
@@ -2160,6 +2189,61 @@ def test_consumer_logs_alone_a_member_in_doubt_after_an_unexplained_bump_stays_i
     assert members[2] == ["c1", "c2"]
     assert members[3] is None
     assert members[4] is None
+
+
+def test_consumer_logs_alone_an_unexplained_bump_stays_unknown_when_its_epoch_closes_at_a_leave():
+    """c1 and c2 settle at epoch 2, then c2 falls silent. c3's join is answered with epoch 4: two bumps, one
+    its own join, the other no member line explains (c2's session expiry, GroupMetadataManager
+    .consumerGroupFenceMember, or a metadata change). Epoch 4 converges (provisionally) and closes when c3
+    starts leaving (PREPARE_LEAVING, its leave heartbeat bumps the next epoch) rather than at the next bump:
+    c2 never stated epoch 4, so epoch 4's member list is unknown (null) however the epoch closes, never the
+    guess that c2 is still in."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("01:00", "c3", 4, "") if "GroupCoordinator" not in line),
+        _stamped("01:30,000", _MM.format("c3", 4, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:30,001", _MM.format("c3", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:30,001", _MM.format("c3", 4, "LEAVING", "UNSUBSCRIBED")),
+        _stamped("01:35,000", _MM.format("c1", 5, "STABLE", "RECONCILING")),
+        _stamped("01:35,002", _MM.format("c1", 5, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:35,002", _MM.format("c1", 5, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    members = members_by_epoch(replay(parsed.events, group="g"))
+    assert members[2] == ["c1", "c2"]
+    assert members[4] is None
+
+
+def test_consumer_logs_alone_an_epoch_skipped_between_a_leave_and_a_join_counts_all_but_the_leaver():
+    """c1 and c2 settle at epoch 2 and c3 joins at 3; c1 leaves for good (epoch -1) and c4's join is answered
+    with epoch 5. A joiner gets the epoch its own join bumped (GroupMetadataManager.consumerGroupHeartbeat)
+    and the lines explain just two bumps, so c1's leave bumped epoch 4 (consumerGroupFenceMember). c3, lagging,
+    shows epoch 4 only later: its row counts epoch 3's members but c1."""
+    lines = [
+        *(line for line in _c1_and_c2_settled_at_epoch_2() if "GroupCoordinator" not in line),
+        *(line for line in _joins("00:30", "c3", 3, "") if "GroupCoordinator" not in line),
+        _stamped("01:00,000", _MM.format("c1", 3, "STABLE", "PREPARE_LEAVING")),
+        _stamped("01:00,002", _CB.format("c1", "Revoke previously assigned partitions", "t-0")),
+        _stamped("01:00,002", _MM.format("c1", -1, "PREPARE_LEAVING", "LEAVING")),
+        _stamped("01:00,002", _MM.format("c1", 3, "LEAVING", "UNSUBSCRIBED")),
+        *(line for line in _joins("01:01", "c4", 5, "") if "GroupCoordinator" not in line),
+        _stamped("01:03,000", _MM.format("c3", 4, "STABLE", "RECONCILING")),
+        _stamped("01:03,002", _CB.format("c3", "Adding newly assigned partitions:", "t-0")),
+        _stamped("01:03,002", _MM.format("c3", 4, "RECONCILING", "ACKNOWLEDGING")),
+        _stamped("01:03,002", _MM.format("c3", 4, "ACKNOWLEDGING", "STABLE")),
+    ]
+    from rebalance_core.kafka_logs import parse_lines
+
+    parsed = parse_lines(lines, file="consumers.log", cluster="sim")
+    assert parsed.quarantine == []
+    generations = {g["generation_id"]: g for g in replay(parsed.events, group="g")["generations"]}
+    assert generations[3]["members"] == ["c1", "c2", "c3"]
+    assert generations[4]["members"] == ["c2", "c3"]
+    assert generations[4]["member_count"] == 2
+    assert generations[5]["members"] == ["c2", "c3", "c4"]
 
 
 def test_consumer_logs_alone_the_last_members_leave_ends_its_epoch_with_members_and_shows_no_empty_epoch():
