@@ -258,9 +258,10 @@ class Case:
 
 
 # the members map of the coordinator each wording era's broker has (rebalance_core.classic.member_order): Kafka
-# up to 2.5 built with Scala 2.12, 2.6-3.9 with 2.13, 4.0's Java group coordinator; the canonical events
-# are the default simulation's (ReplaySettings' default map)
-_ERA_MEMBER_MAP = {"0.10": SCALA_2_12, "2.x": SCALA_2_12, "3.x": SCALA_2_13, "4.x": JAVA}
+# up to 2.5 built with Scala 2.11/2.12 by default (gradle.properties scalaVersion), 2.6-3.9 with 2.13, 4.0's
+# Java group coordinator. The writer's 2.x era is Kafka 2.8's wording, a 2.13 default build; the canonical
+# events are the default simulation's (ReplaySettings' default map)
+_ERA_MEMBER_MAP = {"0.10": SCALA_2_12, "2.x": SCALA_2_13, "3.x": SCALA_2_13, "4.x": JAVA}
 
 
 def case_for_view(case: Case, view: View) -> Case:
