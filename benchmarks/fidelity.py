@@ -65,9 +65,10 @@ Justified or over-cautious (`Outcome.over_cautious`, `_mark_over_cautious`): a f
 view carries is *justified* when the view's own entries cannot state the fact, *over-cautious* when they
 do (the replay could have been exact). Derived from the entries the view's lines parse to (`stated_by`)
 and the truth, per measure:
-    members       over-cautious when, for a generation the replay reports null, every truth member of it is
-                  named by an entry of that generation (or by a coordinator entry without a generation in
-                  its join phase: the truth's rebalance start minus the slack to its join completion)
+    members       over-cautious when, for a generation the replay reports null, the members named by entries
+                  of that generation (or by coordinator entries without a generation in its join phase: the
+                  truth's rebalance start minus the slack to its join completion) are exactly its truth
+                  members (more named candidates than members do not say which were in it)
     leader        ... when an entry of that generation names the leader (a leader id, or the leader's own
                   assignment line)
     assignments   ... when, for a flagged generation, an entry of that generation states each truth member's
@@ -260,9 +261,10 @@ class Case:
 
 
 # the members map of the coordinator each wording era's broker has (rebalance_core.classic.member_order): Kafka
-# up to 2.5 built with Scala 2.12, 2.6-3.9 with 2.13, 4.0's Java group coordinator; the canonical events
-# are the default simulation's (ReplaySettings' default map)
-_ERA_MEMBER_MAP = {"0.10": SCALA_2_12, "2.x": SCALA_2_12, "3.x": SCALA_2_13, "4.x": JAVA}
+# up to 2.5 built with Scala 2.11/2.12 by default (gradle.properties scalaVersion), 2.6-3.9 with 2.13, 4.0's
+# Java group coordinator. The writer's 2.x era is Kafka 2.8's wording, a 2.13 default build; the canonical
+# events are the default simulation's (ReplaySettings' default map)
+_ERA_MEMBER_MAP = {"0.10": SCALA_2_12, "2.x": SCALA_2_13, "3.x": SCALA_2_13, "4.x": JAVA}
 
 
 def case_for_view(case: Case, view: View) -> Case:
@@ -868,7 +870,9 @@ class Stated:
         )
 
     def states_members(self, generation: int, members: Iterable[str]) -> bool:
-        return set(members) <= self.named.get(generation, set())
+        """The lines name exactly the generation's members: more candidates than members (a member that
+        left in the join phase, another that joined) leave which ones made it unstated."""
+        return set(members) == self.named.get(generation, set())
 
     def states_assignment(self, generation: int, members: Iterable[str]) -> bool:
         return set(members) <= self.assigned.get(generation, set())

@@ -91,7 +91,7 @@ class SimulationSettings:
     coordinator: str = "broker-0"  # `source` of coordinator events
     # the coordinator's members map, whose iteration order picks the next leader (rebalance_core.classic.member_order:
     # "java" = the Java coordinator of 3.6+/4.0, "scala-2.13" = Kafka 2.6-3.9, "scala-2.12" = up to 2.5);
-    # the default is ReplaySettings.coordinator_member_map's
+    # the default is the replay's until a coordinator line tells (ReplaySettings.coordinator_member_map None)
     coordinator_member_map: str = SCALA_2_13
 
     def __post_init__(self) -> None:

@@ -36,9 +36,20 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 
 from rebalance_core.classic.group_membership import ClassicGroupMembership, Member
-from rebalance_core.classic.member_order import JAVA, MemberMapOrder
+from rebalance_core.classic.member_order import JAVA, MemberMapOrder, release_member_map
 from rebalance_core.events import Event
+from rebalance_core.kafka_logs.patterns import PATTERNS
 from schemas.events import EventType, RemovalReason
+
+# the Scala members map the releases printing a coordinator line imply (member_order.release_member_map);
+# the Java coordinator's lines (`.java`) are a java.util.HashMap's whatever the release
+_SCALA_MAP_BY_PATTERN = {
+    p.name: impl
+    for p in PATTERNS
+    if p.name.startswith("broker.")
+    and not p.name.endswith(".java")
+    and (impl := release_member_map(p.versions)) is not None
+}
 
 
 class GroupState(str, Enum):
@@ -241,6 +252,9 @@ class ClassicGroup(ClassicGroupMembership):
             # the Java group coordinator (3.6+) logged it: its members map is a java.util.HashMap
             self.member_order.impl = JAVA
             self.member_order.forget_history()
+        elif pattern in _SCALA_MAP_BY_PATTERN:
+            # a Scala coordinator line of releases built for one Scala by default (member_order)
+            self.member_order.follow_release(_SCALA_MAP_BY_PATTERN[pattern])
         handler = _HANDLERS.get(event.event_type)
         if handler is not None:
             handler(self, event)

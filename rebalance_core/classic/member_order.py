@@ -29,6 +29,7 @@ is then not asserted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rebalance_core.java_hash import java_int, java_spread, java_string_hash
@@ -73,6 +74,28 @@ def _grown(impl: str, size_before: int, capacity: int) -> tuple[int, int]:
     return capacity, after
 
 
+def release_member_map(versions: str) -> str | None:
+    """The Scala members map a coordinator line implies by the releases that print it (`versions` of its
+    pattern row: "2.1-3.9", "0.9-0.10.2", "3.0+", "2.8"). Kafka's default build (gradle.properties
+    `scalaVersion`) was Scala 2.11 up to 2.1, 2.12 for 2.2-2.5 (both: HashTable's order, scala-2.12) and
+    2.13 from 2.6 on; _2.12 builds of 2.6-3.x exist, so only their default is implied. A wording printed
+    on both sides of 2.6 implies nothing (None), nor does one printed up to the newest release ("+"):
+    4.0's coordinator is the Java one."""
+    m = _RELEASES.match(versions)
+    if m is None or m["plus"]:
+        return None
+    low = tuple(int(x) for x in m["low"].split(".")[:2])
+    high = tuple(int(x) for x in (m["high"] or m["low"]).split(".")[:2])
+    if high < (2, 6):
+        return SCALA_2_12
+    if low >= (2, 6):
+        return SCALA_2_13
+    return None
+
+
+_RELEASES = re.compile(r"^(?P<low>\d+\.\d+(?:\.\d+)?)(?:(?P<plus>\+)|-(?P<high>\d+\.\d+(?:\.\d+)?))?(?:$|\s)")
+
+
 class MemberMapOrder:
     """The keys of one coordinator members map and what is known of its history (module docstring).
 
@@ -81,10 +104,13 @@ class MemberMapOrder:
     log starts with, members promoted together). Scala 2.12 also needs each key's capacity at insertion.
     """
 
-    def __init__(self, impl: str = SCALA_2_13):
-        if impl not in IMPLEMENTATIONS:
+    def __init__(self, impl: str | None = SCALA_2_13):
+        """`impl` None: not stated by the user; scala-2.13 until a coordinator line's release tells
+        (`follow_release`)."""
+        if impl is not None and impl not in IMPLEMENTATIONS:
             raise ValueError(f"unknown member map implementation {impl!r}")
-        self.impl = impl
+        self.impl = impl or SCALA_2_13
+        self.from_release = impl is None
         self.capacity = _INITIAL_CAPACITY
         self.capacity_known = False
         self.batch: dict[str, int] = {}  # key -> insertion batch (dict order = insertion order)
@@ -93,6 +119,14 @@ class MemberMapOrder:
         self._next_batch = 1
 
     # ----------------------------------------------------------------------------------- changes
+    def follow_release(self, impl: str) -> None:
+        """A coordinator line of a release whose default build implies `impl` (`release_member_map`):
+        taken unless the user stated the implementation or a Java coordinator's line was seen; the
+        history is then no longer known."""
+        if self.from_release and impl != self.impl and self.impl != JAVA:
+            self.impl = impl
+            self.forget_history()
+
     def fresh(self, keys: Iterable[str] = ()) -> None:
         """A new map (group created or loaded), holding `keys` inserted in an unknown order."""
         self.capacity, self.capacity_known = _INITIAL_CAPACITY, True
@@ -221,6 +255,7 @@ class MemberMapOrder:
             "keys": [[k, self.batch[k], self.inserted_at[k]] for k in self.batch],
             "unhashed": sorted(self.unhashed),
             "next_batch": self._next_batch,
+            "from_release": self.from_release,
         }
 
     @classmethod
@@ -231,4 +266,5 @@ class MemberMapOrder:
         order.inserted_at = {k: c for k, _, c in state["keys"]}
         order.unhashed = set(state["unhashed"])
         order._next_batch = state["next_batch"]
+        order.from_release = state.get("from_release", False)
         return order

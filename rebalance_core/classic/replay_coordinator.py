@@ -117,6 +117,11 @@ class CoordinatorLines:
         info = self.group.members.get(leader) if leader else None
         if info is None or not info.group_instance_id or leader in rnd.joined:
             return leader
+        if self.leader_elections_logged:
+            # every join completion runs maybeElectNewJoinedLeader (GroupCoordinator.onCompleteJoin, 2.3+;
+            # static members exist from 2.3), which logs at INFO when the leader had not rejoined: the input
+            # shows those lines (`_c_leader_elected`), and none came for this round, so the leader rejoined
+            return leader
         if self.group.membership_known and len(self.group.members) == 1:
             return leader  # a join phase completes only with a member that joined
         if rnd.removed_in_join_phase_at is not None and rnd.removed_in_join_phase_at == rnd.join_completed_at:
@@ -127,6 +132,10 @@ class CoordinatorLines:
             return leader
         named = co.members_named_in_reason(rnd.reason)
         return leader if named is not None and named[0] == leader else None
+
+    def _c_leader_elected(self, e: Event) -> None:
+        self.leader_elections_logged = True
+        self.group.apply(e)
 
     def _c_assignment_received(self, e: Event) -> None:
         self.group.apply(e)

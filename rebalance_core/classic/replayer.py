@@ -138,6 +138,8 @@ class GroupReplayer(
         self.stable_replacements: dict[str, list] = {}
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
         self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
+        # the input shows maybeElectNewJoinedLeader's lines: a round completing without one kept its leader
+        self.leader_elections_logged = False
         self.closed_leader: str | None = None  # leader of the last round ended with a generation
         # members' logs only: the members of the last generation as the leader's assignment listed them,
         # less those whose LeaveGroup was logged since (None: not known)
@@ -337,6 +339,7 @@ _PLAIN_STATE = (
     "stable_replacements",
     "poll_timed_out",
     "kip415_delay_inferred",
+    "leader_elections_logged",
     "closed_leader",
     "remaining_members",
     "fresh_join",
@@ -351,6 +354,7 @@ _STATE_DEFAULTS = {
     "silent_joiners": list,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
+    "leader_elections_logged": bool,
     "closed_leader": lambda: None,
     "remaining_members": lambda: None,
     "fresh_join": lambda: None,

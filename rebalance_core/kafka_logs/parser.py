@@ -327,6 +327,9 @@ class _MemberContext:
     join_request: Event | None = None  # the signal before the client's last JoinGroup, if any
     member_epoch: int | None = None
     awaiting_member_id: list[Event] = field(default_factory=list)
+    # a static member's JoinGroup with no rejoin request before it, and the id the client had: a new
+    # process's first JoinGroup (empty id) unless the next id the client shows is that same one
+    unrequested_static_join: tuple[Event, str] | None = None
     recent: dict[EventType, Event] = field(default_factory=dict)
     last: Event | None = None
 
@@ -657,7 +660,8 @@ class _FileParser:
         "(Re-)joining group" does not print: such a join_sent gets the id, unless the client dropped it
         (reset, LeaveGroup) since. A JoinGroup without a request before it may be a new process's first,
         with an empty id: its join_sent keeps none, and for a static member (restarted within the
-        session timeout, KIP-345, its log showing nothing of the restart) ids are not carried across it."""
+        session timeout, KIP-345, its log showing nothing of the restart) ids are not carried across it,
+        unless its join response shows the id it had (`_confirm_static_rejoin`)."""
         if event.type in (EventType.JOIN_REQUESTED, EventType.HEARTBEAT_REBALANCING):
             ctx.rejoin_requested = True
             ctx.last_request = event
@@ -677,6 +681,8 @@ class _FileParser:
         elif requested and not ctx.id_dropped:  # the log starts after the client learned its id
             ctx.awaiting_member_id.append(event)
         elif not requested and event.group_instance_id:
+            if ctx.member_id:
+                ctx.unrequested_static_join = (event, ctx.member_id)
             ctx.forget_member_id()
 
     def _fill_member(self, ctx: _MemberContext, event: Event) -> None:
@@ -688,6 +694,7 @@ class _FileParser:
             for waiting in ctx.awaiting_member_id:  # same client, earlier lines, no reset in between
                 _set_member_id(waiting, event.member_id, "later_line")
             ctx.awaiting_member_id.clear()
+            _confirm_static_rejoin(ctx, event.member_id)
             ctx.member_id = event.member_id
             ctx.id_dropped = False
         elif event.type in _MEMBER_ID_FILLED:
@@ -707,6 +714,17 @@ class _FileParser:
             ctx.member_epoch = event.member_epoch
         elif event.type in _MEMBER_EPOCH_FILLED and ctx.member_epoch is not None:
             event.member_epoch = ctx.member_epoch
+
+
+def _confirm_static_rejoin(ctx: _MemberContext, member_id: str) -> None:
+    """The first id a client shows after a static member's unrequested JoinGroup (a 1.0-2.x client logs
+    no rejoin request: enforceRebalance, a metadata change) tells which it was. A new process joins with
+    an empty id and always gets a new one (KIP-345: GroupCoordinator.doUnknownJoinGroup ->
+    updateStaticMemberAndRebalance in 2.3+, GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin
+    in 4.0): the same id means the live member rejoined, its JoinGroup carrying that id."""
+    pending, ctx.unrequested_static_join = ctx.unrequested_static_join, None
+    if pending is not None and pending[1] == member_id and pending[0].member_id is None:
+        _set_member_id(pending[0], member_id, "earlier_line")
 
 
 def _new_member_rejoins(ctx: _MemberContext, event: Event) -> None:

@@ -302,6 +302,24 @@ def test_a_null_member_list_is_over_cautious_when_each_member_wrote_a_line_of_th
     assert (outcome.cls, outcome.over_cautious) == (f.FLAGGED, False)
 
 
+def test_a_null_member_list_is_justified_when_the_lines_name_more_candidates_than_members():
+    """The lines of a generation name every member and one more (a member removed in the join phase, or
+    another that joined): which of them were in the generation is not stated, the null is justified."""
+    case = f.build_case("sim:01_eager_join")
+    gen = _last_generation(case.truth)
+    replayed = _null_members_of(case.truth, gen["generation_id"])
+    members = list(gen["members"]) + ["c9-0a1b2c3d-0000-4000-8000-000000000000"]
+    entries = [
+        _entry(i, "coordinator", "join_received", gen["rebalance_started_at"], member_id=m)
+        for i, m in enumerate(members)
+    ]
+    view = f.VIEW_BY_NAME["broker-3.x"]
+    outcome = f.compare(case, view, case.truth, replayed, entries)["members"]
+    assert (outcome.cls, outcome.over_cautious) == (f.FLAGGED, False)
+    outcome = f.compare(case, view, case.truth, replayed, entries[:-1])["members"]
+    assert (outcome.cls, outcome.over_cautious) == (f.FLAGGED, True)
+
+
 def test_a_join_line_without_a_generation_names_its_member_for_the_generation_whose_join_phase_it_is_in():
     case = f.build_case("sim:01_eager_join")
     gen = _last_generation(case.truth)

@@ -4,12 +4,19 @@ printed by those classes for the same insertions and removals."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import pytest
 
 from rebalance_core.classic.coordinator import ClassicGroup
-from rebalance_core.classic.member_order import JAVA, SCALA_2_12, SCALA_2_13, MemberMapOrder
+from rebalance_core.classic.member_order import (
+    JAVA,
+    SCALA_2_12,
+    SCALA_2_13,
+    MemberMapOrder,
+    release_member_map,
+)
 from rebalance_core.java_hash import java_string_hash
 from tests.core.replay_helpers import ev
 
@@ -149,3 +156,40 @@ def test_leader_is_not_asserted_when_the_map_order_is_unknown():
     group.apply(ev(12, "join_completed", generation_id=8, member_count=2))
     group.apply(ev(13, "assignment_received", generation_id=8, leader_id=IDS[2], member_count=2))
     assert group.leader_id == IDS[2] and not group.anomalies
+
+
+@pytest.mark.parametrize(
+    ("versions", "expected"),
+    [
+        ("0.9-0.10.2", SCALA_2_12),  # Scala 2.11 default build: HashTable's order, as 2.12
+        ("0.11-2.0", SCALA_2_12),
+        ("2.3-2.4", SCALA_2_12),  # 2.2-2.5: Scala 2.12 by default
+        ("2.8", SCALA_2_13),  # 2.6 on: Scala 2.13 by default
+        ("2.8-3.9", SCALA_2_13),
+        ("2.4-2.8", None),  # printed by releases of both builds
+        ("3.0+", None),  # up to 4.x, whose coordinator is the Java one
+    ],
+)
+def test_a_coordinator_lines_releases_imply_the_default_builds_scala_map(versions, expected):
+    """Kafka's gradle.properties scalaVersion: 2.11.12 up to 2.1, 2.12.x for 2.2-2.5, 2.13.x from 2.6."""
+    assert release_member_map(versions) == expected
+
+
+def test_the_member_map_follows_the_coordinators_release_unless_the_user_stated_it():
+    """ReplaySettings.coordinator_member_map None: a 0.11-2.0 wording ("Preparing to rebalance group g with
+    old generation N", GroupCoordinator.prepareRebalance) is a Scala 2.12-order broker; a stated map, or a
+    Java coordinator's line (ClassicGroup's java.util.HashMap), is kept."""
+    prepared = ev(0, "rebalance_prepared", generation_id=1, attributes={"log_pattern": "broker.prepare.0_11"})
+    group = ClassicGroup(member_order=MemberMapOrder(None))
+    assert group.member_order.impl == SCALA_2_13
+    group.apply(prepared)
+    assert group.member_order.impl == SCALA_2_12
+    stated = ClassicGroup(member_order=MemberMapOrder(SCALA_2_13))
+    stated.apply(prepared)
+    assert stated.member_order.impl == SCALA_2_13
+    java = ClassicGroup(member_order=MemberMapOrder(None))
+    java.apply(ev(0, "join_completed", generation_id=1, attributes={"log_pattern": "broker.stabilized.java"}))
+    java.apply(dataclasses.replace(prepared, ts=1))
+    assert java.member_order.impl == JAVA
+    restored = MemberMapOrder.from_snapshot(MemberMapOrder(None).snapshot())
+    assert restored.from_release

@@ -962,3 +962,51 @@ def test_a_leader_that_left_while_pending_members_may_have_rejoined_is_not_known
     out = replay_log(_leader_fails_while_pending_members_rejoin("10:00:30,000"), topics={"t": 3})
     generation_2 = out["generations"][1]
     assert (generation_2["generation_id"], generation_2["leader_member_id"]) == (2, None)
+
+
+def _static_added_2_8(ts, instance, member):
+    return scala_line(ts, f"Adding new static member {instance} to group g1 with member id {member}.")
+
+
+def _assignment_2_8(ts, generation, members, static):
+    return scala_line(
+        ts,
+        f"Assignment received from leader for group g1 for generation {generation}. The group has {members} "
+        f"members, {static} of which are static.",
+    )
+
+
+@pytest.mark.parametrize(
+    ("elections_logged", "leaders"),
+    [(True, [(1, I1), (2, I2_OLD), (3, I2_OLD)]), (False, [(1, I1), (2, None), (3, None)])],
+)
+def test_a_static_leader_kept_its_place_when_the_log_shows_elections_and_none_came_for_the_round(
+    elections_logged, leaders
+):
+    """2.3-2.8: "Assignment received from leader for group" names no leader, and a static member's rejoin
+    is not logged at INFO. Every join completion runs GroupMetadata.maybeElectNewJoinedLeader
+    (GroupCoordinator.onCompleteJoin), which logs when the leader had not rejoined: once the input shows
+    those lines, a round completing without one kept its leader. Without them the leader is not asserted."""
+    elected = (
+        f"[2024-11-08 10:06:00,000] INFO Group leader [member.id: {I1}, group.instance.id: Some(i1)] failed to "
+        f"join before rebalance timeout, while new leader MemberMetadata(memberId={I2_OLD}, "
+        "groupInstanceId=Some(i2), clientId=c2, clientHost=/10.0.0.2, sessionTimeoutMs=45000, "
+        "rebalanceTimeoutMs=300000, supportedProtocols=List(range), ) was elected. "
+        "(kafka.coordinator.group.GroupMetadata)"
+    )
+    lines = [
+        _static_added_2_8("10:00:00,000", "i1", I1),
+        _prepare("10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1)"),
+        _static_added_2_8("10:00:01,000", "i2", I2_OLD),
+        _stabilized("10:00:03,001", 1, 2),
+        _assignment_2_8("10:00:03,010", 1, 2, 2),
+        _prepare("10:01:00,010", 1, f"Adding new member {C3} with group instance id None"),
+        *([elected] if elections_logged else []),
+        _stabilized("10:06:00,000", 2, 3),
+        _assignment_2_8("10:06:00,010", 2, 3, 2),
+        _prepare("10:07:00,010", 2, f"Adding new member {C4} with group instance id None"),
+        _stabilized("10:07:03,000", 3, 4),
+        _assignment_2_8("10:07:03,010", 3, 4, 2),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="range")
+    assert [(g["generation_id"], g["leader_member_id"]) for g in out["generations"]] == leaders

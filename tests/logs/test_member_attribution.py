@@ -128,6 +128,26 @@ def test_a_static_member_that_asked_to_rejoin_keeps_its_id_across_the_join():
     assert (revoked.member_id, revoked.attributes["member_id_from"]) == (I2_OLD, "later_line")
 
 
+def test_a_static_members_unrequested_join_keeps_its_id_when_the_next_line_shows_the_same_id():
+    """A 2.x client logs no rejoin request (enforceRebalance, a metadata change): its "(Re-)joining group"
+    may be a restarted process's (empty id) or the live member's. A restarted static member always gets a
+    new id (KIP-345, GroupCoordinator.doUnknownJoinGroup -> updateStaticMemberAndRebalance), so the same
+    id in the join response means the JoinGroup carried it; a new id keeps the join empty (a restart)."""
+    events = parse(
+        [
+            client(0, f"Successfully joined group with generation {generation(3, I2_OLD)}", "c2", "i2"),
+            client(10, "(Re-)joining group", "c2", "i2"),
+            client(20, f"Successfully joined group with generation {generation(4, I2_OLD)}", "c2", "i2"),
+            client(30, "(Re-)joining group", "c2", "i2"),
+            client(31, f"Successfully joined group with generation {generation(5, I2_NEW)}", "c2", "i2"),
+        ]
+    )
+    assert [(e.member_id, e.attributes.get("member_id_from")) for e in of_type(events, "join_sent")] == [
+        (I2_OLD, "earlier_line"),
+        (None, None),
+    ]
+
+
 def test_a_join_sent_carries_the_member_id_only_when_a_live_member_asked_to_rejoin():
     """The JoinGroup carries generation.memberId: a rejoin the member requested has its id; the first join
     of a new process (here after a close whose rejoin request was still pending) has none."""

@@ -273,3 +273,23 @@ def test_fields_extracted(message, side, expected):
         elif key == "attributes":
             actual = {k: v for k, v in actual.items() if k in value}
         assert actual == value, key
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # GroupMetadata.maybeElectNewJoinedLeader, Scala 2.3-3.9 (no space before "because")
+        "Group leader [member.id: c1-old, group.instance.id: Some(c1)] failed to join before rebalance timeout, "
+        "and the group couldn't proceed to next generationbecause no member joined.",
+        # ClassicGroup.maybeElectNewJoinedLeader, the Java coordinator (3.6+, default in 4.0)
+        "Group leader [memberId: c1-old, groupInstanceId: c1] failed to join before the rebalance timeout and "
+        "the group couldn't proceed to the next generation because no member joined.",
+    ],
+)
+def test_a_leader_that_failed_to_join_with_no_member_rejoined_is_recognised_without_an_event(message):
+    """maybeElectNewJoinedLeader found no rejoined member: the join phase waits again, nothing happened
+    to the group yet (no event), but the line is Kafka's and must not be quarantined."""
+    matched, _ = match_pattern(message, Side.COORDINATOR)
+    assert matched is not None and matched.name == "broker.leader_not_elected.2_3"
+    result = parse_lines([line_for(Side.COORDINATOR, message)], file="t.log", cluster="c")
+    assert not result.events and not result.quarantine
