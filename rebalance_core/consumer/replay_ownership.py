@@ -39,18 +39,23 @@ class Ownership:
         partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for the
         coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder), and a callback
         blocked by a busy poll loop ends in exactly such a leave (the poll timer's, which the broker logs as any
-        leave). Its consumption of them, and so their movement, is inferred. (A session-timeout removal is a
-        crash, whose stop is placed at its last heartbeat already.)"""
+        leave; a static member's poll-timer leave is its "temporarily left", epoch -2, ConsumerMembershipManager
+        .leaveGroupEpoch). Its consumption of them, and so their movement, is inferred: the stop now and the start
+        at that line, with the episode that counted them as moved to it. (A session-timeout removal is a crash,
+        whose stop is placed at its last heartbeat already.)"""
         if view.member_timed or not view.server_started or view.server_started_at is None:
             return
         if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
             return  # it polled since (else it would have left sooner): its callback ran
         owned = self.timeline.partitions_of(view.member_id)
-        for tp in view.server_started:
-            if tp in owned:
-                self.timeline.stop(
-                    tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
-                )
+        unacted = [tp for tp in view.server_started if tp in owned]
+        for tp in unacted:
+            self.timeline.stop(
+                tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
+            )
+        if unacted:
+            # and the rebalance that handed them over counted them as moved to it
+            self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
         problem = self.timeline.start(
