@@ -65,6 +65,8 @@ class CoordinatorLines:
                 view.left_static, view.left_static_at = True, e.ts
                 view.heartbeat_seen_at = e.ts  # its leave heartbeat: its session runs from here
                 view.server_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
+                # a static member's poll-timer leave too (ConsumerMembershipManager.leaveGroupEpoch)
+                self._unacted_starts_inferred(view, e.ts, "member_left")
                 self._stop_all(view, e.ts, "member_left")
             return
         reason = e.reason or RemovalReason.LEAVE_GROUP.value

@@ -96,6 +96,25 @@ def moves_of(out: dict, tp: int) -> list[tuple]:
 
 
 @pytest.mark.parametrize(("left_at", "source"), [("04:59,000", "inferred"), ("05:14,000", "observed")])
+def test_a_static_member_temporarily_leaving_soon_after_it_was_handed_partitions_may_never_have_consumed_them(
+    left_at, source
+):
+    """c2 (static) is STABLE with t-1 at 00:13 and "temporarily left" at 04:59, within max.poll.interval.ms: its
+    poll timer's leave (ConsumerMembershipManager.leaveGroupEpoch: a static member leaves with epoch -2), so its
+    onPartitionsAssigned may never have run. Its start of t-1 (the movement c1 -> c2 and the episode that counted
+    it) and its stop are inferred. Leaving 5 min 1 s after the line: it polled meanwhile, all observed."""
+    out = run(
+        [
+            *c2_takes_t1_from_c1(static=True),
+            line(left_at, "Static Member c2 with instance id c2 temporarily left the consumer group."),
+        ]
+    )
+    assert moves_of(out, 1) == [("c1", "c2", source), ("c2", None, source)]
+    handover = out["rebalance_episodes"][1]
+    assert (handover["partitions_moved"], handover["source"]) == (1, source)
+
+
+@pytest.mark.parametrize(("left_at", "source"), [("04:59,000", "inferred"), ("05:14,000", "observed")])
 def test_a_member_leaving_soon_after_it_was_handed_partitions_leaves_the_rebalance_that_handed_them_inferred(
     left_at, source
 ):
