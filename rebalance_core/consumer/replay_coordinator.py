@@ -59,6 +59,8 @@ class CoordinatorLines:
 
     def _c_member_removed(self, e: Event) -> None:
         view = self.members.get(e.member_id or "")
+        if view is not None:
+            self._revocations_acknowledged(view, e.ts)
         if e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # "temporarily left": stays a member with epoch -2, its partitions reserved (no new epoch)
             if view is not None:
@@ -203,6 +205,7 @@ class CoordinatorLines:
             self._open_epoch(e.member_epoch, None, None, "inferred", seen_at=e.ts)
         assigned = sorted(self._names(e.partitions or ()))
         if not view.member_timed:
+            self._revocations_acknowledged(view, e.ts)
             self._coordinator_timing(view, assigned, e.ts, missing_state_line(view.server_epoch, attributes))
         view.joined = view.server_lines = True
         view.heartbeat_seen_at = e.ts  # the coordinator states an assignment in answer to its heartbeat

@@ -7,7 +7,12 @@ since before the input, and the anomaly rows. A mixin of `consumer.replayer.Cons
 
 from __future__ import annotations
 
-from rebalance_core.consumer.replay_state import DEFAULT_MAX_POLL_INTERVAL_MS, MemberView
+from rebalance_core.consumer.replay_state import (
+    DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
+    DEFAULT_MAX_POLL_INTERVAL_MS,
+    MemberView,
+)
+from rebalance_core.consumer.states import MemberState
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import STOP_NOT_OWNED
 from rebalance_core.replay_common import event_anomaly_row
@@ -56,6 +61,19 @@ class Ownership:
         if unacted:
             # and the rebalance that handed them over counted them as moved to it
             self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
+
+    def _revocations_acknowledged(self, view: MemberView, ts: int) -> None:
+        """The coordinator's next line of a member it asked to revoke (its last state UNREVOKED_PARTITIONS): a
+        new state, a leave, a fence, at `ts`. The member revokes in its onPartitionsRevoked and acknowledges in a
+        heartbeat sent at once (ConsumerMembershipManager: ACKNOWLEDGING), which moves it on (CurrentAssignmentBuilder);
+        a member that leaves first revokes, or, its poll loop stuck, leaves on its poll timer having revoked
+        nothing. So the stops, placed at the request, lie between it and this line: beyond a heartbeat interval
+        apart, where is unknown (the stops say inferred; their unavailable time an upper bound)."""
+        if view.member_timed or view.server_state != MemberState.UNREVOKED_PARTITIONS.value:
+            return
+        asked_at = view.heartbeat_seen_at  # its latest coordinator line: the request
+        if asked_at is not None and ts - asked_at > DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            self.timeline.stops_inferred(view.member_id)
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
         problem = self.timeline.start(

@@ -125,3 +125,53 @@ def test_a_member_leaving_soon_after_it_was_handed_partitions_leaves_the_rebalan
     assert moves_of(out, 1)[:2] == [("c1", "c2", source), ("c2", None, source)]
     handover = out["rebalance_episodes"][1]
     assert (handover["partitions_moved"], handover["source"]) == (1, source)
+
+
+def c1_asked_to_revoke_t1() -> list[str]:
+    """c1 consumes t-0 and t-1; c2 joins at 00:10 and c1 is asked to revoke t-1 at 00:11 (UNREVOKED_PARTITIONS)."""
+    return [
+        line("00:00,000", "Member c1 joins the consumer group using the consumer protocol."),
+        line("00:00,000", "Bumped group epoch to 1."),
+        target("00:00,000", 1, {"c1": "0,1"}),
+        state("00:00,001", "c1", 1, 0, "STABLE", "0,1"),
+        line("00:10,000", "Member c2 joins the consumer group using the consumer protocol."),
+        line("00:10,000", "Bumped group epoch to 2."),
+        target("00:10,000", 2, {"c1": "0", "c2": "1"}),
+        state("00:10,001", "c2", 2, 0, "UNRELEASED_PARTITIONS", ""),
+        state("00:11,000", "c1", 1, 1, "UNREVOKED_PARTITIONS", "0", revoked="1"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("acknowledged_at", "source"), [("00:11,010", "observed"), ("00:41,000", "inferred")]
+)
+def test_a_revocation_stops_between_the_request_and_the_members_next_state_line(acknowledged_at, source):
+    """The member revokes in its callback and acknowledges in a heartbeat sent at once (ConsumerMembershipManager:
+    ACKNOWLEDGING), which moves it to the new epoch (CurrentAssignmentBuilder): its stop of t-1 lies between the
+    request and that line. 10 ms apart, the request's instant is the stop within the heartbeat bound (observed);
+    30 s apart, its callback took up to that long: the stop, so t-1's unavailable time, is inferred."""
+    out = run(
+        [
+            *c1_asked_to_revoke_t1(),
+            state(acknowledged_at, "c1", 2, 1, "STABLE", "0"),
+            state(acknowledged_at.replace(",0", ",5"), "c2", 2, 2, "STABLE", "1"),
+        ]
+    )
+    assert moves_of(out, 1) == [("c1", "c2", source)]
+
+
+@pytest.mark.parametrize("leave", ["Member c1 left the consumer group.", "Member c1 fenced from the group because the member session expired."])  # fmt: skip
+def test_a_revocation_asked_of_a_member_that_then_leaves_without_acknowledging_it_is_inferred(leave):
+    """c1 is asked to revoke t-1 at 00:11 and its next line is its leave (or its fence) 4 min later: its poll loop
+    may have been stuck since (it leaves on its poll timer, AbstractMembershipManager.transitionToSendingLeaveGroup,
+    having revoked nothing), so t-1 stopped somewhere between the request and the leave: inferred."""
+    out = run(
+        [
+            *c1_asked_to_revoke_t1(),
+            line("04:11,000", leave),
+            line("04:11,000", "Bumped group epoch to 3."),
+            target("04:11,000", 3, {"c2": "0,1"}),
+            state("04:11,005", "c2", 3, 2, "STABLE", "0,1"),
+        ]
+    )
+    assert moves_of(out, 1) == [("c1", "c2", "inferred")]
