@@ -91,6 +91,8 @@ class CoordinatorLines:
                 # the stated session places its stop: an epoch closed since without a target had it
                 # consuming nothing
                 self.tracker.member_stopped_at(view.member_id, stop_at)
+            if self._died_before_acknowledging(view, stop_at):
+                source = "inferred"
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
                 # heartbeat acknowledges) and no later one shows it did: it may have died first, so the

@@ -62,6 +62,24 @@ class Ownership:
             # and the rebalance that handed them over counted them as moved to it
             self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
 
+    def _died_before_acknowledging(self, view: MemberView, last_heartbeat: int) -> bool:
+        """A member timed by the coordinator alone, fenced on its session expiry, whose last heartbeat came
+        less than a heartbeat interval after the line that handed it partitions: it sent no regular heartbeat
+        since, and its acknowledgement (the heartbeat with the partitions it owns, sent once its
+        onPartitionsAssigned ran: ConsumerMembershipManager ACKNOWLEDGING) no broker line shows, so whether it
+        ever consumed them is unknown. Their start (movement and the episode that counted it) is inferred, and
+        so are its stops (returns whether so)."""
+        started_at = view.server_started_at
+        if view.member_timed or not view.server_started or started_at is None:
+            return False
+        if last_heartbeat - started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            return False
+        owned = self.timeline.partitions_of(view.member_id)
+        unacted = [tp for tp in view.server_started if tp in owned]
+        if unacted:
+            self.timeline.starts_inferred(view.member_id, unacted, started_at)
+        return bool(unacted)
+
     def _revocations_acknowledged(self, view: MemberView, ts: int) -> None:
         """The coordinator's next line of a member it asked to revoke (its last state UNREVOKED_PARTITIONS): a
         new state, a leave, a fence, at `ts`. The member revokes in its onPartitionsRevoked and acknowledges in a

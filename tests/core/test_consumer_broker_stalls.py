@@ -175,3 +175,21 @@ def test_a_revocation_asked_of_a_member_that_then_leaves_without_acknowledging_i
         ]
     )
     assert moves_of(out, 1) == [("c1", "c2", "inferred")]
+
+
+@pytest.mark.parametrize(("fenced_at", "source"), [("00:58,002", "inferred"), ("01:30,000", "observed")])
+def test_a_member_whose_last_heartbeat_was_the_one_that_handed_it_partitions_may_never_have_consumed_them(
+    fenced_at, source
+):
+    """c2 is handed t-1 at 00:13 and fenced on its session expiry (45 s, the broker's default
+    group.consumer.session.timeout.ms) at 00:58.002: its last heartbeat came 2 ms after that line, no regular one
+    since, and its acknowledgement (sent once onPartitionsAssigned ran) no broker line shows: whether it ever
+    consumed t-1 is unknown, so its start (c1 -> c2) is inferred. Fenced at 01:30, it heartbeat for 32 s more
+    (acknowledging first): its start stands."""
+    out = run(
+        [
+            *c2_takes_t1_from_c1(static=False),
+            line(fenced_at, "Member c2 fenced from the group because the member session expired."),
+        ]
+    )
+    assert moves_of(out, 1)[0] == ("c1", "c2", source)
