@@ -1268,7 +1268,7 @@ def _differing_rounds_generations(truth: dict, replayed: dict, tolerance_ms: int
 
 
 def _excused_by_inferred(
-    truth: dict, replayed: dict, measure: str, inferred: set[int], tolerance_ms: int
+    truth: dict, replayed: dict, measure: str, inferred: set[int], tolerance_ms: int, bound: int = 0
 ) -> tuple[bool, set[int]]:
     """Whether each difference in `measure`'s total comes from an episode the replay marks inferred (the
     episode itself, an inferred assignment of one of its generations, or an inferred movement of it): an
@@ -1276,7 +1276,9 @@ def _excused_by_inferred(
     it stops, moves and revokes). Also those truth generations of the differing episodes.
     A truth episode before every replayed one with a nonzero value is missed (not excused); what the totals
     count outside the episodes (which generation's assignment it is of, the rows do not say) is excused by
-    any inferred generation or movement."""
+    any inferred generation or movement. `bound`: what coordinator timing may miss in all (a coordinator-timed
+    stw_ms or unavailable_ms): the differences of the episodes no inferred mark excuses, together within it,
+    are excused by it (an inferred episode excuses its own difference, the bound the rest)."""
     column = TOTAL_COLUMNS[measure]
     pairs, unpaired = _pair_episodes(truth, replayed, tolerance_ms)
     inferred_movements = {
@@ -1286,7 +1288,7 @@ def _excused_by_inferred(
     def value(row: dict) -> int:
         return row.get(column) or 0
 
-    excused, generations = True, set()
+    excused, generations, unflagged = True, set(), 0
     if any(value(t) for t in unpaired):
         excused = False
     previous_last: int | None = None
@@ -1300,9 +1302,11 @@ def _excused_by_inferred(
         if sum(map(value, ts)) == value(r):
             continue
         generations |= set().union(set(), *(_episode_generations(t, previous=True) for t in ts)) or formed
-        excused = excused and (
+        if not (
             r.get("source") == "inferred" or r["episode_id"] in inferred_movements or bool(formed & inferred)
-        )
+        ):
+            unflagged += abs(sum(map(value, ts)) - value(r))
+    excused = excused and unflagged <= bound
     outside_truth = (_totals(truth)[measure] or 0) - sum(map(value, truth["rebalance_episodes"]))
     outside_replay = (_totals(replayed)[measure] or 0) - sum(map(value, replayed["rebalance_episodes"]))
     if outside_truth != outside_replay:  # which generation's assignment that part is of, the rows do not say
@@ -1346,7 +1350,10 @@ def _compare_totals(
             out[measure] = Outcome(WRONG, "", detail, mismatch="a number where the reference is null")
             continue
         direction = _direction(t_value, r_value)
-        excused, differing[measure] = _excused_by_inferred(truth, replayed, measure, inferred, case.slack_ms)
+        timing_bound = bounds.get(measure, 0) if coordinator_timed else 0
+        excused, differing[measure] = _excused_by_inferred(
+            truth, replayed, measure, inferred, case.slack_ms, timing_bound
+        )
         if not assignment_known:  # a number without any assignment behind it: should have been null
             out[measure] = Outcome(
                 WRONG,

@@ -33,6 +33,7 @@ API (stable; a change is announced here):
     tl.recount_backdated_stop(ts)              # stops were just placed back at ts: count the gap before
                                                # the partitions started since as stop-the-world
     tl.closed_episodes_inferred_after(ts)      # episode rows not drained that converged after ts: `inferred`
+    tl.starts_inferred(member, tps, ts)        # its starts of tps at ts may never have happened: `inferred`
     tl.owners_unknown(); tl.owners_known()     # who owns what is unknown / known again: episodes (and
                                                # their days) with unknown owners have null partition measures
     tl.partitions_of(member) -> set[TopicPartition]; tl.owner_of(tp) -> member | None
@@ -62,6 +63,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Iterable
 
 from rebalance_core.events import TopicPartition
 from rebalance_core.measure_checkpoint import TimelineCheckpoint
@@ -489,6 +491,22 @@ class OwnershipTimeline(TimelineCheckpoint):
         for row in self._out["rebalance_episodes"]:
             if row["stabilized_at"] is not None and row["stabilized_at"] > ts:
                 row["source"] = "inferred"
+
+    def starts_inferred(self, member: str, tps: Iterable[TopicPartition], ts: int) -> None:
+        """`member`'s starts of `tps` at `ts` are an estimate: it may have started them later or never (a
+        member whose poll loop was stuck). Their movement rows not drained yet, the episode rows not drained
+        that converged since (they counted them as moved to it) and the open episode say inferred."""
+        keys = {(tp.topic, tp.partition) for tp in tps}
+        for row in self._out["partition_movements"]:
+            if (
+                row["to_member_id"] == member
+                and row["assigned_at"] == ts
+                and (row["topic"], row["partition"]) in keys
+            ):
+                row["source"] = "inferred"
+        self.closed_episodes_inferred_after(ts - 1)  # converged at ts or later
+        if self.episode is not None:
+            self.episode.source = "inferred"
 
     def latest_stop(self) -> int | None:
         """The latest instant a partition still stopped was stopped at (None: none, or no instant shown)."""

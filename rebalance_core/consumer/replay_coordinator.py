@@ -59,12 +59,16 @@ class CoordinatorLines:
 
     def _c_member_removed(self, e: Event) -> None:
         view = self.members.get(e.member_id or "")
+        if view is not None:
+            self._revocations_acknowledged(view, e.ts)
         if e.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # "temporarily left": stays a member with epoch -2, its partitions reserved (no new epoch)
             if view is not None:
                 view.left_static, view.left_static_at = True, e.ts
                 view.heartbeat_seen_at = e.ts  # its leave heartbeat: its session runs from here
                 view.server_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH
+                # a static member's poll-timer leave too (ConsumerMembershipManager.leaveGroupEpoch)
+                self._unacted_starts_inferred(view, e.ts, "member_left")
                 self._stop_all(view, e.ts, "member_left")
             return
         reason = e.reason or RemovalReason.LEAVE_GROUP.value
@@ -87,6 +91,8 @@ class CoordinatorLines:
                 # the stated session places its stop: an epoch closed since without a target had it
                 # consuming nothing
                 self.tracker.member_stopped_at(view.member_id, stop_at)
+            if self._died_before_acknowledging(view, stop_at):
+                source = "inferred"
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a
                 # heartbeat acknowledges) and no later one shows it did: it may have died first, so the
@@ -201,6 +207,7 @@ class CoordinatorLines:
             self._open_epoch(e.member_epoch, None, None, "inferred", seen_at=e.ts)
         assigned = sorted(self._names(e.partitions or ()))
         if not view.member_timed:
+            self._revocations_acknowledged(view, e.ts)
             self._coordinator_timing(view, assigned, e.ts, missing_state_line(view.server_epoch, attributes))
         view.joined = view.server_lines = True
         view.heartbeat_seen_at = e.ts  # the coordinator states an assignment in answer to its heartbeat

@@ -7,7 +7,12 @@ since before the input, and the anomaly rows. A mixin of `consumer.replayer.Cons
 
 from __future__ import annotations
 
-from rebalance_core.consumer.replay_state import DEFAULT_MAX_POLL_INTERVAL_MS, MemberView
+from rebalance_core.consumer.replay_state import (
+    DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
+    DEFAULT_MAX_POLL_INTERVAL_MS,
+    MemberView,
+)
+from rebalance_core.consumer.states import MemberState
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import STOP_NOT_OWNED
 from rebalance_core.replay_common import event_anomaly_row
@@ -39,18 +44,54 @@ class Ownership:
         partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for the
         coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder), and a callback
         blocked by a busy poll loop ends in exactly such a leave (the poll timer's, which the broker logs as any
-        leave). Its consumption of them, and so their movement, is inferred. (A session-timeout removal is a
-        crash, whose stop is placed at its last heartbeat already.)"""
+        leave; a static member's poll-timer leave is its "temporarily left", epoch -2, ConsumerMembershipManager
+        .leaveGroupEpoch). Its consumption of them, and so their movement, is inferred: the stop now and the start
+        at that line, with the episode that counted them as moved to it. (A session-timeout removal is a crash,
+        whose stop is placed at its last heartbeat already.)"""
         if view.member_timed or not view.server_started or view.server_started_at is None:
             return
         if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
             return  # it polled since (else it would have left sooner): its callback ran
         owned = self.timeline.partitions_of(view.member_id)
-        for tp in view.server_started:
-            if tp in owned:
-                self.timeline.stop(
-                    tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
-                )
+        unacted = [tp for tp in view.server_started if tp in owned]
+        for tp in unacted:
+            self.timeline.stop(
+                tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
+            )
+        if unacted:
+            # and the rebalance that handed them over counted them as moved to it
+            self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
+
+    def _died_before_acknowledging(self, view: MemberView, last_heartbeat: int) -> bool:
+        """A member timed by the coordinator alone, fenced on its session expiry, whose last heartbeat came
+        less than a heartbeat interval after the line that handed it partitions: it sent no regular heartbeat
+        since, and its acknowledgement (the heartbeat with the partitions it owns, sent once its
+        onPartitionsAssigned ran: ConsumerMembershipManager ACKNOWLEDGING) no broker line shows, so whether it
+        ever consumed them is unknown. Their start (movement and the episode that counted it) is inferred, and
+        so are its stops (returns whether so)."""
+        started_at = view.server_started_at
+        if view.member_timed or not view.server_started or started_at is None:
+            return False
+        if last_heartbeat - started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            return False
+        owned = self.timeline.partitions_of(view.member_id)
+        unacted = [tp for tp in view.server_started if tp in owned]
+        if unacted:
+            self.timeline.starts_inferred(view.member_id, unacted, started_at)
+        return bool(unacted)
+
+    def _revocations_acknowledged(self, view: MemberView, ts: int) -> None:
+        """The coordinator's next line of a member it asked to revoke (its last state UNREVOKED_PARTITIONS): a
+        new state, a leave, a fence, at `ts`. The member revokes in its onPartitionsRevoked and acknowledges in a
+        heartbeat sent at once (ConsumerMembershipManager: ACKNOWLEDGING), which moves it on (CurrentAssignmentBuilder);
+        a member that leaves first revokes, or, its poll loop stuck, leaves on its poll timer having revoked
+        nothing. So the stops, placed at the request, lie between it and this line: beyond a heartbeat interval
+        apart, where is unknown (the stops say inferred; their unavailable time an upper bound)."""
+        if view.member_timed or view.server_state != MemberState.UNREVOKED_PARTITIONS.value:
+            return
+        asked_at = view.heartbeat_seen_at  # its latest coordinator line: the request
+        if asked_at is not None and ts - asked_at > DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            self.timeline.stops_inferred(view.member_id)
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
         problem = self.timeline.start(
