@@ -234,13 +234,15 @@ class RoundEnds:
         that names its generation (AbstractCoordinator.joinGroupIfNeeded / JoinGroupResponseHandler). A
         new member's first JoinGroup carries no id and only gets one (KIP-394, MEMBER_ID_REQUIRED); the
         second carries it. A JoinGroup without an id while one is unanswered, or with another id, is a new
-        member's (a new process of the same client): the earlier one stays unanswered. Each entry:
-        [sent, its LeaveGroup, the member id its lines name]."""
+        member's (a new process of the same client): the earlier one stays unanswered. Once a response
+        answers a later JoinGroup, the earlier unanswered ones were a dead predecessor's: no later line
+        (the live member's rejoin with its id, its LeaveGroup, its response) is theirs. Each entry:
+        [sent, its LeaveGroup, the member id its lines name, superseded by an answered later JoinGroup]."""
         joins = self.unanswered_processes.setdefault(process_of(e), [])
-        waiting = joins[-1] if joins and joins[-1][1] is None else None
+        waiting = joins[-1] if joins and joins[-1][1] is None and not _superseded(joins[-1]) else None
         if e.event_type == JOIN_SENT:
             if waiting is None or not e.member_id or waiting[2] not in (None, e.member_id):
-                joins.append([e.ts, None, e.member_id])
+                joins.append([e.ts, None, e.member_id, False])
             else:
                 waiting[2] = e.member_id
         elif e.event_type == LEAVE_SENT:
@@ -253,6 +255,8 @@ class RoundEnds:
                 rnd.answered.append(e.member_id)
             if waiting is not None:
                 joins.pop()
+                for earlier in joins:  # a dead predecessor's: the live member's lines are not theirs
+                    earlier[3:] = [True]
             elif answers:
                 # a response with no JoinGroup line before it: these logs do not show every JoinGroup,
                 # so a member whose log shows nothing of the generation may have joined it
@@ -282,7 +286,7 @@ class RoundEnds:
         for process, joins in list(self.unanswered_processes.items()):
             open_joins = []
             for entry in joins:
-                sent, left, member = entry
+                sent, left, member = entry[:3]
                 if sent >= formed:
                     open_joins.append(entry)  # its response, if any, names a later generation
                     continue
@@ -371,3 +375,9 @@ class RoundEnds:
     def _end_episode(self, ts: int | None = None) -> None:
         self._note_protocol()
         self.timeline.end_episode(ts)
+
+
+def _superseded(entry: list) -> bool:
+    """Whether an unanswered JoinGroup (`RoundEnds._note_process_join`) was followed by an answered
+    JoinGroup of its process (entries of states written before the flag have three fields)."""
+    return len(entry) > 3 and bool(entry[3])
