@@ -365,12 +365,31 @@ class RoundEnds:
         if rnd is None or ep is None or not rnd.stable or self.follow_up_due:
             return
         for v in self.views.values():  # a loop, not any(genexpr): checked after every event
-            if v.signal_ts is not None or v.pending is not None:
+            if v.pending is not None or (v.signal_ts is not None and not self._rejoin_outlived(v, rnd)):
                 return  # a member with its own log is still rejoining or applying its assignment
         if self.protocol == "cooperative" and not rnd.assignment_known:
             return  # revocations unknown: the next round's reason tells whether it follows this one
         self._end_round()
         self._end_episode()
+
+    def _rejoin_outlived(self, view: MemberView, rnd: Round) -> bool:
+        """Whether a member whose log shows a JoinGroup and nothing answering it (it died or stalled after
+        sending it) is no member of the Stable round `rnd`, so the episode need not wait for it: the
+        leader's assignment lists the generation's members without it, and its JoinGroup went out more
+        than a join round trip (`MemberView.round_trip_ms`, the longest the logs show) before the round
+        began. The coordinator answers every JoinGroup of a join phase at its completion
+        (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0): one that reached it before this round
+        began was answered in an earlier phase, or removed with its member (a dynamic member that does
+        not rejoin, onCompleteJoin; a session expiry), and one reaching it later would start the next
+        round, not join this one."""
+        if not rnd.members_listed or rnd.members is None or view.member_id in rnd.members:
+            return False
+        round_trips = [v.round_trip_ms for v in self.views.values() if v.round_trip_ms is not None]
+        return (
+            bool(round_trips)
+            and rnd.started_at is not None
+            and view.signal_ts + max(round_trips) < rnd.started_at
+        )
 
     def _end_episode(self, ts: int | None = None) -> None:
         self._note_protocol()
