@@ -671,6 +671,10 @@ class Observed:
 
 
 _CLIENT_ID = re.compile(r"clientId=([^,\]]*)")
+# a config dump (AbstractConfig.logAll, "ConsumerConfig values:") has no "[Consumer clientId=...]" prefix:
+# it names its client in its `client.id = X` row, and goes to that client's file as in a real deployment
+# (a consumer process logs its dump at start, before its first JoinGroup)
+_CONFIG_CLIENT_ID = re.compile(r"^\s*client\.id = (\S+)$", re.MULTILINE)
 
 
 def observe(case: Case, view: View) -> Observed:
@@ -696,7 +700,7 @@ def observe(case: Case, view: View) -> Observed:
         if line.stream == BROKER and view.broker_era is not None:
             files["server.log"].extend(line.text.split("\n"))
         elif line.stream == CLIENT and view.client_era is not None:
-            m = _CLIENT_ID.search(line.text)
+            m = _CLIENT_ID.search(line.text) or _CONFIG_CLIENT_ID.search(line.text)
             files[f"{m.group(1) if m else 'client'}.log"].extend(line.text.split("\n"))
     events: list[Event] = []
     quarantined = 0

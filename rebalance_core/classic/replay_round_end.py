@@ -239,13 +239,15 @@ class RoundEnds:
         that names its generation (AbstractCoordinator.joinGroupIfNeeded / JoinGroupResponseHandler). A
         new member's first JoinGroup carries no id and only gets one (KIP-394, MEMBER_ID_REQUIRED); the
         second carries it. A JoinGroup without an id while one is unanswered, or with another id, is a new
-        member's (a new process of the same client): the earlier one stays unanswered. Each entry:
-        [sent, its LeaveGroup, the member id its lines name]."""
+        member's (a new process of the same client): the earlier one stays unanswered. Once a response
+        answers a later JoinGroup, the earlier unanswered ones were a dead predecessor's: no later line
+        (the live member's rejoin with its id, its LeaveGroup, its response) is theirs. Each entry:
+        [sent, its LeaveGroup, the member id its lines name, superseded by an answered later JoinGroup]."""
         joins = self.unanswered_processes.setdefault(process_of(e), [])
-        waiting = joins[-1] if joins and joins[-1][1] is None else None
+        waiting = joins[-1] if joins and joins[-1][1] is None and not _superseded(joins[-1]) else None
         if e.event_type == JOIN_SENT:
             if waiting is None or not e.member_id or waiting[2] not in (None, e.member_id):
-                joins.append([e.ts, None, e.member_id])
+                joins.append([e.ts, None, e.member_id, False])
             else:
                 waiting[2] = e.member_id
         elif e.event_type == LEAVE_SENT:
@@ -258,6 +260,8 @@ class RoundEnds:
                 rnd.answered.append(e.member_id)
             if waiting is not None:
                 joins.pop()
+                for earlier in joins:  # a dead predecessor's: the live member's lines are not theirs
+                    earlier[3:] = [True]
             elif answers:
                 # a response with no JoinGroup line before it: these logs do not show every JoinGroup,
                 # so a member whose log shows nothing of the generation may have joined it
@@ -287,7 +291,7 @@ class RoundEnds:
         for process, joins in list(self.unanswered_processes.items()):
             open_joins = []
             for entry in joins:
-                sent, left, member = entry
+                sent, left, member = entry[:3]
                 if sent >= formed:
                     open_joins.append(entry)  # its response, if any, names a later generation
                     continue
@@ -378,13 +382,38 @@ class RoundEnds:
         if rnd is None or ep is None or not rnd.stable or self.follow_up_due:
             return
         for v in self.views.values():  # a loop, not any(genexpr): checked after every event
-            if v.signal_ts is not None or v.pending is not None:
+            if v.pending is not None or (v.signal_ts is not None and not self._rejoin_outlived(v, rnd)):
                 return  # a member with its own log is still rejoining or applying its assignment
         if self.protocol == "cooperative" and not rnd.assignment_known:
             return  # revocations unknown: the next round's reason tells whether it follows this one
         self._end_round()
         self._end_episode()
 
+    def _rejoin_outlived(self, view: MemberView, rnd: Round) -> bool:
+        """Whether a member whose log shows a JoinGroup and nothing answering it (it died or stalled after
+        sending it) is no member of the Stable round `rnd`, so the episode need not wait for it: the
+        leader's assignment lists the generation's members without it, and its JoinGroup went out more
+        than a join round trip (`MemberView.round_trip_ms`, the longest the logs show) before the round
+        began. The coordinator answers every JoinGroup of a join phase at its completion
+        (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0): one that reached it before this round
+        began was answered in an earlier phase, or removed with its member (a dynamic member that does
+        not rejoin, onCompleteJoin; a session expiry), and one reaching it later would start the next
+        round, not join this one."""
+        if not rnd.members_listed or rnd.members is None or view.member_id in rnd.members:
+            return False
+        round_trips = [v.round_trip_ms for v in self.views.values() if v.round_trip_ms is not None]
+        return (
+            bool(round_trips)
+            and rnd.started_at is not None
+            and view.signal_ts + max(round_trips) < rnd.started_at
+        )
+
     def _end_episode(self, ts: int | None = None) -> None:
         self._note_protocol()
         self.timeline.end_episode(ts)
+
+
+def _superseded(entry: list) -> bool:
+    """Whether an unanswered JoinGroup (`RoundEnds._note_process_join`) was followed by an answered
+    JoinGroup of its process (entries of states written before the flag have three fields)."""
+    return len(entry) > 3 and bool(entry[3])

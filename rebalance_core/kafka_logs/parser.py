@@ -341,6 +341,17 @@ class _MemberContext:
         self.id_dropped = True
         self.awaiting_member_id.clear()
 
+    def start_process(self) -> None:
+        """A config dump: the client's process (re)started. No member id carries over, it owned nothing,
+        and no earlier line is its own: its first JoinGroup follows no JoinGroup or signal of this
+        process (so it is never the KIP-394 second one of the previous process's pair,
+        `_new_member_rejoins`), and no line of it restates the previous process's events."""
+        self.forget_member_id()
+        self.member_id_before_reset = None
+        self.rejoin_requested = False
+        self.last_request = self.join_request = self.last = None
+        self.recent.clear()
+
 
 class _FileParser:
     def __init__(
@@ -598,10 +609,8 @@ class _FileParser:
         produced = []
         for index, event in enumerate(events):
             if event.type == EventType.CLIENT_CONFIG:  # logged with no prefix: the client is the dump's own
-                if event.client_id:  # a new process: no member id carries over to it, it owned nothing
-                    restarted = self._context(group_id, event.client_id)
-                    restarted.forget_member_id()
-                    restarted.member_id_before_reset = None
+                if event.client_id:  # a new process
+                    self._context(group_id, event.client_id).start_process()
                 produced.append(event)
                 continue
             target = self._merge_target(ctx, event) if row.merge and index == 0 else None

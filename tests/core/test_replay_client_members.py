@@ -168,3 +168,29 @@ def test_an_idless_joingroup_counts_as_the_named_leader_only_one_for_one():
     assert run(base)["generations"][0]["members"] == ["c1-a", "c2-a"]
     extra = ev(7, "join_sent", client_id="c3", source="h3")
     assert run([*base, extra])["generations"][0]["members"] is None
+
+
+def test_a_dead_predecessors_joingroup_is_not_named_by_the_live_members_rejoin():
+    """c2's first process sends its idless JoinGroup and dies; a new process of c2 joins as c2-b and gets
+    generation 1, whose SyncGroup fails (the next rebalance began), so c2-b rejoins with its id before
+    generation 1 ends. That rejoin answers nothing of the dead process: its JoinGroup reached the
+    coordinator before the phase completed and keeps its place until its rejoin deadline
+    (GroupCoordinator.onCompleteJoin), a member no line of generation 1 names."""
+    c1 = {"client_id": "c1", "source": "h1"}
+    c2 = {"client_id": "c2", "source": "h2"}
+    events = [
+        ev(0, "join_sent", **c1),
+        ev(10, "join_sent", member_id="c1-a", **c1),
+        ev(5, "join_sent", **c2),  # the first process: no response, no id its lines name
+        ev(1000, "join_sent", **c2),  # the new process's first JoinGroup (no id: KIP-394)
+        ev(1010, "join_sent", member_id="c2-b", **c2),
+        ev(3010, "join_response", generation_id=1, member_id="c1-a", protocol_name="range", **c1),
+        ev(3011, "join_response", generation_id=1, member_id="c2-b", protocol_name="range", **c2),
+        ev(3020, "join_sent", member_id="c1-a", **c1),
+        ev(3021, "join_sent", member_id="c2-b", **c2),
+        ev(3030, "join_response", generation_id=2, member_id="c1-a", protocol_name="range", **c1),
+        ev(3031, "join_response", generation_id=2, member_id="c2-b", protocol_name="range", **c2),
+    ]
+    rows = {g["generation_id"]: g["members"] for g in run(events)["generations"]}
+    # generation 2's join phase removed the dead member that never rejoined (onCompleteJoin)
+    assert rows == {1: None, 2: ["c1-a", "c2-b"]}

@@ -378,3 +378,31 @@ def test_a_static_cooperative_member_keeps_consuming_while_it_rejoins():
     assert [
         (m["partition"], m["stop_cause"], m["revoked_at"] % 100_000) for m in tables["partition_movements"]
     ] == [(1, "revoked", 33_020)]
+
+
+def config_dump(second: float, client_id: str) -> str:
+    """A consumer process's start: AbstractConfig.logAll of its ConsumerConfig (no client prefix)."""
+    return (
+        f"[{at(second)}] INFO ConsumerConfig values: \n\tclient.id = {client_id}\n\tgroup.id = g\n"
+        "\tsession.timeout.ms = 45000 (org.apache.kafka.clients.consumer.ConsumerConfig)"
+    )
+
+
+def test_a_new_process_first_joingroup_is_not_the_kip394_second_of_its_predecessor():
+    """c1's first process gets its id from MEMBER_ID_REQUIRED (KIP-394) and sends the JoinGroup with it,
+    then dies unanswered; a new process starts (its config dump) and sends a JoinGroup without an id. That
+    JoinGroup follows no line of its own process: it is a new member's first, not the pair's second, so the
+    predecessor's JoinGroup keeps the id it carried and the new process's first carries none."""
+    lines = [
+        config_dump(0, "c1"),
+        client(0, "(Re-)joining group"),
+        client(0.002, f"Request joining group due to: need to re-join with the given member-id: {A}"),
+        client(0.002, "(Re-)joining group"),
+        config_dump(10, "c1"),
+        client(10, "(Re-)joining group"),
+        client(10.002, f"Request joining group due to: need to re-join with the given member-id: {A2}"),
+        client(10.002, "(Re-)joining group"),
+        client(13, f"Successfully joined group with generation {generation(1, A2)}"),
+    ]
+    events = parse("\n".join(lines).split("\n"))
+    assert [e.member_id for e in of_type(events, "join_sent")] == [None, A, None, A2]
