@@ -168,6 +168,8 @@ class RoundEnds:
             # `_absent_static_member_may_be_in`); then the list is not known.
             members = stood_in = None
             rnd.member_count = None
+        if not connect and self._assignment_incomplete(rnd, members):
+            rnd.source = "inferred"
         self._out["generations"].append(
             {
                 **self.key,
@@ -199,6 +201,20 @@ class RoundEnds:
             self._stand_in_rows.append(
                 [self._out["generations"][-1], stood_in, rnd.leader_id, list(rnd.stand_ins)]
             )
+
+    def _assignment_incomplete(self, rnd: Round, members: list[str] | None) -> bool:
+        """Members' logs only: a member of the generation (its JoinGroup response names it) whose log states
+        no assignment for it, and no leader's line listing it. Each consumer learns only its own partitions
+        (ConsumerCoordinator.onJoinComplete logs them after its SyncGroup response); the leader's
+        "Finished assignment for group at generation N" (ConsumerCoordinator.onLeaderElected, INFO 2.4+) is
+        the one line naming everyone's. One that died or stalled between its JoinGroup response and its
+        SyncGroup is still assigned partitions (the leader assigns every member of the JoinGroup response,
+        the coordinator stores them: GroupCoordinator.setAndPropagateAssignment): the rows the others' lines
+        give are not the generation's whole assignment, so it is `inferred`, not a confident partial one."""
+        if self.has_coordinator or members is None or rnd.ended_empty or rnd.generation_id is None:
+            return False
+        stated = self.emitted if self.emitted_generation == rnd.generation_id else set()
+        return not set(members) <= stated
 
     def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
         """Members' logs only, no leader's assignment line for the generation (a Connect leader logs none),
