@@ -135,3 +135,56 @@ def test_the_vectorised_numbering_keeps_what_kept_lines_keeps_across_batches_and
         expected += [(fid, block, i) for i, keep in enumerate(kept_lines(kinds)) if keep]
         start += n
     assert [(r["fid"], r["block"], r["line"]) for r in out if r["line"] != _COUNT_ROW] == expected
+
+
+@pytest.mark.parametrize("batch_rows", [1, 3, 1000])
+def test_the_continued_lines_kept_from_numbered_candidates_are_what_kept_lines_keeps(batch_rows):
+    """A scan of its own sends only the lines that are not OTHER_HEAD, numbered in the JVM; a continued
+    line is kept when it starts its block or follows a kept line (a gap in the numbers is a dropped head),
+    across batch boundaries and blocks."""
+    import random
+
+    import pyarrow as pa
+
+    from jobs.log_source import _keep_continued
+
+    rng = random.Random(11)
+    blocks = [(1, 0, 40), (1, 1, 25), (2, 0, 3), (1, 2, 30)]  # (file, block, lines)
+    all_rows, candidates = [], []
+    for fid, block, n in blocks:
+        for i in range(n):
+            kind = rng.choice([OTHER_HEAD, GROUP_LINE, MAYBE_CONTINUED, MAYBE_CONTINUED])
+            all_rows.append((fid, block, i, kind))
+            if kind != OTHER_HEAD:
+                candidates.append(
+                    {
+                        "fid": fid,
+                        "block": block,
+                        "line": i,
+                        "path": "f",
+                        "bytes": b"x",
+                        "count": None,
+                        "kind": kind,
+                    }
+                )
+    schema = pa.schema(
+        [
+            ("fid", pa.int64()),
+            ("block", pa.int64()),
+            ("line", pa.int64()),
+            ("path", pa.string()),
+            ("bytes", pa.binary()),
+            ("count", pa.int64()),
+            ("kind", pa.int8()),
+        ]
+    )
+    table = pa.Table.from_pylist(candidates, schema=schema)
+    out = pa.Table.from_batches(list(_keep_continued(table.to_batches(max_chunksize=batch_rows))))
+
+    assert out.column_names == ["fid", "block", "line", "path", "bytes", "count"]
+    expected, start = [], 0
+    for fid, block, n in blocks:
+        kinds = [row[3] for row in all_rows[start : start + n]]
+        expected += [(fid, block, i) for i, keep in enumerate(kept_lines(kinds)) if keep]
+        start += n
+    assert [(r["fid"], r["block"], r["line"]) for r in out.to_pylist()] == expected
