@@ -303,7 +303,8 @@ PARSED_COLUMNS = (
 # level word (the head of an entry not about groups: its text never leaves the JVM), else MAYBE_CONTINUED
 # (stack traces, `\tAssigned partitions: …`, pretty-printed JSON). The numbering step then leaves out the
 # MAYBE_CONTINUED lines that follow an OTHER_HEAD (the rest of an entry not about groups) and numbers
-# every line, so every line is counted.
+# every line (`_number_blocks` in Python for the shared scan; in the JVM for a scan of its own, whose
+# OTHER_HEAD lines never reach Python and whose blocks are counted by an aggregate), so every line is counted.
 # Literal byte searches, no regex: "roup" finds group/Group and "ebalanc" rebalance/Rebalance in two scans of
 # a line instead of four (a word that merely contains them, e.g. "troupe", only keeps a line more for the
 # parser, which decides).
@@ -450,9 +451,9 @@ def _text(spark, files: str | list[str]):
     return spark.read.option("lineSep", "\n").text(files)  # \n only: line numbers as `wc -l` counts them
 
 
-# Both scans give the rows `_number_blocks` reads: fid, block, kind, and on kept lines (kind != OTHER_HEAD)
+# The shared scan gives the rows `_number_blocks` reads: fid, block, kind, and on kept lines (kind != OTHER_HEAD)
 # path and bytes (the bytes as read, even if not UTF-8). The kind is computed in a projection of its own and
-# used three times after it: Spark keeps such a projection apart (CollapseProject does not copy an expensive
+# used after it: Spark keeps such a projection apart (CollapseProject does not copy an expensive
 # expression into several uses), so it runs once a line.
 
 
