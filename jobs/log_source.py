@@ -303,8 +303,7 @@ PARSED_COLUMNS = (
 # level word (the head of an entry not about groups: its text never leaves the JVM), else MAYBE_CONTINUED
 # (stack traces, `\tAssigned partitions: …`, pretty-printed JSON). The numbering step then leaves out the
 # MAYBE_CONTINUED lines that follow an OTHER_HEAD (the rest of an entry not about groups) and numbers
-# every line (`_number_blocks` in Python for the shared scan; in the JVM for a scan of its own, whose
-# OTHER_HEAD lines never reach Python and whose blocks are counted by an aggregate), so every line is counted.
+# every line, so every line is counted.
 # Literal byte searches, no regex: "roup" finds group/Group and "ebalanc" rebalance/Rebalance in two scans of
 # a line instead of four (a word that merely contains them, e.g. "troupe", only keeps a line more for the
 # parser, which decides).
@@ -317,7 +316,6 @@ OTHER_HEAD, GROUP_LINE, MAYBE_CONTINUED = 0, 1, 2
 # Whole-file reading (gzip: a stream Hadoop cannot resume, and whose truncation must be seen).
 WHOLE_FILE = re.compile(r"\.gz$", re.IGNORECASE)
 _COUNT_ROW = (1 << 62) - 1  # sorts a block's line count after the block's lines
-_ROW_IN_TASK = (1 << 33) - 1  # monotonically_increasing_id's bits that count a task's rows
 # The numbering step's rows (intermediate, no table has them): `line` is 0-based within the block, or
 # _COUNT_ROW on the block's count row (`count`: its number of lines); `path` and `bytes` (the line's exact
 # bytes) on kept lines only.
@@ -405,30 +403,22 @@ def _empty(spark):
 
 def _plain_files(spark, files: Mapping[str, int], options: LogOptions):
     """Plain files (path -> bytes) through Spark's text source: (1) in the JVM, drop the text of lines
-    that cannot be about a group; (2) number the kept lines within their block, with one count row per
-    block; (3) the kept lines of each file, in file order, to the parser (`_parse_numbered`). Large files
-    are each read by a scan of their own (`_own_scan`: numbered in the JVM, only the candidate lines reach
-    Python), the others together (`_shared_scan`: every line numbered by `_number_blocks`)."""
+    that cannot be about a group; (2) number every line within its block (`_number_blocks`, one pass, no
+    shuffle of the dropped lines); (3) the kept lines of each file, in file order, to the parser
+    (`_parse_numbered`). Large files are each read by a scan of their own (`_own_scan`), the others
+    together (`_shared_scan`)."""
     large = sorted((p for p, n in files.items() if n >= options.large_file_bytes), key=lambda p: -files[p])
     large = sorted(large[:MAX_OWN_SCANS])
-    frames = []
-    if large:
-        scans = [_own_scan(spark, path) for path in large]
-        candidates = _union([candidate for candidate, _ in scans])
-        frames.append(candidates.mapInArrow(_keep_continued, schema=NUMBERED_DDL))
-        frames.extend(counts for _, counts in scans)
+    frames = [_own_scan(spark, path) for path in large]
     shared = sorted(set(files) - set(large))
     if shared:
-        frames.append(_shared_scan(spark, shared).mapInArrow(_number_blocks, schema=NUMBERED_DDL))
-    ordered = _union(frames).repartition("fid").sortWithinPartitions("fid", "block", "line")
-    return ordered.mapInPandas(_parse_numbered(options), schema=_parsed_schema())
-
-
-def _union(frames: list):
-    out = frames[0]
+        frames.append(_shared_scan(spark, shared))
+    lines = frames[0]
     for frame in frames[1:]:
-        out = out.union(frame)
-    return out
+        lines = lines.union(frame)
+    numbered = lines.mapInArrow(_number_blocks, schema=NUMBERED_DDL)
+    ordered = numbered.repartition("fid").sortWithinPartitions("fid", "block", "line")
+    return ordered.mapInPandas(_parse_numbered(options), schema=_parsed_schema())
 
 
 def _line_kind():
@@ -451,9 +441,9 @@ def _text(spark, files: str | list[str]):
     return spark.read.option("lineSep", "\n").text(files)  # \n only: line numbers as `wc -l` counts them
 
 
-# The shared scan gives the rows `_number_blocks` reads: fid, block, kind, and on kept lines (kind != OTHER_HEAD)
+# Both scans give the rows `_number_blocks` reads: fid, block, kind, and on kept lines (kind != OTHER_HEAD)
 # path and bytes (the bytes as read, even if not UTF-8). The kind is computed in a projection of its own and
-# used after it: Spark keeps such a projection apart (CollapseProject does not copy an expensive
+# used three times after it: Spark keeps such a projection apart (CollapseProject does not copy an expensive
 # expression into several uses), so it runs once a line.
 
 
@@ -483,84 +473,22 @@ def _own_scan(spark, path: str):
     `_metadata` field is read. This holds because Spark cuts a lone file into splits of equal size (the
     last smaller), orders them by size with a stable sort and packs them into partitions in that order
     (FilePartition.getFilePartitions): the partitions follow the file's byte order, each line in the
-    partition of the split it starts in. Under `union` each task keeps its own scan's partition index.
-
-    Two frames in NUMBERED_DDL's columns: (1) the candidate lines (every line but an OTHER_HEAD), each with
-    its kind and 0-based number within its block, which `monotonically_increasing_id` gives (the task's
-    row counter in its low 33 bits, counted before the filter: Spark pushes no filter below a
-    nondeterministic projection), for `_keep_continued`; (2) each block's line count (an aggregate, a
-    second scan that reads no column)."""
+    partition of the split it starts in. Under `union` each task keeps its own scan's partition index."""
     from pyspark.sql import functions as F
 
+    keep = F.col("kind") != OTHER_HEAD
     name = quote(path, safe="/:")  # as `_metadata.file_path` is: _numbered_file_rows unquotes it
-    fid = F.xxhash64(F.lit(name)).alias("fid")
-    block = F.spark_partition_id().cast("long").alias("block")
-    text = _text(spark, path)
-    candidates = (
-        text.select(
-            "value",
-            block,
-            F.monotonically_increasing_id().bitwiseAND(_ROW_IN_TASK).alias("line"),
-            _line_kind(),
-        )
-        .where(F.col("kind") != OTHER_HEAD)
+    return (
+        _text(spark, path)
+        .select("value", _line_kind())
         .select(
-            fid,
-            "block",
-            "line",
-            F.lit(name).alias("path"),
-            F.col("value").cast("binary").alias("bytes"),
-            F.lit(None).cast("long").alias("count"),
+            F.xxhash64(F.lit(name)).alias("fid"),
+            F.spark_partition_id().cast("long").alias("block"),
             "kind",
+            F.when(keep, F.lit(name)).alias("path"),
+            F.when(keep, F.col("value").cast("binary")).alias("bytes"),
         )
     )
-    counts = (
-        text.select(block)
-        .groupBy("block")
-        .count()
-        .select(
-            fid,
-            "block",
-            F.lit(_COUNT_ROW).alias("line"),
-            F.lit(None).cast("string").alias("path"),
-            F.lit(None).cast("binary").alias("bytes"),
-            "count",
-        )
-    )
-    return candidates, counts
-
-
-def _keep_continued(batches):
-    """Per task (the candidate lines of one or more blocks of scans of their own, in file order): the
-    lines `kept_lines` keeps. A group line is kept; a MAYBE_CONTINUED line is kept when it starts its block
-    or the line before it (number - 1) is a kept candidate (a missing number is an OTHER_HEAD, dropped in
-    the JVM). Vectorised; the kind column is dropped."""
-    import numpy as np
-    import pyarrow as pa
-
-    previous: tuple[int, int, int, bool] | None = None  # (fid, block, line, kept) of the last row seen
-    for batch in batches:
-        size = batch.num_rows
-        if size == 0:
-            continue
-        fid = batch.column("fid").to_numpy(zero_copy_only=False)
-        block = batch.column("block").to_numpy(zero_copy_only=False)
-        line = batch.column("line").to_numpy(zero_copy_only=False)
-        kind = batch.column("kind").to_numpy(zero_copy_only=False)
-        # does each row follow the row before it (same file and block, next number)?
-        follows = np.empty(size, dtype=bool)
-        follows[0] = previous is not None and previous[:3] == (int(fid[0]), int(block[0]), int(line[0]) - 1)
-        follows[1:] = (fid[1:] == fid[:-1]) & (block[1:] == block[:-1]) & (line[1:] == line[:-1] + 1)
-        # a row decides its own fate (1 kept, 0 dropped) unless it is a continued line following a row
-        marker = np.where(kind == GROUP_LINE, 1, np.where(follows, -1, line == 0)).astype(np.int8)
-        if marker[0] < 0:  # continues the previous batch's last row
-            marker[0] = int(previous[3])
-        index = np.arange(size)
-        last = np.maximum.accumulate(np.where(marker >= 0, index, 0))
-        kept = marker[last] == 1
-        previous = (int(fid[-1]), int(block[-1]), int(line[-1]), bool(kept[-1]))
-        if kept.any():
-            yield batch.filter(pa.array(kept)).drop_columns(["kind"])
 
 
 def _number_blocks(batches):
