@@ -253,7 +253,9 @@ class GroupReplayer(
                 self._note_process_join(e)
         if self.group.anomalies:  # checked here: a call per event costs more than the check
             self._collect_model_anomalies()
-        self._maybe_end_episode()
+        rnd = self.round  # _maybe_end_episode's first test, here: most events come before a Stable round
+        if rnd is not None and rnd.stable and not self.follow_up_due and self.timeline.episode is not None:
+            self._maybe_end_episode()
 
     # ============================================================================== member side
     def _member_event(self, e: Event) -> None:
