@@ -125,23 +125,19 @@ class LeaveLines:
         if pending is not None:
             # Kafka invokes onPartitionsRevoked before onPartitionsAssigned: unlogged revocations
             # happened at the sync
-            for tp in pending.to_stop:
-                self._stop(tp, view.member_id, pending.sync_ts, "revoked", view.instance)
-            for tp in pending.to_start:
-                if tp not in listed:
-                    self._start(
-                        tp,
-                        view.member_id,
-                        pending.sync_ts,
-                        view.instance,
-                        pending.generation_id,
-                        pending.source,
-                    )
+            self._stop_all(pending.to_stop, view.member_id, pending.sync_ts, "revoked", view.instance)
+            self._start_all(
+                [tp for tp in pending.to_start if tp not in listed],
+                view.member_id,
+                pending.sync_ts,
+                view.instance,
+                pending.generation_id,
+                pending.source,
+            )
             view.pending = None
         gen = pending.generation_id if pending else view.generation_id
         source = pending.source if pending else "observed"
-        for tp in listed:
-            self._start(tp, view.member_id, e.ts, view.instance, gen, source)
+        self._start_all(listed, view.member_id, e.ts, view.instance, gen, source)
 
     def _m_poll_timeout_expired(self, e: Event, view: MemberView) -> None:
         """max.poll.interval.ms passed without a poll() (AbstractCoordinator.HeartbeatThread): the heartbeat

@@ -128,15 +128,24 @@ class Ownership:
 
     # ================================================================================ helpers
     def _start(self, tp, member, ts, instance, gen, source) -> None:
-        holder = self.timeline.owner_of(tp)
-        problem = self.timeline.start(tp, member, ts, instance=instance, generation_id=gen, source=source)
-        ep = self.timeline.episode
+        self._start_all((tp,), member, ts, instance, gen, source)
+
+    def _start_all(self, tps, member, ts, instance, gen, source) -> None:
+        """`member` starts each of `tps` at `ts` (one call per member's assignment, not per partition)."""
+        if not tps:
+            return
+        timeline = self.timeline
+        owner_of, start = timeline.owner_of, timeline.start
+        for tp in tps:
+            holder = owner_of(tp)
+            problem = start(tp, member, ts, instance=instance, generation_id=gen, source=source)
+            if problem == DOUBLE_OWNERSHIP and self._left_behind(holder, gen):
+                problem = None  # the holder loses it here (cause lost), as Kafka's protocol allows
+            if problem:
+                self._anomaly(problem, None, f"{tp} start by {member} at {ts}")
+        ep = timeline.episode
         if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
             ep.timing_source = "member"
-        if problem == DOUBLE_OWNERSHIP and self._left_behind(holder, gen):
-            problem = None  # the holder loses it here (cause lost), as Kafka's protocol allows
-        if problem:
-            self._anomaly(problem, None, f"{tp} start by {member} at {ts}")
 
     def _left_behind(self, holder: str | None, gen: int | None) -> bool:
         """Whether `holder`'s own log last showed it in a generation older than `gen`: it never joined
@@ -150,21 +159,29 @@ class Ownership:
         return view is not None and None not in (view.generation_id, gen) and view.generation_id < gen
 
     def _stop(self, tp, member, ts, cause, instance=None, source="observed") -> None:
-        problem = self.timeline.stop(tp, member, ts, cause, instance=instance, source=source)
-        ep = self.timeline.episode
+        self._stop_all((tp,), member, ts, cause, instance, source)
+
+    def _stop_all(self, tps, member, ts, cause, instance=None, source="observed") -> None:
+        """`member` stops each of `tps` at `ts` (one call per member's partitions, not per partition)."""
+        if not tps:
+            return
+        timeline = self.timeline
+        stop = timeline.stop
+        for tp in tps:
+            problem = stop(tp, member, ts, cause, instance=instance, source=source)
+            if problem:
+                self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
+        ep = timeline.episode
         if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
             ep.timing_source = "member"
-        if problem:
-            self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
 
     def _stop_member(self, member: str, ts: int, cause: str, source: str = "observed") -> None:
         view = self.views.get(member)
         if view is not None:
             self._flush_pending(view)
         owned = self.timeline.partitions_of(member)
-        instance = self._instance_of(member) if owned else None
-        for tp in sorted(owned):
-            self._stop(tp, member, ts, cause, instance, source)
+        if owned:
+            self._stop_all(sorted(owned), member, ts, cause, self._instance_of(member), source)
 
     def _stop_unlogged_members(self, ts: int, source: str = "observed") -> None:
         """Eager, coordinator timing: members without a log of their own stop when the round starts (in
@@ -184,12 +201,15 @@ class Ownership:
         if pending is None:
             return
         view.pending = None
-        for tp in pending.to_stop:
-            self._stop(tp, view.member_id, pending.sync_ts, "revoked", view.instance)
-        for tp in pending.to_start:
-            self._start(
-                tp, view.member_id, pending.sync_ts, view.instance, pending.generation_id, pending.source
-            )
+        self._stop_all(pending.to_stop, view.member_id, pending.sync_ts, "revoked", view.instance)
+        self._start_all(
+            pending.to_start,
+            view.member_id,
+            pending.sync_ts,
+            view.instance,
+            pending.generation_id,
+            pending.source,
+        )
 
     def _flush_all_pending(self) -> None:
         for member in sorted(self.views):

@@ -109,13 +109,13 @@ class RoundEnds:
                 # KIP-429: the owner revokes and rejoins. Partitions of topics it unsubscribed were
                 # revoked in onJoinPrepare already and cause no follow-up round.
                 self.follow_up_due = True
-            for tp in revoked:
-                self._stop(tp, member, ts, "revoked", self._instance_of(member), source)
+            if revoked:
+                self._stop_all(revoked, member, ts, "revoked", self._instance_of(member), source)
         for member in sorted(assignment):
             if self._is_member_timed(member):
                 continue
-            for tp in assignment[member]:
-                self._start(tp, member, ts, self._instance_of(member), gen, source)
+            if assignment[member]:
+                self._start_all(assignment[member], member, ts, self._instance_of(member), gen, source)
 
     def _end_round(self, ts: int | None = None) -> None:
         rnd = self.round

@@ -156,7 +156,7 @@ class GroupReplayer(
     # =============================================================================== public API
     def feed(self, events: Iterable[Event]) -> None:
         dispatch = self._dispatch
-        for e in events:  # _replay_one, without a call per event
+        for e in events:  # the event being replayed is kept for anomalies (`_anomaly`)
             self._event = e
             try:
                 dispatch(e)
@@ -218,16 +218,10 @@ class GroupReplayer(
         }
 
     # ================================================================================= dispatch
-    def _replay_one(self, e: Event) -> None:
-        self._event = e
-        try:
-            self._dispatch(e)
-        finally:
-            self._event = None
-
     def _dispatch(self, e: Event) -> None:
         if not admit(self, e):
             return
+        kind = e.event_type
         coordinator = e.side == COORDINATOR_SIDE
         # set before a deferred fresh join is resolved: with the coordinator's lines there, they say
         # whether that JoinGroup started anything (a KIP-394 pending member triggers nothing)
@@ -237,46 +231,44 @@ class GroupReplayer(
         if coordinator:
             if self.unnamed_replacements:
                 self._learn_member_ids(e)
-            handler = _COORDINATOR_HANDLERS.get(e.event_type)
+            handler = _COORDINATOR_HANDLERS.get(kind)
             if handler is not None:
                 handler(self, e)
             else:
                 self.group.apply(e)
             if self.group.resolved is not None:
                 self._members_resolved(*self.group.take_resolved())
-        elif e.event_type == CLIENT_CONFIG:  # settings, not a step of the protocol
+        elif kind == CLIENT_CONFIG:  # settings, not a step of the protocol
             client_config.note(self.client_configs, e)
         else:
-            self._member_event(e)
+            # a member's line: its member, its view, then its handler (inline: one call less per event)
+            member = self._resolve_member(e)
+            if member is not None:  # else before its first JoinGroup response: nothing to attribute yet
+                instance = e.group_instance_id
+                if instance in self.unnamed_replacements:
+                    self._name_replacement(instance, member)
+                view = self.views.get(member)
+                if view is None:
+                    view = self.views[member] = MemberView(member, instance)
+                if instance:
+                    view.instance = instance
+                    self.member_timed.add(instance)
+                self.member_timed.add(member)
+                if kind not in CALLBACKS and view.pending is not None and not self._between_callbacks(e):
+                    self._flush_pending(view)
+                handler = _MEMBER_HANDLERS.get(kind)
+                if handler is not None:
+                    handler(self, e, view)
             # _note_joiner's own test, first: the process key is a string built per call
-            if e.event_type in SIGNALS and not self.has_coordinator and self.round is not None:
+            if kind in SIGNALS and not self.has_coordinator and self.round is not None:
                 self._note_joiner(process_of(e))
-            if e.event_type in PROCESS_JOIN_LINES and not self.has_coordinator:
+            if kind in PROCESS_JOIN_LINES and not self.has_coordinator:
                 self._note_process_join(e)
         if self.group.anomalies:  # checked here: a call per event costs more than the check
             self._collect_model_anomalies()
-        self._maybe_end_episode()
-
-    # ============================================================================== member side
-    def _member_event(self, e: Event) -> None:
-        member = self._resolve_member(e)
-        kind = e.event_type
-        if member is None:
-            return  # before its first JoinGroup response: nothing to attribute yet
-        if e.group_instance_id in self.unnamed_replacements:
-            self._name_replacement(e.group_instance_id, member)
-        view = self.views.get(member)
-        if view is None:
-            view = self.views[member] = MemberView(member, e.group_instance_id)
-        if e.group_instance_id:
-            view.instance = e.group_instance_id
-            self.member_timed.add(e.group_instance_id)
-        self.member_timed.add(member)
-        if kind not in CALLBACKS and view.pending is not None and not self._between_callbacks(e):
-            self._flush_pending(view)
-        handler = _MEMBER_HANDLERS.get(kind)
-        if handler is not None:
-            handler(self, e, view)
+        rnd = self.round  # _maybe_end_episode's first test, here: most events come before a Stable round
+        if rnd is not None and rnd.stable and not self.follow_up_due and self.timeline.episode is not None:
+            self._maybe_end_episode()
 
     @staticmethod
     def _between_callbacks(e: Event) -> bool:
