@@ -67,8 +67,9 @@ do (the replay could have been exact). Derived from the entries the view's lines
 and the truth, per measure:
     members       over-cautious when, for a generation the replay reports null, the members named by entries
                   of that generation (or by coordinator entries without a generation in its join phase: the
-                  truth's rebalance start minus the slack to its join completion) are exactly its truth
-                  members (more named candidates than members do not say which were in it)
+                  truth's rebalance start minus the slack to its join completion; KIP-848: a static member's
+                  replacement, for the group epoch in force) are exactly its truth members (more named
+                  candidates than members do not say which were in it)
     leader        ... when an entry of that generation names the leader (a leader id, or the leader's own
                   assignment line)
     assignments   ... when, for a flagged generation, an entry of that generation states each truth member's
@@ -907,9 +908,23 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             continue
         end = row.get("join_completed_at") or row.get("stabilized_at") or start
         windows.append((start - slack_ms, end, g))
+    group_epoch = None  # KIP-848: the group epoch in force (the coordinator's last bump line)
     for e in events:
         if e.member_id and e.client_id:
             stated.client_of.setdefault(e.member_id, e.client_id)
+        if consumer_protocol and e.is_coordinator and e.group_epoch is not None:
+            group_epoch = e.group_epoch
+        if (
+            consumer_protocol
+            and group_epoch is not None
+            and e.event_type == EventType.STATIC_MEMBER_REPLACED.value
+            and e.member_id
+        ):
+            # KIP-848: a static member's replacement takes over the old member's place and assignment without
+            # bumping the group epoch (GroupMetadataManager: "Created a new member ... to replace the existing
+            # member", replaceMember; the epoch is bumped only on a subscription change): the new member is a
+            # candidate for the epoch in force, which was one of it if that epoch had not converged yet
+            stated.named[group_epoch].add(e.member_id)
         if not e.is_coordinator:
             stated.member_instants |= {(who, e.ts) for who in (e.member_id, e.client_id) if who}
         if (e.attributes or {}).get("session_timeout_ms"):

@@ -334,6 +334,28 @@ def test_a_join_line_without_a_generation_names_its_member_for_the_generation_wh
     assert not stated.states_members(gen["generation_id"], gen["members"])
 
 
+def test_a_kip848_static_replacement_names_its_member_as_a_candidate_for_the_epoch_in_force():
+    """KIP-848: a static member's replacement keeps the group epoch (GroupMetadataManager.replaceMember, no
+    bump): the new member is a candidate for that epoch, which no 4.x broker line says had converged before
+    (random:334 broker-4.x: epoch 2 of c4 and c5, then c4#2 replaces c4 at epoch 2)."""
+    truth = {
+        "generations": [
+            {"generation_id": 2, "members": ["c4", "c5"], "rebalance_started_at": 2_000},
+            {"generation_id": 3, "members": ["c4#2"], "rebalance_started_at": 90_000},
+        ]
+    }
+    entries = [
+        _entry(0, "coordinator", "join_received", 1_000, member_id="c4"),
+        _entry(1, "coordinator", "join_received", 2_000, member_id="c5"),
+        _entry(2, "coordinator", "group_epoch_bumped", 2_000, group_epoch=2),
+    ]
+    replaced = _entry(3, "coordinator", "static_member_replaced", 30_000, member_id="c4#2")
+    stated = f.stated_by(entries, truth, True, 5_000)
+    assert stated.states_members(2, ["c4", "c5"])
+    stated = f.stated_by([*entries, replaced], truth, True, 5_000)
+    assert not stated.states_members(2, ["c4", "c5"])
+
+
 def test_inferred_assignments_are_over_cautious_only_when_every_member_of_the_generation_printed_its_own():
     case = f.build_case("sim:01_eager_join")
     truth = case.truth
