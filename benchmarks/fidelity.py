@@ -83,6 +83,9 @@ and the truth, per measure:
                   workers' assignment lines state)
     partition measures   over-cautious when the view states the assignment of every truth generation the
                   flag is about (null: all of the day's; inferred / bound: those of the differing episodes);
+                  moved and unavailable_ms also need each member's start of it (`Stated.states_start`;
+                  KIP-848: a line of the member's own at that epoch, random:74 broker-3.x: the broker puts a
+                  member whose poll loop stalled on its epoch, it never consumes);
                   stw_ms and unavailable_ms also need each stop's instant there (`_stops_untimed`: a line
                   of the member at it; a silent failure: the member's session.timeout.ms, its stop is the
                   coordinator's removal minus it)
@@ -157,6 +160,7 @@ MEASURES = (
 )
 PARTITION_MEASURES = ("stw_ms", "unavailable_ms", "moved", "revoked", "wasted")
 TIMED_MEASURES = ("stw_ms", "unavailable_ms")  # the partition measures timed by each stop's instant
+STARTED_MEASURES = ("moved", "unavailable_ms")  # ... that count or end a movement at its new owner's start
 EXACT, FLAGGED, WRONG = "exact", "flagged", "wrong"
 GIVE_SESSION_TIMEOUT = False  # --session-timeout: the user also gives ReplaySettings.session_timeout_ms
 
@@ -857,6 +861,8 @@ class Stated:
     client_of: dict[str, str] = field(default_factory=dict)
     # (member id or client id, ts) of every member-side entry: the instants a member's own lines show
     member_instants: set[tuple[str, int]] = field(default_factory=set)
+    # per generation, the members with a line of their own carrying it (KIP-848: whether they started)
+    own_lines: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def states_instant(self, member: str, ts: int) -> bool:
         client = self.client_of.get(member)
@@ -877,6 +883,15 @@ class Stated:
 
     def states_assignment(self, generation: int, members: Iterable[str]) -> bool:
         return set(members) <= self.assigned.get(generation, set())
+
+    def states_start(self, generation: int, members: Iterable[str], consumer_protocol: bool) -> bool:
+        """Whether the lines state that each member started consuming its assignment of the generation.
+        Classic: its SyncGroup response does (the poll loop that sent the JoinGroup receives it and runs
+        onPartitionsAssigned). KIP-848: only the member's own lines do: the coordinator moves a member to
+        the new epoch with the partitions nobody releases at once (CurrentAssignmentBuilder), and the
+        consumer's background thread reconciles without the application thread when no listener is set,
+        so a member whose poll loop stalled is shown on its epoch by the broker and never consumed."""
+        return not consumer_protocol or set(members) <= self.own_lines.get(generation, set())
 
 
 def _event_generation(e: Event, consumer_protocol: bool) -> int | None:
@@ -945,6 +960,8 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             continue
         stated.generations.add(g)
         stated.named[g] |= names
+        if not e.is_coordinator and e.member_id:
+            stated.own_lines[g].add(e.member_id)
         if e.leader_id or e.event_type == "assignment_computed":
             stated.leader.add(g)
         if e.member_id and e.partitions is not None:
@@ -1056,6 +1073,14 @@ def _mark_over_cautious(
             # null covers the day: every generation's assignment; inferred / bound: the differing episodes'
             generations = set(t_asg) if outcome.flag == "null" else differing.get(measure, set())
             outcome.over_cautious = assignments_stated(generations)
+            if measure in STARTED_MEASURES:
+                # a movement is counted and ends at its new owner's start: the assignment must be consumed
+                outcome.over_cautious = outcome.over_cautious and all(
+                    stated.states_start(
+                        g, [m for m, tps in t_asg.get(g, {}).items() if tps], case.consumer_protocol
+                    )
+                    for g in generations
+                )
             if measure in TIMED_MEASURES:
                 outcome.over_cautious = outcome.over_cautious and not _stops_untimed(
                     truth, stated, None if outcome.flag == "null" else generations

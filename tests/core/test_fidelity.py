@@ -540,3 +540,19 @@ def test_a_connect_groups_inferred_rounds_are_justified_where_no_worker_states_i
     rows = f.run_case("random:33", ["broker-3.x"])
     rounds = next(r for r in rows if r.measure == "rounds")
     assert (rounds.cls, rounds.flag, rounds.over_cautious) == (f.FLAGGED, "inferred", False)
+
+
+def test_a_kip848_movement_is_stated_only_where_the_new_owner_logs_its_start():
+    """KIP-848: the coordinator moves a member to its new epoch with the partitions nobody releases at once
+    (CurrentAssignmentBuilder), and with no listener the consumer's background thread reconciles without
+    the poll loop: a broker line states the assignment, not that the member consumed it (random:74: c2's
+    poll loop stalled at epoch 4, the broker shows it STABLE on u-2, it never consumed it)."""
+    assignment = _entry(0, "coordinator", "member_assignment", 1_000, member_id="c2", member_epoch=4)
+    own = _entry(1, "member", "partitions_assigned", 1_005, member_id="c2", member_epoch=4)
+    truth = {"generations": []}
+    assert not f.stated_by([assignment], truth, True, 5_000).states_start(4, ["c2"], True)
+    assert f.stated_by([assignment, own], truth, True, 5_000).states_start(4, ["c2"], True)
+    assert f.stated_by([assignment], truth, False, 5_000).states_start(4, ["c2"], False)
+    rows = f.run_case("random:74", ["broker-3.x"])
+    moved = next(r for r in rows if r.measure == "moved")
+    assert (moved.cls, moved.flag, moved.over_cautious) == (f.FLAGGED, "inferred", False)
