@@ -108,7 +108,7 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -852,7 +852,10 @@ class Stated:
 
     named: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     leader: set[int] = field(default_factory=set)
-    assigned: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # per generation and member, each set of partitions a line states it has (sorted (topic, partition))
+    assigned: dict[int, dict[str, set[tuple]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(set))
+    )
     generations: set[int] = field(default_factory=set)
     # whose session.timeout.ms a line states: members (the coordinator's line naming one with it), clients
     # (their config dump); the members' client ids, to pair the two
@@ -881,8 +884,13 @@ class Stated:
         left in the join phase, another that joined) leave which ones made it unstated."""
         return set(members) == self.named.get(generation, set())
 
-    def states_assignment(self, generation: int, members: Iterable[str]) -> bool:
-        return set(members) <= self.assigned.get(generation, set())
+    def states_assignment(self, generation: int, assignment: Mapping[str, Iterable]) -> bool:
+        """A line states each member's partitions of the generation as given (member -> partitions): a line
+        with other partitions does not (KIP-848: a member reconciles at its epoch only the partitions
+        nobody else still owns, CurrentAssignmentBuilder's UNRELEASED_PARTITIONS; test:writer_consumer_dynamic
+        c2 at epoch 2 logs none of the three its target gives it)."""
+        stated = self.assigned.get(generation, {})
+        return all(_partition_key(tps) in stated.get(m, ()) for m, tps in assignment.items())
 
     def states_start(self, generation: int, members: Iterable[str], consumer_protocol: bool) -> bool:
         """Whether the lines state that each member started consuming its assignment of the generation.
@@ -892,6 +900,10 @@ class Stated:
         consumer's background thread reconciles without the application thread when no listener is set,
         so a member whose poll loop stalled is shown on its epoch by the broker and never consumed."""
         return not consumer_protocol or set(members) <= self.own_lines.get(generation, set())
+
+
+def _partition_key(partitions: Iterable) -> tuple:
+    return tuple(sorted((tp[0], tp[1]) for tp in partitions))
 
 
 def _event_generation(e: Event, consumer_protocol: bool) -> int | None:
@@ -965,8 +977,9 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
         if e.leader_id or e.event_type == "assignment_computed":
             stated.leader.add(g)
         if e.member_id and e.partitions is not None:
-            stated.assigned[g].add(e.member_id)
-        stated.assigned[g] |= set(e.assignment or {})
+            stated.assigned[g][e.member_id].add(_partition_key(e.partitions))
+        for member, tps in (e.assignment or {}).items():
+            stated.assigned[g][member].add(_partition_key(tps))
     return stated
 
 
@@ -1065,7 +1078,9 @@ def _mark_over_cautious(
                 # only the workers' "Joined group ... delay=D" assignment lines state), not on a line naming
                 # the generation: each worker's assignment at it must be stated (random:33 broker views)
                 outcome.over_cautious = outcome.over_cautious and all(
-                    stated.states_assignment(g, t_gen[g].get("members") or ())
+                    stated.states_assignment(
+                        g, {m: t_asg.get(g, {}).get(m, ()) for m in t_gen[g].get("members") or ()}
+                    )
                     for g in generations
                     if g in t_gen
                 )

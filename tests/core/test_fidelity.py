@@ -556,3 +556,22 @@ def test_a_kip848_movement_is_stated_only_where_the_new_owner_logs_its_start():
     rows = f.run_case("random:74", ["broker-3.x"])
     moved = next(r for r in rows if r.measure == "moved")
     assert (moved.cls, moved.flag, moved.over_cautious) == (f.FLAGGED, "inferred", False)
+
+
+def test_a_line_states_a_members_assignment_only_with_the_partitions_the_truth_gives_it():
+    """KIP-848: at its epoch a member reconciles only the partitions nobody else still owns (its target's
+    others are UNRELEASED_PARTITIONS): its line at that epoch does not state its target assignment
+    (test:writer_consumer_dynamic: c2 at epoch 2 logs none of its three partitions)."""
+    target = {"c2": (("orders", 3), ("orders", 4), ("orders", 5))}
+    partial = _entry(0, "member", "sync_response", 1_000, member_id="c2", member_epoch=2, partitions=())
+    full = dataclasses.replace(
+        partial,
+        event_id="e1",
+        ts=2_000,
+        partitions=tuple(TopicPartition(t, p) for t, p in reversed(target["c2"])),
+    )
+    truth = {"generations": []}
+    assert not f.stated_by([partial], truth, True, 5_000).states_assignment(2, target)
+    assert f.stated_by([partial, full], truth, True, 5_000).states_assignment(2, target)
+    computed = _entry(2, "member", "assignment_computed", 1_000, generation_id=2, assignment=target)
+    assert f.stated_by([computed], truth, False, 5_000).states_assignment(2, target)
