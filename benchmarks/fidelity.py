@@ -119,6 +119,7 @@ import yaml
 from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
 from rebalance_core.classic.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, LogLine
@@ -472,6 +473,10 @@ def random_workload(seed: int) -> tuple[str, Timeline, SimulationSettings | Cons
             assignor=rng.choice(("uniform", "uniform", "server-range")),
             static_membership=rng.random() < 0.3,
             session_timeout_ms=session,
+            # group.consumer.session.timeout.ms below the broker's default minimum (45 s): a broker that
+            # lowered group.consumer.min.session.timeout.ms to it
+            min_session_timeout_ms=min(session, BROKER_MIN_SESSION_TIMEOUT_MS),
+            max_session_timeout_ms=BROKER_MAX_SESSION_TIMEOUT_MS,
             max_poll_interval_ms=max_poll,
             coordinator="broker-1",
             topic_ids={t: topic_id(timeline.cluster, t) for t in topics},

@@ -575,3 +575,22 @@ def test_a_line_states_a_members_assignment_only_with_the_partitions_the_truth_g
     assert f.stated_by([partial, full], truth, True, 5_000).states_assignment(2, target)
     computed = _entry(2, "member", "assignment_computed", 1_000, generation_id=2, assignment=target)
     assert f.stated_by([computed], truth, False, 5_000).states_assignment(2, target)
+
+
+def test_kip848_workloads_draw_session_timeouts_a_broker_accepts():
+    """A KIP-848 session timeout is the broker's (group.consumer.session.timeout.ms): a draw below its
+    default minimum (45 s) states a broker that lowered group.consumer.min.session.timeout.ms."""
+    from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
+    from rebalance_core.workload import CONSUMER, plan_group, simulation_settings
+
+    drawn = [f.random_workload(seed)[2] for seed in range(4, 200, len(f.RANDOM_KINDS))]
+    drawn += [
+        simulation_settings(plan, 0)
+        for plan in (plan_group(i, 7) for i in range(200))
+        if plan.kind == CONSUMER
+    ]
+    assert drawn and all(type(s).__name__ == "ConsumerSimSettings" for s in drawn)
+    for s in drawn:
+        assert s.min_session_timeout_ms <= min(s.session_timeout_ms, BROKER_MIN_SESSION_TIMEOUT_MS)
+        assert s.session_timeout_ms <= s.max_session_timeout_ms == BROKER_MAX_SESSION_TIMEOUT_MS
+    assert {s.session_timeout_ms for s in drawn} & {6_000, 10_000}  # below the default minimum: stated
