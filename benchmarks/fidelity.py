@@ -68,8 +68,9 @@ and the truth, per measure:
     members       over-cautious when, for a generation the replay reports null, the members named by entries
                   of that generation (or by coordinator entries without a generation in its join phase: the
                   truth's rebalance start minus the slack to its join completion; KIP-848: a static member's
-                  replacement, for the group epoch in force) are exactly its truth members (more named
-                  candidates than members do not say which were in it)
+                  replacement, for the group epoch in force; a member named before that no line says left or
+                  was fenced, for each later epoch) are exactly its truth members (more named candidates
+                  than members do not say which were in it)
     leader        ... when an entry of that generation names the leader (a leader id, or the leader's own
                   assignment line)
     assignments   ... when, for a flagged generation, an entry of that generation states each truth member's
@@ -862,6 +863,8 @@ class Stated:
         default_factory=lambda: defaultdict(lambda: defaultdict(set))
     )
     generations: set[int] = field(default_factory=set)
+    # KIP-848: per epoch, members in the group before it whose leaving no line states nor denies
+    in_doubt: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     # whose session.timeout.ms a line states: members (the coordinator's line naming one with it), clients
     # (their config dump); the members' client ids, to pair the two
     session_timeout_members: set[str] = field(default_factory=set)
@@ -887,7 +890,7 @@ class Stated:
     def states_members(self, generation: int, members: Iterable[str]) -> bool:
         """The lines name exactly the generation's members: more candidates than members (a member that
         left in the join phase, another that joined) leave which ones made it unstated."""
-        return set(members) == self.named.get(generation, set())
+        return set(members) == self.named.get(generation, set()) and not self.in_doubt.get(generation)
 
     def states_assignment(self, generation: int, assignment: Mapping[str, Iterable]) -> bool:
         """A line states each member's partitions of the generation as given (member -> partitions): a line
@@ -941,7 +944,16 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
         end = row.get("join_completed_at") or row.get("stabilized_at") or start
         windows.append((start - slack_ms, end, g))
     group_epoch = None  # KIP-848: the group epoch in force (the coordinator's last bump line)
+    first_named: dict[str, int] = {}  # KIP-848: member -> the first instant a line names it
+    departed: dict[str, int] = {}  # ... -> the first instant a line states it left the group
+    own_epochs: dict[str, list[tuple[int, int]]] = defaultdict(list)  # ... -> (ts, epoch) of its own lines
+    coordinator_lines = False
     for e in events:
+        coordinator_lines = coordinator_lines or e.is_coordinator
+        if consumer_protocol:
+            _note_membership(e, first_named, departed)
+            if not e.is_coordinator and e.member_id and e.member_epoch is not None:
+                own_epochs[e.member_id].append((e.ts, e.member_epoch))
         if e.member_id and e.client_id:
             stated.client_of.setdefault(e.member_id, e.client_id)
         if consumer_protocol and e.is_coordinator and e.group_epoch is not None:
@@ -985,7 +997,46 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             stated.assigned[g][e.member_id].add(_partition_key(e.partitions))
         for member, tps in (e.assignment or {}).items():
             stated.assigned[g][member].add(_partition_key(tps))
+    if consumer_protocol:
+        # KIP-848: a member stays in the group, and so in each later epoch, until it leaves or the coordinator
+        # fences it. The broker logs each leave and fencing: a member it named and did not remove is in the
+        # epoch. The members' logs show a member in an epoch it printed no line of when its next line is at
+        # that epoch or a later one (no rejoin from epoch 0 between); otherwise (a member that died silently:
+        # its fencing is logged by no member) whether it was still in is unstated (random:79 client-4.x: c4
+        # crashed at epoch 2, the bump to 6 is its fencing)
+        for row in truth["generations"]:
+            g, start = row.get("generation_id"), row.get("rebalance_started_at")
+            if g is None or start is None:
+                continue
+            for m, ts in first_named.items():
+                if ts >= start or departed.get(m, start + 1) <= start or m in stated.named[g]:
+                    continue
+                later = [epoch for at, epoch in own_epochs.get(m, ()) if at > start]
+                if coordinator_lines or (later and later[0] >= g):
+                    stated.named[g].add(m)
+                else:
+                    stated.in_doubt[g].add(m)
     return stated
+
+
+def _note_membership(e: Event, first_named: dict[str, int], departed: dict[str, int]) -> None:
+    """KIP-848: when an entry first names each member, and when one states a member left the group: its
+    leave (member epoch -1), the coordinator's removal, a static member's replacement (of the old id). A
+    static member's temporary leave (epoch -2) keeps it in the group (ConsumerGroupMember, until its
+    session expires or a new member replaces it)."""
+    for who in {m for m in (e.member_id, e.leader_id) if m} | set(e.assignment or {}):
+        first_named.setdefault(who, e.ts)
+    gone = None
+    if e.event_type == EventType.STATIC_MEMBER_REPLACED.value:
+        gone = (e.attributes or {}).get("old_member_id")
+    elif e.member_id and (
+        e.member_epoch == -1
+        or e.member_epoch != -2
+        and e.event_type in (EventType.MEMBER_REMOVED.value, EventType.LEAVE_SENT.value)
+    ):
+        gone = e.member_id
+    if gone:
+        departed.setdefault(gone, e.ts)
 
 
 def _short(value: Any, limit: int = 160) -> str:

@@ -594,3 +594,27 @@ def test_kip848_workloads_draw_session_timeouts_a_broker_accepts():
         assert s.min_session_timeout_ms <= min(s.session_timeout_ms, BROKER_MIN_SESSION_TIMEOUT_MS)
         assert s.session_timeout_ms <= s.max_session_timeout_ms == BROKER_MAX_SESSION_TIMEOUT_MS
     assert {s.session_timeout_ms for s in drawn} & {6_000, 10_000}  # below the default minimum: stated
+
+
+def test_a_kip848_member_stays_a_candidate_of_later_epochs_until_a_line_says_it_left():
+    """KIP-848: a member stays in the group until it leaves or is fenced. A member whose next line is at a
+    later epoch was in the epochs between (random:59 client-4.x: c3 at epochs 2 then 5); one that died
+    silently may or may not be in the next ones, which no member's line states (random:79 client-4.x:
+    the bump to epoch 6 is c4's fencing); the broker logs every leave and fencing."""
+    truth = {"generations": [{"generation_id": 4, "members": ["c1", "c3"], "rebalance_started_at": 10_000}]}
+
+    def line(n, member, ts, epoch):
+        return _entry(n, "member", "member_state_changed", ts, member_id=member, member_epoch=epoch)
+
+    c1 = [line(0, "c1", 1_000, 2), line(1, "c1", 10_005, 4)]
+    c3 = [line(2, "c3", 1_000, 2), line(3, "c3", 20_000, 5)]
+    silent_c4 = [line(4, "c4", 1_000, 2)]
+    left_c4 = [*silent_c4, line(5, "c4", 5_000, -1)]
+    assert f.stated_by(c1 + c3, truth, True, 500).states_members(4, ["c1", "c3"])
+    assert not f.stated_by(c1 + c3 + silent_c4, truth, True, 500).states_members(4, ["c1", "c3"])
+    assert f.stated_by(c1 + c3 + left_c4, truth, True, 500).states_members(4, ["c1", "c3"])
+    early_c3 = [line(2, "c3", 1_000, 2), line(3, "c3", 20_000, 3)]  # not shown at 4 or after: unstated
+    assert not f.stated_by(c1 + early_c3, truth, True, 500).states_members(4, ["c1", "c3"])
+    bump = _entry(9, "coordinator", "group_epoch_bumped", 10_000, group_epoch=4)
+    stated = f.stated_by([bump, *c1, *silent_c4], truth, True, 500)  # with the broker's lines: c4 is in
+    assert stated.states_members(4, ["c1", "c4"])
