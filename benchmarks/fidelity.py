@@ -67,8 +67,10 @@ do (the replay could have been exact). Derived from the entries the view's lines
 and the truth, per measure:
     members       over-cautious when, for a generation the replay reports null, the members named by entries
                   of that generation (or by coordinator entries without a generation in its join phase: the
-                  truth's rebalance start minus the slack to its join completion) are exactly its truth
-                  members (more named candidates than members do not say which were in it)
+                  truth's rebalance start minus the slack to its join completion; KIP-848: a static member's
+                  replacement, for the group epoch in force; a member named before that no line says left or
+                  was fenced, for each later epoch) are exactly its truth members (more named candidates
+                  than members do not say which were in it)
     leader        ... when an entry of that generation names the leader (a leader id, or the leader's own
                   assignment line)
     assignments   ... when, for a flagged generation, an entry of that generation states each truth member's
@@ -82,6 +84,9 @@ and the truth, per measure:
                   workers' assignment lines state)
     partition measures   over-cautious when the view states the assignment of every truth generation the
                   flag is about (null: all of the day's; inferred / bound: those of the differing episodes);
+                  moved and unavailable_ms also need each member's start of it (`Stated.states_start`;
+                  KIP-848: a line of the member's own at that epoch, random:74 broker-3.x: the broker puts a
+                  member whose poll loop stalled on its epoch, it never consumes);
                   stw_ms and unavailable_ms also need each stop's instant there (`_stops_untimed`: a line
                   of the member at it; a silent failure: the member's session.timeout.ms, its stop is the
                   coordinator's removal minus it)
@@ -104,7 +109,7 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +120,7 @@ import yaml
 from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
 from rebalance_core.classic.member_order import JAVA, SCALA_2_12, SCALA_2_13
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, LogLine
@@ -156,6 +162,7 @@ MEASURES = (
 )
 PARTITION_MEASURES = ("stw_ms", "unavailable_ms", "moved", "revoked", "wasted")
 TIMED_MEASURES = ("stw_ms", "unavailable_ms")  # the partition measures timed by each stop's instant
+STARTED_MEASURES = ("moved", "unavailable_ms")  # ... that count or end a movement at its new owner's start
 EXACT, FLAGGED, WRONG = "exact", "flagged", "wrong"
 GIVE_SESSION_TIMEOUT = False  # --session-timeout: the user also gives ReplaySettings.session_timeout_ms
 
@@ -467,6 +474,10 @@ def random_workload(seed: int) -> tuple[str, Timeline, SimulationSettings | Cons
             assignor=rng.choice(("uniform", "uniform", "server-range")),
             static_membership=rng.random() < 0.3,
             session_timeout_ms=session,
+            # group.consumer.session.timeout.ms below the broker's default minimum (45 s): a broker that
+            # lowered group.consumer.min.session.timeout.ms to it
+            min_session_timeout_ms=min(session, BROKER_MIN_SESSION_TIMEOUT_MS),
+            max_session_timeout_ms=BROKER_MAX_SESSION_TIMEOUT_MS,
             max_poll_interval_ms=max_poll,
             coordinator="broker-1",
             topic_ids={t: topic_id(timeline.cluster, t) for t in topics},
@@ -851,8 +862,13 @@ class Stated:
 
     named: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     leader: set[int] = field(default_factory=set)
-    assigned: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # per generation and member, each set of partitions a line states it has (sorted (topic, partition))
+    assigned: dict[int, dict[str, set[tuple]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(set))
+    )
     generations: set[int] = field(default_factory=set)
+    # KIP-848: per epoch, members in the group before it whose leaving no line states nor denies
+    in_doubt: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     # whose session.timeout.ms a line states: members (the coordinator's line naming one with it), clients
     # (their config dump); the members' client ids, to pair the two
     session_timeout_members: set[str] = field(default_factory=set)
@@ -860,6 +876,8 @@ class Stated:
     client_of: dict[str, str] = field(default_factory=dict)
     # (member id or client id, ts) of every member-side entry: the instants a member's own lines show
     member_instants: set[tuple[str, int]] = field(default_factory=set)
+    # per generation, the members with a line of their own carrying it (KIP-848: whether they started)
+    own_lines: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def states_instant(self, member: str, ts: int) -> bool:
         client = self.client_of.get(member)
@@ -876,10 +894,28 @@ class Stated:
     def states_members(self, generation: int, members: Iterable[str]) -> bool:
         """The lines name exactly the generation's members: more candidates than members (a member that
         left in the join phase, another that joined) leave which ones made it unstated."""
-        return set(members) == self.named.get(generation, set())
+        return set(members) == self.named.get(generation, set()) and not self.in_doubt.get(generation)
 
-    def states_assignment(self, generation: int, members: Iterable[str]) -> bool:
-        return set(members) <= self.assigned.get(generation, set())
+    def states_assignment(self, generation: int, assignment: Mapping[str, Iterable]) -> bool:
+        """A line states each member's partitions of the generation as given (member -> partitions): a line
+        with other partitions does not (KIP-848: a member reconciles at its epoch only the partitions
+        nobody else still owns, CurrentAssignmentBuilder's UNRELEASED_PARTITIONS; test:writer_consumer_dynamic
+        c2 at epoch 2 logs none of the three its target gives it)."""
+        stated = self.assigned.get(generation, {})
+        return all(_partition_key(tps) in stated.get(m, ()) for m, tps in assignment.items())
+
+    def states_start(self, generation: int, members: Iterable[str], consumer_protocol: bool) -> bool:
+        """Whether the lines state that each member started consuming its assignment of the generation.
+        Classic: its SyncGroup response does (the poll loop that sent the JoinGroup receives it and runs
+        onPartitionsAssigned). KIP-848: only the member's own lines do: the coordinator moves a member to
+        the new epoch with the partitions nobody releases at once (CurrentAssignmentBuilder), and the
+        consumer's background thread reconciles without the application thread when no listener is set,
+        so a member whose poll loop stalled is shown on its epoch by the broker and never consumed."""
+        return not consumer_protocol or set(members) <= self.own_lines.get(generation, set())
+
+
+def _partition_key(partitions: Iterable) -> tuple:
+    return tuple(sorted((tp[0], tp[1]) for tp in partitions))
 
 
 def _event_generation(e: Event, consumer_protocol: bool) -> int | None:
@@ -911,9 +947,32 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             continue
         end = row.get("join_completed_at") or row.get("stabilized_at") or start
         windows.append((start - slack_ms, end, g))
+    group_epoch = None  # KIP-848: the group epoch in force (the coordinator's last bump line)
+    first_named: dict[str, int] = {}  # KIP-848: member -> the first instant a line names it
+    departed: dict[str, int] = {}  # ... -> the first instant a line states it left the group
+    own_epochs: dict[str, list[tuple[int, int]]] = defaultdict(list)  # ... -> (ts, epoch) of its own lines
+    coordinator_lines = False
     for e in events:
+        coordinator_lines = coordinator_lines or e.is_coordinator
+        if consumer_protocol:
+            _note_membership(e, first_named, departed)
+            if not e.is_coordinator and e.member_id and e.member_epoch is not None:
+                own_epochs[e.member_id].append((e.ts, e.member_epoch))
         if e.member_id and e.client_id:
             stated.client_of.setdefault(e.member_id, e.client_id)
+        if consumer_protocol and e.is_coordinator and e.group_epoch is not None:
+            group_epoch = e.group_epoch
+        if (
+            consumer_protocol
+            and group_epoch is not None
+            and e.event_type == EventType.STATIC_MEMBER_REPLACED.value
+            and e.member_id
+        ):
+            # KIP-848: a static member's replacement takes over the old member's place and assignment without
+            # bumping the group epoch (GroupMetadataManager: "Created a new member ... to replace the existing
+            # member", replaceMember; the epoch is bumped only on a subscription change): the new member is a
+            # candidate for the epoch in force, which was one of it if that epoch had not converged yet
+            stated.named[group_epoch].add(e.member_id)
         if not e.is_coordinator:
             stated.member_instants |= {(who, e.ts) for who in (e.member_id, e.client_id) if who}
         if (e.attributes or {}).get("session_timeout_ms"):
@@ -934,12 +993,54 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             continue
         stated.generations.add(g)
         stated.named[g] |= names
+        if not e.is_coordinator and e.member_id:
+            stated.own_lines[g].add(e.member_id)
         if e.leader_id or e.event_type == "assignment_computed":
             stated.leader.add(g)
         if e.member_id and e.partitions is not None:
-            stated.assigned[g].add(e.member_id)
-        stated.assigned[g] |= set(e.assignment or {})
+            stated.assigned[g][e.member_id].add(_partition_key(e.partitions))
+        for member, tps in (e.assignment or {}).items():
+            stated.assigned[g][member].add(_partition_key(tps))
+    if consumer_protocol:
+        # KIP-848: a member stays in the group, and so in each later epoch, until it leaves or the coordinator
+        # fences it. The broker logs each leave and fencing: a member it named and did not remove is in the
+        # epoch. The members' logs show a member in an epoch it printed no line of when its next line is at
+        # that epoch or a later one (no rejoin from epoch 0 between); otherwise (a member that died silently:
+        # its fencing is logged by no member) whether it was still in is unstated (random:79 client-4.x: c4
+        # crashed at epoch 2, the bump to 6 is its fencing)
+        for row in truth["generations"]:
+            g, start = row.get("generation_id"), row.get("rebalance_started_at")
+            if g is None or start is None:
+                continue
+            for m, ts in first_named.items():
+                if ts >= start or departed.get(m, start + 1) <= start or m in stated.named[g]:
+                    continue
+                later = [epoch for at, epoch in own_epochs.get(m, ()) if at > start]
+                if coordinator_lines or (later and later[0] >= g):
+                    stated.named[g].add(m)
+                else:
+                    stated.in_doubt[g].add(m)
     return stated
+
+
+def _note_membership(e: Event, first_named: dict[str, int], departed: dict[str, int]) -> None:
+    """KIP-848: when an entry first names each member, and when one states a member left the group: its
+    leave (member epoch -1), the coordinator's removal, a static member's replacement (of the old id). A
+    static member's temporary leave (epoch -2) keeps it in the group (ConsumerGroupMember, until its
+    session expires or a new member replaces it)."""
+    for who in {m for m in (e.member_id, e.leader_id) if m} | set(e.assignment or {}):
+        first_named.setdefault(who, e.ts)
+    gone = None
+    if e.event_type == EventType.STATIC_MEMBER_REPLACED.value:
+        gone = (e.attributes or {}).get("old_member_id")
+    elif e.member_id and (
+        e.member_epoch == -1
+        or e.member_epoch != -2
+        and e.event_type in (EventType.MEMBER_REMOVED.value, EventType.LEAVE_SENT.value)
+    ):
+        gone = e.member_id
+    if gone:
+        departed.setdefault(gone, e.ts)
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -1037,7 +1138,9 @@ def _mark_over_cautious(
                 # only the workers' "Joined group ... delay=D" assignment lines state), not on a line naming
                 # the generation: each worker's assignment at it must be stated (random:33 broker views)
                 outcome.over_cautious = outcome.over_cautious and all(
-                    stated.states_assignment(g, t_gen[g].get("members") or ())
+                    stated.states_assignment(
+                        g, {m: t_asg.get(g, {}).get(m, ()) for m in t_gen[g].get("members") or ()}
+                    )
                     for g in generations
                     if g in t_gen
                 )
@@ -1045,6 +1148,14 @@ def _mark_over_cautious(
             # null covers the day: every generation's assignment; inferred / bound: the differing episodes'
             generations = set(t_asg) if outcome.flag == "null" else differing.get(measure, set())
             outcome.over_cautious = assignments_stated(generations)
+            if measure in STARTED_MEASURES:
+                # a movement is counted and ends at its new owner's start: the assignment must be consumed
+                outcome.over_cautious = outcome.over_cautious and all(
+                    stated.states_start(
+                        g, [m for m, tps in t_asg.get(g, {}).items() if tps], case.consumer_protocol
+                    )
+                    for g in generations
+                )
             if measure in TIMED_MEASURES:
                 outcome.over_cautious = outcome.over_cautious and not _stops_untimed(
                     truth, stated, None if outcome.flag == "null" else generations

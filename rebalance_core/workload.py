@@ -52,6 +52,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
+from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs.writer import partition_for
 from rebalance_core.simulate import SimulationSettings, simulate
@@ -315,6 +316,9 @@ def simulation_settings(plan: GroupPlan, segment: int) -> SimulationSettings | C
         return ConsumerSimSettings(
             assignor=plan.assignor,
             session_timeout_ms=plan.session_timeout_ms,
+            # a draw below the broker's default minimum (45 s) runs on a broker that lowered it
+            min_session_timeout_ms=min(plan.session_timeout_ms, BROKER_MIN_SESSION_TIMEOUT_MS),
+            max_session_timeout_ms=BROKER_MAX_SESSION_TIMEOUT_MS,
             max_poll_interval_ms=plan.max_poll_interval_ms,
             coordinator=f"broker-{plan.broker_id}",
             topic_ids={t: topic_id(plan.cluster, t) for t, _ in plan.topics},

@@ -71,6 +71,10 @@ from rebalance_core.timeline import (
 from schemas.events import EventType, Side
 from schemas.tables import REPLAY_TABLES
 
+# GroupCoordinatorConfig defaults: group.consumer.min.session.timeout.ms, group.consumer.max.session.timeout.ms
+BROKER_MIN_SESSION_TIMEOUT_MS = 45_000
+BROKER_MAX_SESSION_TIMEOUT_MS = 60_000
+
 
 @dataclass(frozen=True)
 class ConsumerSimSettings:
@@ -83,6 +87,11 @@ class ConsumerSimSettings:
     static_membership: bool = False  # every member without an instance id uses its name as group.instance.id
     heartbeat_interval_ms: int = 5_000  # broker group.consumer.heartbeat.interval.ms
     session_timeout_ms: int = 45_000  # broker group.consumer.session.timeout.ms (not the client's)
+    # the bounds the broker accepts it in: group.consumer.min.session.timeout.ms (default 45 s; a broker may
+    # lower it) and group.consumer.max.session.timeout.ms (default 60 s); None: not stated (a broker that
+    # accepts `session_timeout_ms`)
+    min_session_timeout_ms: int | None = None
+    max_session_timeout_ms: int | None = None
     max_poll_interval_ms: int = 300_000
     network_ms: int = 1  # one way, member <-> coordinator
     revoke_callback_ms: int = 5  # onPartitionsRevoked (typically a commit)
@@ -95,6 +104,25 @@ class ConsumerSimSettings:
         for name in ("heartbeat_interval_ms", "session_timeout_ms", "max_poll_interval_ms"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0")
+        # GroupCoordinatorConfig refuses to start a broker otherwise (its require(...) of the consumer group
+        # settings): min <= session <= max, and the heartbeat interval below the session timeout
+        low = (
+            self.min_session_timeout_ms
+            if self.min_session_timeout_ms is not None
+            else self.session_timeout_ms
+        )
+        high = (
+            self.max_session_timeout_ms
+            if self.max_session_timeout_ms is not None
+            else self.session_timeout_ms
+        )
+        if not low <= self.session_timeout_ms <= high:
+            raise ValueError(
+                f"session_timeout_ms {self.session_timeout_ms} is outside the broker's accepted "
+                f"[{low}, {high}] (group.consumer.min/max.session.timeout.ms)"
+            )
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("heartbeat_interval_ms must be below session_timeout_ms")
         # >= 1 ms keeps each member's causal chain strictly ordered in time (event_order_key ranks
         # member_state_changed after the callbacks at one instant)
         for name in ("network_ms", "revoke_callback_ms", "assign_callback_ms"):

@@ -334,6 +334,28 @@ def test_a_join_line_without_a_generation_names_its_member_for_the_generation_wh
     assert not stated.states_members(gen["generation_id"], gen["members"])
 
 
+def test_a_kip848_static_replacement_names_its_member_as_a_candidate_for_the_epoch_in_force():
+    """KIP-848: a static member's replacement keeps the group epoch (GroupMetadataManager.replaceMember, no
+    bump): the new member is a candidate for that epoch, which no 4.x broker line says had converged before
+    (random:334 broker-4.x: epoch 2 of c4 and c5, then c4#2 replaces c4 at epoch 2)."""
+    truth = {
+        "generations": [
+            {"generation_id": 2, "members": ["c4", "c5"], "rebalance_started_at": 2_000},
+            {"generation_id": 3, "members": ["c4#2"], "rebalance_started_at": 90_000},
+        ]
+    }
+    entries = [
+        _entry(0, "coordinator", "join_received", 1_000, member_id="c4"),
+        _entry(1, "coordinator", "join_received", 2_000, member_id="c5"),
+        _entry(2, "coordinator", "group_epoch_bumped", 2_000, group_epoch=2),
+    ]
+    replaced = _entry(3, "coordinator", "static_member_replaced", 30_000, member_id="c4#2")
+    stated = f.stated_by(entries, truth, True, 5_000)
+    assert stated.states_members(2, ["c4", "c5"])
+    stated = f.stated_by([*entries, replaced], truth, True, 5_000)
+    assert not stated.states_members(2, ["c4", "c5"])
+
+
 def test_inferred_assignments_are_over_cautious_only_when_every_member_of_the_generation_printed_its_own():
     case = f.build_case("sim:01_eager_join")
     truth = case.truth
@@ -527,3 +549,81 @@ def test_a_connect_groups_inferred_rounds_are_justified_where_no_worker_states_i
     rows = f.run_case("random:33", ["broker-3.x"])
     rounds = next(r for r in rows if r.measure == "rounds")
     assert (rounds.cls, rounds.flag, rounds.over_cautious) == (f.FLAGGED, "inferred", False)
+
+
+def test_a_kip848_movement_is_stated_only_where_the_new_owner_logs_its_start():
+    """KIP-848: the coordinator moves a member to its new epoch with the partitions nobody releases at once
+    (CurrentAssignmentBuilder), and with no listener the consumer's background thread reconciles without
+    the poll loop: a broker line states the assignment, not that the member consumed it (random:74: c2's
+    poll loop stalled at epoch 4, the broker shows it STABLE on u-2, it never consumed it)."""
+    assignment = _entry(0, "coordinator", "member_assignment", 1_000, member_id="c2", member_epoch=4)
+    own = _entry(1, "member", "partitions_assigned", 1_005, member_id="c2", member_epoch=4)
+    truth = {"generations": []}
+    assert not f.stated_by([assignment], truth, True, 5_000).states_start(4, ["c2"], True)
+    assert f.stated_by([assignment, own], truth, True, 5_000).states_start(4, ["c2"], True)
+    assert f.stated_by([assignment], truth, False, 5_000).states_start(4, ["c2"], False)
+    rows = f.run_case("random:74", ["broker-3.x"])
+    moved = next(r for r in rows if r.measure == "moved")
+    assert (moved.cls, moved.flag, moved.over_cautious) == (f.FLAGGED, "inferred", False)
+
+
+def test_a_line_states_a_members_assignment_only_with_the_partitions_the_truth_gives_it():
+    """KIP-848: at its epoch a member reconciles only the partitions nobody else still owns (its target's
+    others are UNRELEASED_PARTITIONS): its line at that epoch does not state its target assignment
+    (test:writer_consumer_dynamic: c2 at epoch 2 logs none of its three partitions)."""
+    target = {"c2": (("orders", 3), ("orders", 4), ("orders", 5))}
+    partial = _entry(0, "member", "sync_response", 1_000, member_id="c2", member_epoch=2, partitions=())
+    full = dataclasses.replace(
+        partial,
+        event_id="e1",
+        ts=2_000,
+        partitions=tuple(TopicPartition(t, p) for t, p in reversed(target["c2"])),
+    )
+    truth = {"generations": []}
+    assert not f.stated_by([partial], truth, True, 5_000).states_assignment(2, target)
+    assert f.stated_by([partial, full], truth, True, 5_000).states_assignment(2, target)
+    computed = _entry(2, "member", "assignment_computed", 1_000, generation_id=2, assignment=target)
+    assert f.stated_by([computed], truth, False, 5_000).states_assignment(2, target)
+
+
+def test_kip848_workloads_draw_session_timeouts_a_broker_accepts():
+    """A KIP-848 session timeout is the broker's (group.consumer.session.timeout.ms): a draw below its
+    default minimum (45 s) states a broker that lowered group.consumer.min.session.timeout.ms."""
+    from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
+    from rebalance_core.workload import CONSUMER, plan_group, simulation_settings
+
+    drawn = [f.random_workload(seed)[2] for seed in range(4, 200, len(f.RANDOM_KINDS))]
+    drawn += [
+        simulation_settings(plan, 0)
+        for plan in (plan_group(i, 7) for i in range(200))
+        if plan.kind == CONSUMER
+    ]
+    assert drawn and all(type(s).__name__ == "ConsumerSimSettings" for s in drawn)
+    for s in drawn:
+        assert s.min_session_timeout_ms <= min(s.session_timeout_ms, BROKER_MIN_SESSION_TIMEOUT_MS)
+        assert s.session_timeout_ms <= s.max_session_timeout_ms == BROKER_MAX_SESSION_TIMEOUT_MS
+    assert {s.session_timeout_ms for s in drawn} & {6_000, 10_000}  # below the default minimum: stated
+
+
+def test_a_kip848_member_stays_a_candidate_of_later_epochs_until_a_line_says_it_left():
+    """KIP-848: a member stays in the group until it leaves or is fenced. A member whose next line is at a
+    later epoch was in the epochs between (random:59 client-4.x: c3 at epochs 2 then 5); one that died
+    silently may or may not be in the next ones, which no member's line states (random:79 client-4.x:
+    the bump to epoch 6 is c4's fencing); the broker logs every leave and fencing."""
+    truth = {"generations": [{"generation_id": 4, "members": ["c1", "c3"], "rebalance_started_at": 10_000}]}
+
+    def line(n, member, ts, epoch):
+        return _entry(n, "member", "member_state_changed", ts, member_id=member, member_epoch=epoch)
+
+    c1 = [line(0, "c1", 1_000, 2), line(1, "c1", 10_005, 4)]
+    c3 = [line(2, "c3", 1_000, 2), line(3, "c3", 20_000, 5)]
+    silent_c4 = [line(4, "c4", 1_000, 2)]
+    left_c4 = [*silent_c4, line(5, "c4", 5_000, -1)]
+    assert f.stated_by(c1 + c3, truth, True, 500).states_members(4, ["c1", "c3"])
+    assert not f.stated_by(c1 + c3 + silent_c4, truth, True, 500).states_members(4, ["c1", "c3"])
+    assert f.stated_by(c1 + c3 + left_c4, truth, True, 500).states_members(4, ["c1", "c3"])
+    early_c3 = [line(2, "c3", 1_000, 2), line(3, "c3", 20_000, 3)]  # not shown at 4 or after: unstated
+    assert not f.stated_by(c1 + early_c3, truth, True, 500).states_members(4, ["c1", "c3"])
+    bump = _entry(9, "coordinator", "group_epoch_bumped", 10_000, group_epoch=4)
+    stated = f.stated_by([bump, *c1, *silent_c4], truth, True, 500)  # with the broker's lines: c4 is in
+    assert stated.states_members(4, ["c1", "c4"])

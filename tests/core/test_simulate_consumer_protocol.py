@@ -71,3 +71,25 @@ def test_member_that_revoked_and_must_revoke_again_moves_to_its_epoch_plus_one()
     assert (again.assigned, again.pending_revocation) == (frozenset({p0}), frozenset({p1}))
     done = reconcile_member(again, 7, frozenset({p0}), frozenset({p0}), free)
     assert (done.state, done.member_epoch, done.previous_epoch) == (MemberState.STABLE, 7, 6)
+
+
+@pytest.mark.parametrize(
+    ("session_ms", "bounds", "accepted"),
+    [
+        (45_000, {"min_session_timeout_ms": 45_000, "max_session_timeout_ms": 60_000}, True),
+        (10_000, {"min_session_timeout_ms": 45_000, "max_session_timeout_ms": 60_000}, False),
+        (10_000, {"min_session_timeout_ms": 10_000, "max_session_timeout_ms": 60_000}, True),
+        (120_000, {"min_session_timeout_ms": 45_000, "max_session_timeout_ms": 60_000}, False),
+        (10_000, {}, True),  # bounds not stated: a broker that accepts it
+    ],
+)
+def test_consumer_protocol_session_timeout_within_the_brokers_bounds(session_ms, bounds, accepted):
+    """GroupCoordinatorConfig refuses group.consumer.session.timeout.ms outside
+    [group.consumer.min.session.timeout.ms (45 s), group.consumer.max.session.timeout.ms (60 s)]."""
+    from rebalance_core.consumer import ConsumerSimSettings
+
+    if accepted:
+        ConsumerSimSettings(session_timeout_ms=session_ms, **bounds)
+    else:
+        with pytest.raises(ValueError, match="group.consumer.min/max.session.timeout.ms"):
+            ConsumerSimSettings(session_timeout_ms=session_ms, **bounds)
