@@ -365,9 +365,13 @@ class EpochTracker:
         if (
             held.members
             and all(m in stated for m in held.members)
-            and held.held | self._held_until(held.epoch) <= covered
+            and (len(held.members) == 1 or held.held | self._held_until(held.epoch) <= covered)
         ):
-            # every member stated its assignment at the epoch and none of them was withheld a partition
+            # every member stated its assignment at the epoch and none of them was withheld a partition (the
+            # coordinator withholds only a partition another member of the group still owns or revokes,
+            # CurrentAssignmentBuilder.computeNextAssignment: UNRELEASED_PARTITIONS; a removed member's are
+            # freed at its removal, so the lone member of an epoch is withheld nothing, and a partition it
+            # revoked itself and no line assigns went to no one, e.g. a topic it unsubscribed)
             rows = {m: (stated[m], "observed") for m in held.members}
         self._assignment_rows(held.epoch, held.date, held.instances, rows)
         for epoch in [e for e in self.member_assigned if e <= held.epoch]:

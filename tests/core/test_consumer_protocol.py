@@ -802,6 +802,21 @@ def test_consumer_logs_with_a_4_0_broker_log_state_each_epochs_assignment_where_
     assert head["assignments"] + tail["assignments"] == out["assignments"]
 
 
+def test_consumer_logs_with_a_4_0_broker_log_the_lone_member_of_an_epoch_is_withheld_nothing():
+    """c1, alone in the group, drops topic u from its subscription: it revokes u's partitions on its way to the
+    new epoch and keeps t's ("Reconciling assignment": assigned t, revoked u). The coordinator withholds only
+    what another member still owns (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), and there is none: the
+    partitions it revoked went to no one, so its line states the epoch's whole assignment (observed)."""
+    _, sim = simulate(
+        [Join(0, "c1"), Subscribe(60_000, "c1", ("t",)), Leave(60_500, "c1"), Join(120_000, "c2")],
+        topics={"t": 3, "u": 2},
+    )
+    out = replay(as_logged(sim, "4.x", "4.x"))
+    truth = assignments_by_epoch(sim.truth)
+    assert truth[2] == {"c1": list(tps("t", 0, 1, 2))}
+    assert assignments_by_epoch(out, "observed") == truth
+
+
 def test_an_epochs_assignment_rows_wait_only_for_members_whose_own_log_is_in_the_input():
     """Only c1's consumer log was collected: c2 and c3 never log a line that could state an epoch's assignment,
     so the rows of the epochs c1 moved past are written as soon as c1 did, not held back to the input's end."""
