@@ -128,6 +128,10 @@ class Convergence:
                         # until every member's next heartbeat is due, a bump may find the epoch unconverged:
                         # the rebalance it opens may be a further round of this one
                         self._round_unknown_until(self._heartbeat_due(ts))
+                    if any(v.client_state not in CLIENT_RECONCILING for v in views if not v.server_lines):
+                        # a member's leave showed it at the epoch (see _told_epoch): it got there at an
+                        # earlier heartbeat no line dates, so this convergence instant is only the latest one
+                        cur.source = "inferred"
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
@@ -202,8 +206,13 @@ class Convergence:
         UNRELEASED_PARTITIONS until a later heartbeat hands it the rest, which its next RECONCILING line at the
         same epoch shows. The client logs the epoch of the heartbeat response before it reconciles
         (ConsumerMembershipManager.onHeartbeatSuccess: updateMemberEpoch, then transitionTo(RECONCILING)), so
-        a member whose rebalance callback is blocked is at the epoch for the coordinator, not for its log."""
-        return view.client_epoch == epoch and view.client_state in CLIENT_RECONCILING
+        a member whose rebalance callback is blocked is at the epoch for the coordinator, not for its log.
+        A member that starts leaving from STABLE states the epoch it was STABLE at (a leave is no heartbeat
+        response: AbstractMembershipManager.leaveGroup logs the epoch it holds), even one the coordinator moved
+        it to silently (its assignment unchanged: ConsumerMembershipManager updates the epoch, logs nothing)."""
+        return view.client_epoch == epoch and (
+            view.client_state in CLIENT_RECONCILING or view.stable_epoch == epoch
+        )
 
     def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
         if view.left_static:

@@ -817,6 +817,22 @@ def test_consumer_logs_with_a_4_0_broker_log_the_lone_member_of_an_epoch_is_with
     assert assignments_by_epoch(out, "observed") == truth
 
 
+def test_consumer_logs_with_a_4_0_broker_log_a_leave_from_stable_shows_the_epoch_converged_before_it():
+    """c1, alone, revokes u's partitions for the new epoch and logs STABLE at its old epoch; its next heartbeat
+    moves it to the new epoch silently (nothing more to reconcile: ConsumerMembershipManager logs no line). Its
+    leave, "Member c1 with epoch 2 transitioned from STABLE to PREPARE_LEAVING" (AbstractMembershipManager
+    .leaveGroup logs the epoch it holds), shows epoch 2 converged before it: the leave's epoch is a rebalance of
+    its own, not a further round; when epoch 2 converged no line dates (its generation says inferred)."""
+    _, sim = simulate(
+        [Join(0, "c1"), Subscribe(60_000, "c1", ("t",)), Leave(60_500, "c1"), Join(120_000, "c2")],
+        topics={"t": 3, "u": 2},
+    )
+    out = replay(as_logged(sim, "4.x", "4.x"))
+    assert rounds(out) == rounds(sim.truth) == [1, 1, 1, 1]
+    epoch_2 = {g["generation_id"]: g for g in out["generations"]}[2]
+    assert epoch_2["source"] == "inferred" and epoch_2["stabilized_at"] is not None
+
+
 def test_an_epochs_assignment_rows_wait_only_for_members_whose_own_log_is_in_the_input():
     """Only c1's consumer log was collected: c2 and c3 never log a line that could state an epoch's assignment,
     so the rows of the epochs c1 moved past are written as soon as c1 did, not held back to the input's end."""
