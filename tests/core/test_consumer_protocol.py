@@ -884,6 +884,32 @@ def test_consumer_logs_alone_a_member_whose_partitions_go_elsewhere_unrevoked_wa
     assert out["anomalies"] == []
 
 
+@pytest.mark.parametrize("era", ["3.x", "4.x"])
+def test_consumer_logs_alone_an_epoch_converges_while_a_member_s_callback_for_added_partitions_is_blocked(
+    era,
+):
+    """c3 leaves while c2's application thread is blocked (a slow poll). c2's heartbeat thread still takes the
+    new epoch: it logs RECONCILING at it with its "Reconciling assignment" (only partitions added), and the
+    coordinator needs no acknowledgement of added partitions (CurrentAssignmentBuilder: STABLE at once), so
+    once c1 is STABLE at that epoch too, it converged, though c2's callback has not started what it was given.
+    c2's poll timeout leave later is a rebalance of its own, not a further round."""
+    _, sim = simulate(
+        [
+            Join(0, "c1"),
+            Join(0, "c2"),
+            Join(1_000, "c3"),
+            Pause(60_000, "c2", duration_ms=18_000, kind="poll"),
+            Leave(60_500, "c3"),
+        ],
+        topics={"t": 4, "u": 4},
+        assignor="uniform",
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=12_000,
+    )
+    assert rounds(sim.truth) == [1, 2, 1, 1, 1]
+    assert rounds(replay(as_logged(sim, None, era))) == rounds(sim.truth)
+
+
 def test_consumer_logs_alone_a_leave_or_a_join_starts_the_next_rebalance_not_a_further_round():
     """A member's PREPARE_LEAVING or JOINING is what bumps the next epoch (the coordinator's leave/join), not a
     step of the current one; only RECONCILING at an epoch already reached reopens it."""
