@@ -273,6 +273,15 @@ class EpochTracker:
         if cur is not None and not cur.closed and cur.target is None and member not in cur.members_doubted:
             cur.members_doubted.append(member)
 
+    def member_shown(self, member: str) -> None:
+        """`member`'s own line states the current epoch (or a later one): the coordinator had it at that epoch,
+        so it was not removed before it (a removed member's next heartbeat is refused with
+        FENCED_MEMBER_EPOCH and it rejoins at a new epoch: ConsumerMembershipManager), and the doubt
+        member_doubted raised is settled: it is in."""
+        cur = self.current
+        if cur is not None and not cur.closed and member in cur.members_doubted:
+            cur.members_doubted.remove(member)
+
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
         """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
         assignment state, or the member's own "Reconciling assignment" block."""

@@ -910,6 +910,31 @@ def test_consumer_logs_alone_an_epoch_converges_while_a_member_s_callback_for_ad
     assert rounds(replay(as_logged(sim, None, era))) == rounds(sim.truth)
 
 
+def test_consumer_logs_alone_a_doubted_member_showing_the_epoch_itself_is_one_of_its_members():
+    """c3 drops topic u as c1 joins: the subscription change bumps an epoch no member line explains, and c3,
+    silent at it, may have been removed unseen, so it is in doubt in the epochs after. Its own line at epoch 5
+    (after c2's leave), with no FENCED or JOINING before it, shows the coordinator had it at that epoch (a
+    removed member's heartbeat is refused and it rejoins: ConsumerMembershipManager): epoch 5's members are
+    known. Epoch 4's row, written before that line, stays null (never a guess)."""
+    _, sim = simulate(
+        [
+            Join(0, "c3"),
+            Join(500, "c2"),
+            Subscribe(121_000, "c3", ("t",)),
+            Join(121_000, "c1"),
+            Leave(241_000, "c2"),
+        ],
+        topics={"t": 10, "u": 4},
+        assignor="server-range",
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=6_000,
+    )
+    out = replay(as_logged(sim, None, "4.x"))
+    truth = members_by_epoch(sim.truth)
+    assert members_by_epoch(out) == {**truth, 4: None}
+    assert truth[5] == ["c1", "c3"]
+
+
 def test_consumer_logs_alone_a_leave_or_a_join_starts_the_next_rebalance_not_a_further_round():
     """A member's PREPARE_LEAVING or JOINING is what bumps the next epoch (the coordinator's leave/join), not a
     step of the current one; only RECONCILING at an epoch already reached reopens it."""
