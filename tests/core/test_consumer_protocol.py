@@ -1174,6 +1174,23 @@ def test_consumer_logs_with_a_4_0_broker_log_a_partition_nobody_consumes_keeps_t
     assert rounds(replay(as_logged(sim, "4.x", "4.x"))) == [1, 1, 3]
 
 
+def test_consumer_logs_with_a_4_0_broker_log_a_fenced_member_whose_own_line_stated_the_epoch_had_it():
+    """c5 pauses past its session and is fenced; it rejoins alone (its joining heartbeat reconciles it: nothing
+    is owned by another member) and logs STABLE at the new epoch, then crashes and is fenced again. The fence
+    line does not state the session timeout, so its last heartbeat is only bounded by its join; but its own line
+    states the epoch, which the client logs from a heartbeat response (ConsumerMembershipManager
+    .onHeartbeatSuccess): the coordinator had it there, so that epoch converged and the fence opens a
+    rebalance of its own."""
+    _, sim = simulate(
+        [Join(0, "c5"), Pause(2_000, "c5", duration_ms=8_000), Crash(11_000, "c5")],
+        topics={"t": 2},
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=12_000,
+    )
+    assert rounds(sim.truth) == [1, 1, 1, 1]
+    assert rounds(replay(as_logged(sim, "4.x", "4.x"))) == rounds(sim.truth)
+
+
 def client_line(log: Log, when: str, member: str, instance: str, epoch: int, old: str, new: str) -> None:
     """ConsumerMembershipManager "Member m with epoch E transitioned from OLD to NEW." (a static member's log)."""
     log.add(when, "member", EventType.MEMBER_STATE_CHANGED, member_id=member, group_instance_id=instance,
