@@ -126,6 +126,9 @@ class EpochTracker:
         # member-side assignment lines (see HeldAssignment): set by the caller once member logs are present
         self.hold_for_member_lines = False
         self.member_assigned: dict[int, dict[str, tuple[TopicPartition, ...]]] = {}  # epoch -> member -> tps
+        # epoch -> member -> partitions its line revoked on its way to that epoch (not in its target there), where
+        # that step is the latest line member_assigned has of it at the epoch
+        self.revoked_toward: dict[int, dict[str, tuple[TopicPartition, ...]]] = {}
         # member epoch -> partitions a member's line at it showed assigned or owned
         self.partitions_held: dict[int, set[TopicPartition]] = {}
         self.held: list[HeldAssignment] = []
@@ -273,6 +276,15 @@ class EpochTracker:
         if cur is not None and not cur.closed and cur.target is None and member not in cur.members_doubted:
             cur.members_doubted.append(member)
 
+    def member_shown(self, member: str) -> None:
+        """`member`'s own line states the current epoch (or a later one): the coordinator had it at that epoch,
+        so it was not removed before it (a removed member's next heartbeat is refused with
+        FENCED_MEMBER_EPOCH and it rejoins at a new epoch: ConsumerMembershipManager), and the doubt
+        member_doubted raised is settled: it is in."""
+        cur = self.current
+        if cur is not None and not cur.closed and member in cur.members_doubted:
+            cur.members_doubted.remove(member)
+
     def member_stated(self, member: str, assigned: tuple[TopicPartition, ...]) -> None:
         """A line stated `member`'s assignment at the current epoch (its latest one counts): the coordinator's
         assignment state, or the member's own "Reconciling assignment" block."""
@@ -314,6 +326,10 @@ class EpochTracker:
             if target_epoch is None or target_epoch <= member_epoch:
                 return
             member_epoch = target_epoch
+            revoked = set(owned) - set(assigned)
+            self.revoked_toward.setdefault(member_epoch, {})[member] = tuple(sorted(revoked))
+        else:
+            self.revoked_toward.get(member_epoch, {}).pop(member, None)  # its whole assignment, stated
         self.member_assigned.setdefault(member_epoch, {})[member] = tuple(sorted(assigned))
 
     def member_at_epoch(self, member: str, member_epoch: int | None) -> None:
@@ -362,17 +378,27 @@ class EpochTracker:
         stated = self.member_assigned.get(held.epoch, {})
         rows = held.fallback
         covered = {tp for tps in stated.values() for tp in tps}
-        if (
-            held.members
-            and all(m in stated for m in held.members)
-            and held.held | self._held_until(held.epoch) <= covered
-        ):
+        suspects = held.held | self._held_until(held.epoch)
+        if len(held.members) == 1:
+            # the epoch's lone member is withheld nothing (the coordinator withholds only what another member
+            # of the group still owns; a removed member's partitions are freed at its removal): a line of it at
+            # the epoch states its whole assignment there. Its revocation step towards the epoch states only
+            # what it keeps (computeNextAssignment: assigned & target), so a partition some member held may
+            # still come with its next heartbeat; one it revoked itself is in no one's target (e.g. a topic it
+            # unsubscribed)
+            step = self.revoked_toward.get(held.epoch, {}).get(held.members[0])
+            suspects = set() if step is None else suspects - set(step)
+        if held.members and all(m in stated for m in held.members) and suspects <= covered:
             # every member stated its assignment at the epoch and none of them was withheld a partition
+            # (CurrentAssignmentBuilder.computeNextAssignment: UNRELEASED_PARTITIONS)
             rows = {m: (stated[m], "observed") for m in held.members}
         self._assignment_rows(held.epoch, held.date, held.instances, rows)
         for epoch in [e for e in self.member_assigned if e <= held.epoch]:
             if not any(h.epoch == epoch for h in self.held):
                 del self.member_assigned[epoch]
+        for epoch in [e for e in self.revoked_toward if e <= held.epoch]:
+            if not any(h.epoch == epoch for h in self.held):
+                del self.revoked_toward[epoch]
         # what older epochs' lines showed held still counts for the later epochs: kept as one entry
         older = [e for e in self.partitions_held if e < held.epoch]
         if older:
@@ -612,6 +638,10 @@ class EpochTracker:
                 str(epoch): {m: _tps_to_json(tps) for m, tps in members.items()}
                 for epoch, members in self.member_assigned.items()
             },
+            "revoked_toward": {
+                str(epoch): {m: _tps_to_json(tps) for m, tps in members.items()}
+                for epoch, members in self.revoked_toward.items()
+            },
             "partitions_held": {
                 str(epoch): _tps_to_json(sorted(tps)) for epoch, tps in self.partitions_held.items()
             },
@@ -637,6 +667,10 @@ class EpochTracker:
         self.member_assigned = {
             int(epoch): {m: _tps_from_json(tps) for m, tps in members.items()}
             for epoch, members in state.get("member_assigned", {}).items()
+        }
+        self.revoked_toward = {
+            int(epoch): {m: _tps_from_json(tps) for m, tps in members.items()}
+            for epoch, members in state.get("revoked_toward", {}).items()
         }
         self.partitions_held = {
             int(epoch): set(_tps_from_json(tps)) for epoch, tps in state.get("partitions_held", {}).items()

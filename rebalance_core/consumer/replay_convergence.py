@@ -128,14 +128,28 @@ class Convergence:
                         # until every member's next heartbeat is due, a bump may find the epoch unconverged:
                         # the rebalance it opens may be a further round of this one
                         self._round_unknown_until(self._heartbeat_due(ts))
+                    if any(v.client_state not in CLIENT_RECONCILING for v in views if not v.server_lines):
+                        # a member's leave showed it at the epoch (see _told_epoch): it got there at an
+                        # earlier heartbeat no line dates, so this convergence instant is only the latest one
+                        cur.source = "inferred"
                     self.tracker.converged(ts, provisional=by_member)
         elif cur.stabilized_at is None:
             active = [v for m in self._group_members() if (v := self.members[m]).member_timed]
-            if (
-                active
-                and all(v.client_state == ClientState.STABLE.value for v in active)
-                and not self._in_flight([v.member_id for v in active])
+            if not active:
+                return
+            members = [v.member_id for v in active]
+            if all(v.client_state == ClientState.STABLE.value for v in active) and not self._in_flight(
+                members
             ):
+                self.tracker.converged(ts, provisional=True)
+            elif all(self._told_epoch(v, cur.epoch) for v in active) and not self._in_flight(
+                members, self._stated_not_started(members)
+            ):
+                # every member's own line states the epoch (see _told_epoch): the coordinator has each at it
+                # with nothing left to revoke; what is in flight is only what a member's "Reconciling
+                # assignment" at the epoch adds and its callback has not started yet (its application thread
+                # is blocked: the coordinator needs no acknowledgement of added partitions,
+                # CurrentAssignmentBuilder: STABLE at once)
                 self.tracker.converged(ts, provisional=True)
 
     def _silent_member_may_lag(self, views: list[MemberView], epoch: int, ts: int) -> bool:
@@ -166,16 +180,26 @@ class Convergence:
         member alone in the epoch's snapshot is alone (else one from before the input may be silent)."""
         return bool(self.gone.keys() - {member_id}) or any(m != member_id for m in self.members)
 
-    def _in_flight(self, members: list[str]) -> bool:
+    def _stated_not_started(self, members: list[str]) -> dict[TopicPartition, str]:
+        """Partitions the current epoch's "Reconciling assignment" lines give `members` that they do not consume
+        yet: partition -> member."""
+        stated = self.tracker.current.stated
+        return {
+            tp: m for m in members for tp in stated.get(m, ()) if tp not in self.timeline.partitions_of(m)
+        }
+
+    def _in_flight(self, members: list[str], awaited: dict[TopicPartition, str] | None = None) -> bool:
         """Member-side convergence cannot hold yet: a partition was revoked and is not consumed again, or a
         member consumes nothing while the group has a partition for each (the broker's assignors give every
         member one then: it waits for partitions another member has not revoked yet, UNRELEASED_PARTITIONS;
-        the owner's revocation comes at its next heartbeat and its epoch moves silently until then)."""
+        the owner's revocation comes at its next heartbeat and its epoch moves silently until then).
+        `awaited`: partitions a member's own line assigned it that it has not started yet, counted as its own."""
         tl = self.timeline
-        if tl.stopped():
+        awaited = awaited or {}
+        if tl.stopped().keys() - awaited.keys():
             return True
-        consuming = tl.consuming()
-        if len(consuming) >= len(members) and any(not tl.partitions_of(m) for m in members):
+        consuming = {**tl.consuming(), **awaited}
+        if len(consuming) >= len(members) and any(m not in consuming.values() for m in members):
             return True
         # a topic some member consumes is subscribed, and the broker's assignors (uniform, range) give every
         # partition of a subscribed topic to a subscriber: one of its partitions that nobody consumes (a new
@@ -202,8 +226,13 @@ class Convergence:
         UNRELEASED_PARTITIONS until a later heartbeat hands it the rest, which its next RECONCILING line at the
         same epoch shows. The client logs the epoch of the heartbeat response before it reconciles
         (ConsumerMembershipManager.onHeartbeatSuccess: updateMemberEpoch, then transitionTo(RECONCILING)), so
-        a member whose rebalance callback is blocked is at the epoch for the coordinator, not for its log."""
-        return view.client_epoch == epoch and view.client_state in CLIENT_RECONCILING
+        a member whose rebalance callback is blocked is at the epoch for the coordinator, not for its log.
+        A member that starts leaving from STABLE states the epoch it was STABLE at (a leave is no heartbeat
+        response: AbstractMembershipManager.leaveGroup logs the epoch it holds), even one the coordinator moved
+        it to silently (its assignment unchanged: ConsumerMembershipManager updates the epoch, logs nothing)."""
+        return view.client_epoch == epoch and (
+            view.client_state in CLIENT_RECONCILING or view.stable_epoch == epoch
+        )
 
     def _reconciled(self, view: MemberView, epoch: int, target: tuple[TopicPartition, ...], ts: int) -> bool:
         if view.left_static:

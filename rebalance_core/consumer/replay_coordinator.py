@@ -120,9 +120,12 @@ class CoordinatorLines:
                 and not cur.closed
                 and cur.stabilized_at is not None
                 and stop_at < cur.stabilized_at
+                and view.client_epoch != cur.epoch
             ):
                 # its own log looked reconciled, but its last heartbeat came before the (provisional)
-                # convergence: the coordinator never had it at this epoch
+                # convergence: the coordinator never had it at this epoch. Not so when its own line states
+                # the epoch: the client logs the epoch of a heartbeat response (ConsumerMembershipManager
+                # .onHeartbeatSuccess), so the coordinator had it there, whatever instant the inferred stop says
                 self.tracker.unconverged()
         elif reason == RemovalReason.REBALANCE_TIMEOUT.value:
             self.presumed_converged = None  # it never finished revoking: the epoch never converged

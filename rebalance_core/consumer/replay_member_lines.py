@@ -41,6 +41,8 @@ class MemberLines:
         replacing = view.replaces is not None or bool(self._unanswered_of(view))
         view.client_state = to_state.value
         view.client_epoch = e.member_epoch
+        if to_state is ClientState.PREPARE_LEAVING and from_state is ClientState.STABLE:
+            view.stable_epoch = e.member_epoch
         self.tracker.member_at_epoch(view.member_id, e.member_epoch)
         if to_state is ClientState.FENCED and self._silent_since_epoch_opened(view):
             # removed at an instant no member log shows, since before the current epoch opened: its removal

@@ -73,6 +73,9 @@ class MemberView:
     member_timed: bool = False  # its own log is present: member-side timing
     client_state: str | None = None
     client_epoch: int | None = None  # the member epoch its own last state line states
+    # the epoch its own line showed it STABLE at when it started leaving (PREPARE_LEAVING logs the epoch it
+    # holds: AbstractMembershipManager.leaveGroup), one the coordinator may have moved it to silently
+    stable_epoch: int | None = None
     joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
     process: str | None = None  # who logged its own lines (host or file, client id): the consumer process
     # member-side logs only: its process logged a join under another member id with no leave of this one (a

@@ -241,6 +241,7 @@ class ConsumerGroupReplayer(
                 self.members[e.member_id].current_at = e.ts
                 self.shown_in_epoch.add(e.member_id)
                 self.doubtful.discard(e.member_id)
+                self.tracker.member_shown(e.member_id)
             if e.member_id and (e.member_id in self.members) and self._in_group(e.member_id):
                 # a member from before the input (or the epoch) shows itself: it is in the current epoch
                 self.tracker.member_in_epoch(e.member_id, self.members[e.member_id].instance)

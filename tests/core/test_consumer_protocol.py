@@ -802,6 +802,37 @@ def test_consumer_logs_with_a_4_0_broker_log_state_each_epochs_assignment_where_
     assert head["assignments"] + tail["assignments"] == out["assignments"]
 
 
+def test_consumer_logs_with_a_4_0_broker_log_the_lone_member_of_an_epoch_is_withheld_nothing():
+    """c1, alone in the group, drops topic u from its subscription: it revokes u's partitions on its way to the
+    new epoch and keeps t's ("Reconciling assignment": assigned t, revoked u). The coordinator withholds only
+    what another member still owns (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), and there is none: the
+    partitions it revoked went to no one, so its line states the epoch's whole assignment (observed)."""
+    _, sim = simulate(
+        [Join(0, "c1"), Subscribe(60_000, "c1", ("t",)), Leave(60_500, "c1"), Join(120_000, "c2")],
+        topics={"t": 3, "u": 2},
+    )
+    out = replay(as_logged(sim, "4.x", "4.x"))
+    truth = assignments_by_epoch(sim.truth)
+    assert truth[2] == {"c1": list(tps("t", 0, 1, 2))}
+    assert assignments_by_epoch(out, "observed") == truth
+
+
+def test_consumer_logs_with_a_4_0_broker_log_a_leave_from_stable_shows_the_epoch_converged_before_it():
+    """c1, alone, revokes u's partitions for the new epoch and logs STABLE at its old epoch; its next heartbeat
+    moves it to the new epoch silently (nothing more to reconcile: ConsumerMembershipManager logs no line). Its
+    leave, "Member c1 with epoch 2 transitioned from STABLE to PREPARE_LEAVING" (AbstractMembershipManager
+    .leaveGroup logs the epoch it holds), shows epoch 2 converged before it: the leave's epoch is a rebalance of
+    its own, not a further round; when epoch 2 converged no line dates (its generation says inferred)."""
+    _, sim = simulate(
+        [Join(0, "c1"), Subscribe(60_000, "c1", ("t",)), Leave(60_500, "c1"), Join(120_000, "c2")],
+        topics={"t": 3, "u": 2},
+    )
+    out = replay(as_logged(sim, "4.x", "4.x"))
+    assert rounds(out) == rounds(sim.truth) == [1, 1, 1, 1]
+    epoch_2 = {g["generation_id"]: g for g in out["generations"]}[2]
+    assert epoch_2["source"] == "inferred" and epoch_2["stabilized_at"] is not None
+
+
 def test_an_epochs_assignment_rows_wait_only_for_members_whose_own_log_is_in_the_input():
     """Only c1's consumer log was collected: c2 and c3 never log a line that could state an epoch's assignment,
     so the rows of the epochs c1 moved past are written as soon as c1 did, not held back to the input's end."""
@@ -851,6 +882,57 @@ def test_consumer_logs_alone_a_member_whose_partitions_go_elsewhere_unrevoked_wa
         ("c1", "member_failed", "inferred")
     }
     assert out["anomalies"] == []
+
+
+@pytest.mark.parametrize("era", ["3.x", "4.x"])
+def test_consumer_logs_alone_an_epoch_converges_while_a_member_s_callback_for_added_partitions_is_blocked(
+    era,
+):
+    """c3 leaves while c2's application thread is blocked (a slow poll). c2's heartbeat thread still takes the
+    new epoch: it logs RECONCILING at it with its "Reconciling assignment" (only partitions added), and the
+    coordinator needs no acknowledgement of added partitions (CurrentAssignmentBuilder: STABLE at once), so
+    once c1 is STABLE at that epoch too, it converged, though c2's callback has not started what it was given.
+    c2's poll timeout leave later is a rebalance of its own, not a further round."""
+    _, sim = simulate(
+        [
+            Join(0, "c1"),
+            Join(0, "c2"),
+            Join(1_000, "c3"),
+            Pause(60_000, "c2", duration_ms=18_000, kind="poll"),
+            Leave(60_500, "c3"),
+        ],
+        topics={"t": 4, "u": 4},
+        assignor="uniform",
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=12_000,
+    )
+    assert rounds(sim.truth) == [1, 2, 1, 1, 1]
+    assert rounds(replay(as_logged(sim, None, era))) == rounds(sim.truth)
+
+
+def test_consumer_logs_alone_a_doubted_member_showing_the_epoch_itself_is_one_of_its_members():
+    """c3 drops topic u as c1 joins: the subscription change bumps an epoch no member line explains, and c3,
+    silent at it, may have been removed unseen, so it is in doubt in the epochs after. Its own line at epoch 5
+    (after c2's leave), with no FENCED or JOINING before it, shows the coordinator had it at that epoch (a
+    removed member's heartbeat is refused and it rejoins: ConsumerMembershipManager): epoch 5's members are
+    known. Epoch 4's row, written before that line, stays null (never a guess)."""
+    _, sim = simulate(
+        [
+            Join(0, "c3"),
+            Join(500, "c2"),
+            Subscribe(121_000, "c3", ("t",)),
+            Join(121_000, "c1"),
+            Leave(241_000, "c2"),
+        ],
+        topics={"t": 10, "u": 4},
+        assignor="server-range",
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=6_000,
+    )
+    out = replay(as_logged(sim, None, "4.x"))
+    truth = members_by_epoch(sim.truth)
+    assert members_by_epoch(out) == {**truth, 4: None}
+    assert truth[5] == ["c1", "c3"]
 
 
 def test_consumer_logs_alone_a_leave_or_a_join_starts_the_next_rebalance_not_a_further_round():
@@ -1090,6 +1172,23 @@ def test_consumer_logs_with_a_4_0_broker_log_a_partition_nobody_consumes_keeps_t
     )
     assert rounds(sim.truth) == [1, 1, 3]
     assert rounds(replay(as_logged(sim, "4.x", "4.x"))) == [1, 1, 3]
+
+
+def test_consumer_logs_with_a_4_0_broker_log_a_fenced_member_whose_own_line_stated_the_epoch_had_it():
+    """c5 pauses past its session and is fenced; it rejoins alone (its joining heartbeat reconciles it: nothing
+    is owned by another member) and logs STABLE at the new epoch, then crashes and is fenced again. The fence
+    line does not state the session timeout, so its last heartbeat is only bounded by its join; but its own line
+    states the epoch, which the client logs from a heartbeat response (ConsumerMembershipManager
+    .onHeartbeatSuccess): the coordinator had it there, so that epoch converged and the fence opens a
+    rebalance of its own."""
+    _, sim = simulate(
+        [Join(0, "c5"), Pause(2_000, "c5", duration_ms=8_000), Crash(11_000, "c5")],
+        topics={"t": 2},
+        session_timeout_ms=6_000,
+        max_poll_interval_ms=12_000,
+    )
+    assert rounds(sim.truth) == [1, 1, 1, 1]
+    assert rounds(replay(as_logged(sim, "4.x", "4.x"))) == rounds(sim.truth)
 
 
 def client_line(log: Log, when: str, member: str, instance: str, epoch: int, old: str, new: str) -> None:
