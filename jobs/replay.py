@@ -28,8 +28,8 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:  # spark-submit jobs/replay.py from a checkout
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from jobs.cli import UsageError
 from jobs.config import INPUT_FORMATS, JobConfig, load_config, parse_date
+from jobs.usage import UsageError
 from rebalance_core.explain import EXPLAIN_TABLES
 from schemas.tables import REPLAY_TABLES
 

@@ -10,7 +10,7 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
 
 SCENARIO = "actual"
 

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
 
 LOCK_FILE = "_lock"
 STATUS_WRITING = "writing"
