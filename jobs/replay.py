@@ -29,21 +29,10 @@ if __name__ == "__main__" and not __package__:  # spark-submit jobs/replay.py fr
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from jobs.config import INPUT_FORMATS, JobConfig, load_config, parse_date
+from jobs.run_state import TABLES_WRITTEN_BY_ANY_RUN, WRITTEN_TABLES
 from jobs.usage import UsageError
 from rebalance_core.explain import EXPLAIN_TABLES
 from schemas.tables import REPLAY_TABLES
-
-# Every table a run writes (the core's, its state, and the job's own).
-WRITTEN_TABLES = (
-    "events",
-    "quarantine",
-    *REPLAY_TABLES,
-    *EXPLAIN_TABLES,
-    "coordinator_placement",
-    "group_state",
-    "run_accounting",
-)
-TABLES_WRITTEN_BY_ANY_RUN = (*WRITTEN_TABLES, "whatif_comparison")  # a what-if run adds its comparison
 
 
 def configure(parser: argparse.ArgumentParser, scenario_option: bool = True) -> None:

@@ -31,12 +31,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.usage import UsageError
+from rebalance_core.explain import EXPLAIN_TABLES
+from schemas.tables import REPLAY_TABLES
 
 LOCK_FILE = "_lock"
 STATUS_WRITING = "writing"
 STATUS_FINISHED = "finished"
 PAUSE_AT = "REBALANCE_REPLAY_PAUSE_AT"
 PAUSE_FILE = "REBALANCE_REPLAY_PAUSE_FILE"
+
+# Every table a run writes (the core's, its state, and the job's own).
+WRITTEN_TABLES = (
+    "events",
+    "quarantine",
+    *REPLAY_TABLES,
+    *EXPLAIN_TABLES,
+    "coordinator_placement",
+    "group_state",
+    "run_accounting",
+)
+TABLES_WRITTEN_BY_ANY_RUN = (*WRITTEN_TABLES, "whatif_comparison")  # a what-if run adds its comparison
 
 
 # --------------------------------------------------------------------------------------------- lock
@@ -188,8 +202,6 @@ def unfinished_runs(rows: list[dict], committed) -> list[Unfinished]:
             runs[row["run_id"]] = run
         run.dates.append(row["event_date"])
     if runs:
-        from jobs.replay import TABLES_WRITTEN_BY_ANY_RUN
-
         tables = [t for t in TABLES_WRITTEN_BY_ANY_RUN if t != "run_accounting"]
         ids = {table: committed(table) for table in tables}
         for run in runs.values():
