@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from jobs.run_state import checkpoint
+from jobs.pause_points import checkpoint
 from jobs.spark_session import session_has_delta
 from jobs.usage import UsageError
 from schemas.fields import INT, LONG, STRING, spark_schema

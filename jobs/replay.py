@@ -244,7 +244,7 @@ class _Run:
         from pyspark.errors import AnalysisException
 
         from jobs.input import classify, read_candidates
-        from jobs.run_state import checkpoint
+        from jobs.pause_points import checkpoint
 
         spark, config, path, fmt, run_dir = self.spark, self.config, self.path, self.fmt, self.run_dir
         with self.step("reading and validating input"):

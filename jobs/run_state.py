@@ -13,9 +13,7 @@ commits leaves those tables ahead of the others. The job makes that visible and 
                        whose record it would overwrite, and removes what dead runs left behind: staging
                        folders and files moved into a table but never committed (jobs.delta_io)
 
-`checkpoint(name)` is the tests' hook: with REBALANCE_REPLAY_PAUSE_AT=name the job writes
-REBALANCE_REPLAY_PAUSE_FILE at that point and waits until the file is deleted, so that a test can kill
-it, or start another run, at a known step.
+The tests stop a run at a known step with `jobs.pause_points.checkpoint`.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ import datetime as dt
 import json
 import os
 import socket
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,8 +34,6 @@ from schemas.tables import REPLAY_TABLES
 LOCK_FILE = "_lock"
 STATUS_WRITING = "writing"
 STATUS_FINISHED = "finished"
-PAUSE_AT = "REBALANCE_REPLAY_PAUSE_AT"
-PAUSE_FILE = "REBALANCE_REPLAY_PAUSE_FILE"
 
 # Every table a run writes (the core's, its state, and the job's own).
 WRITTEN_TABLES = (
@@ -247,21 +242,3 @@ def blocking_message(run: Unfinished) -> str:
         f"the {run.describe()}: complete it first (rebalance-replay {verb} {dates}, same input), "
         "this run would start from or overwrite what it left half-written"
     )
-
-
-# ---------------------------------------------------------------------------------------- test hook
-_paused = False
-
-
-def checkpoint(name: str) -> None:
-    """Pause at `name` the first time the process reaches it, when the tests ask for it (see the module
-    docstring); otherwise nothing. (Once only: run_accounting, for one, is committed twice.)"""
-    global _paused
-    if _paused or os.environ.get(PAUSE_AT) != name:
-        return
-    _paused = True
-    marker = Path(os.environ[PAUSE_FILE])
-    marker.write_text(f"{name} {os.getpid()}\n")
-    deadline = time.monotonic() + 600
-    while marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
