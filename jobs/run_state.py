@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.usage import UsageError
+from jobs.warehouse_location import local_folder
 from rebalance_core.explain import EXPLAIN_TABLES
 from schemas.tables import REPLAY_TABLES
 
@@ -50,15 +51,6 @@ TABLES_WRITTEN_BY_ANY_RUN = (*WRITTEN_TABLES, "whatif_comparison")  # a what-if 
 
 # --------------------------------------------------------------------------------------------- lock
 _held: dict[str, tuple[int, int]] = {}  # lock path -> (file descriptor, holders in this process)
-
-
-def local_folder(location: str) -> Path | None:
-    """The local folder of a warehouse location; None for a metastore schema or a remote URI."""
-    from jobs.delta_io import is_metastore_schema
-
-    if is_metastore_schema(location) or ("://" in location and not location.startswith("file://")):
-        return None
-    return Path(os.path.abspath(os.path.expanduser(location.removeprefix("file://"))))
 
 
 @contextmanager

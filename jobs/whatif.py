@@ -238,7 +238,7 @@ def _output_frame(frame):
 
 
 def _report_folder(config) -> Path:
-    from jobs.delta_io import is_metastore_schema
+    from jobs.warehouse_location import is_metastore_schema
 
     if is_metastore_schema(config.warehouse):
         return Path("reports")
