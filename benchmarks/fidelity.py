@@ -24,7 +24,7 @@ Cases (a case id reproduces its workload exactly):
                          changes, leader churn, rarely a poll loop stalled for good or an
                          enforceRebalance(), under eager, cooperative, static (KIP-345), KIP-415
                          delayed (cooperative) and KIP-848 consumer-protocol settings
-    fleet:<seed>:<index> a small group of the workload generator's fleet (rebalance_core/workload.py),
+    fleet:<seed>:<index> a small group of the workload generator's fleet (rebalance_core/workload/),
                          its first day's first segment simulated in compressed time (no stretching, so
                          the simulator's truth applies)
 
@@ -139,7 +139,8 @@ from rebalance_core.timeline import (
     Subscribe,
     Timeline,
 )
-from rebalance_core.workload import CONSUMER, group_segments, plan_group, simulation_settings, topic_id
+from rebalance_core.workload.fleet import CONSUMER, plan_group, topic_id
+from rebalance_core.workload.segments import group_segments, simulation_settings
 from schemas.events import EventType
 
 ROOT = Path(__file__).resolve().parents[1]

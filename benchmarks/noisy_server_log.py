@@ -37,15 +37,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter, format_log_ts
-from rebalance_core.workload import (
-    CONSUMER,
-    DAY_MS,
-    GroupStream,
-    group_segments,
-    plan_group,
-    simulate_segment,
-    topic_id,
-)
+from rebalance_core.workload.fleet import CONSUMER, DAY_MS, plan_group, topic_id
+from rebalance_core.workload.segments import GroupStream, group_segments, simulate_segment
 from schemas.events import EventType
 
 CLUSTER = "bench"

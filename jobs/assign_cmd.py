@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
 from rebalance_core.assignors import (
     ASSIGNOR_NAMES,
     AssignmentError,

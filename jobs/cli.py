@@ -17,6 +17,8 @@ import importlib
 import os
 import sys
 
+from jobs.usage import UsageError
+
 # verb -> (module, one-line help). A module is imported only for the verb a command line names.
 VERBS: dict[str, tuple[str, str]] = {
     "assign": ("jobs.assign_cmd", "run one assignor on a JSON group description (stdin -> stdout)"),
@@ -42,16 +44,6 @@ EXAMPLES: dict[str, str] = {
     "generate": "rebalance-replay generate --groups 50 --days 2 --out fleet/",
     "report": "rebalance-replay report --warehouse ./warehouse --date 2024-11-08 --html report/",
 }
-
-
-class UsageError(Exception):
-    """A problem with the user's input or configuration: printed as one line, exit status 2."""
-
-
-def printable_name(name: str) -> str:
-    """A file name as text whatever its bytes (those that are not UTF-8 as \\xNN): what rows and
-    messages carry of a name Python holds with surrogates (os.listdir of a name that is not UTF-8)."""
-    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -146,8 +138,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Under `python -m jobs.cli` this file runs as `__main__`, a second copy of the module: go through
-    # `jobs.cli` so that the `UsageError` the verbs raise (imported from `jobs.cli`) is the one caught.
-    from jobs.cli import main as package_main
-
-    sys.exit(package_main())
+    sys.exit(main())

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
 from rebalance_core.incidents import IncidentSettings
 
 _SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

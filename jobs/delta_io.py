@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from jobs.cli import UsageError
-from jobs.run_state import checkpoint
+from jobs.pause_points import checkpoint
 from jobs.spark_session import session_has_delta
+from jobs.usage import UsageError
+from jobs.warehouse_location import is_metastore_schema
 from schemas.fields import INT, LONG, STRING, spark_schema
 from schemas.tables import TABLES
 
@@ -55,12 +56,6 @@ class Warehouse:
 
     def name(self, table: str) -> str:
         return f"{self.location}.{table}"
-
-
-def is_metastore_schema(location: str) -> bool:
-    """`catalog.schema` / `schema` (no slash, no scheme) names a metastore schema; anything else is a
-    folder (write `./name` for a folder in the current directory)."""
-    return "/" not in location and ":" not in location
 
 
 def open_warehouse(spark, location: str, writer: str = "auto") -> Warehouse:

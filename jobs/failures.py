@@ -31,7 +31,7 @@ _OUT_OF_MEMORY = ("java.lang.OutOfMemoryError", "Java heap space", "GC overhead 
 def job_log(warehouse: str | None) -> Path:
     """A new log file for this job: `<warehouse>/_logs/` for a folder warehouse, else the temp folder."""
     global log_path
-    from jobs.run_state import local_folder
+    from jobs.warehouse_location import local_folder
 
     folder = local_folder(warehouse) if warehouse else None
     folder = folder / LOG_FOLDER if folder is not None else Path(tempfile.gettempdir()) / "rebalance-replay"

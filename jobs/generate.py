@@ -32,21 +32,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter
-from rebalance_core.workload import (
-    CONSUMER,
-    DAY_MS,
-    GroupPlan,
-    GroupStream,
-    estimated_events,
-    group_segments,
-    plan_group,
-    simulate_segment,
-    single_group_plan,
-    topic_id,
-)
+from rebalance_core.workload.fleet import CONSUMER, DAY_MS, GroupPlan, plan_group, single_group_plan, topic_id
+from rebalance_core.workload.segments import GroupStream, estimated_events, group_segments, simulate_segment
 
 FORMATS = ("events", "kafka-log", "both")
 DEFAULT_GROUPS = 100

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jobs.cli import UsageError, printable_name
+from jobs.usage import UsageError, printable_name
 from schemas.events import EVENT_COLUMNS, EVENT_TYPES, REQUIRED_EVENT_COLUMNS, Side
 from schemas.fields import spark_schema
 

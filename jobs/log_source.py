@@ -220,7 +220,7 @@ def open_chunks(path: str) -> Iterator[bytes]:
 def parse_file(path: str, options: LogOptions) -> ParseResult:
     """Parse one local file. An unreadable file (I/O error, not gzip) becomes one quarantine row; a
     truncated or corrupt gzip keeps its complete lines and quarantines what follows them."""
-    from jobs.cli import printable_name
+    from jobs.usage import printable_name
 
     name = printable_name(path)  # rows carry text, whatever the bytes of the file's name
     try:

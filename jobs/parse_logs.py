@@ -20,7 +20,6 @@ from pathlib import Path
 
 import yaml
 
-from jobs.cli import UsageError, printable_name
 from jobs.log_source import (
     DEFAULT_CLUSTER,
     LogOptions,
@@ -30,6 +29,7 @@ from jobs.log_source import (
     parse_file,
     quarantine_json,
 )
+from jobs.usage import UsageError, printable_name
 from rebalance_core.kafka_logs import ParseCounts
 
 OUTPUT_FILES = ("events.jsonl", "quarantine.jsonl", "counts.json")

@@ -28,22 +28,11 @@ from pathlib import Path
 if __name__ == "__main__" and not __package__:  # spark-submit jobs/replay.py from a checkout
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from jobs.cli import UsageError
 from jobs.config import INPUT_FORMATS, JobConfig, load_config, parse_date
+from jobs.run_state import TABLES_WRITTEN_BY_ANY_RUN, WRITTEN_TABLES
+from jobs.usage import UsageError
 from rebalance_core.explain import EXPLAIN_TABLES
 from schemas.tables import REPLAY_TABLES
-
-# Every table a run writes (the core's, its state, and the job's own).
-WRITTEN_TABLES = (
-    "events",
-    "quarantine",
-    *REPLAY_TABLES,
-    *EXPLAIN_TABLES,
-    "coordinator_placement",
-    "group_state",
-    "run_accounting",
-)
-TABLES_WRITTEN_BY_ANY_RUN = (*WRITTEN_TABLES, "whatif_comparison")  # a what-if run adds its comparison
 
 
 def configure(parser: argparse.ArgumentParser, scenario_option: bool = True) -> None:
@@ -255,7 +244,7 @@ class _Run:
         from pyspark.errors import AnalysisException
 
         from jobs.input import classify, read_candidates
-        from jobs.run_state import checkpoint
+        from jobs.pause_points import checkpoint
 
         spark, config, path, fmt, run_dir = self.spark, self.config, self.path, self.fmt, self.run_dir
         with self.step("reading and validating input"):

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jobs.run_state import checkpoint
+from jobs.pause_points import checkpoint
 from rebalance_core.events import Event
 from rebalance_core.explain import EXPLAIN_TABLES, new_explained_replayer
 from rebalance_core.replay_common import ReplaySettings
@@ -80,7 +80,7 @@ def replay_partition(
     batches: Iterator[pd.DataFrame], settings: ReplaySettings, date_from: dt.date, date_to: dt.date
 ) -> Iterator[pd.DataFrame]:
     """mapInPandas function: replay the sorted rows of one partition (see the module docstring)."""
-    checkpoint("replaying")  # the tests' hook (jobs.run_state): a pause in the Python worker
+    checkpoint("replaying")  # the tests' hook (jobs.pause_points): a pause in the Python worker
     sink = RowSink(settings, date_from, date_to)
     group: _Group | None = None
     for batch in batches:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.summary import duration
+from jobs.summary import duration, member_label
 from rebalance_core.measures import plus_known
 from schemas.tables import COMPARED_MEASURES
 
@@ -171,14 +170,6 @@ def best_scenario(totals: dict[str, dict[str, int | None]]) -> str | None:
     ran = [(s, t) for s, t in totals.items() if s != ACTUAL and t and None not in t.values()]
     best = min(ran, key=lambda item: cost(item[1]), default=None)
     return best[0] if best is not None and cost(best[1]) < actual else None
-
-
-_UUID = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-
-
-def member_label(member_id: str | None) -> str:
-    """A member id without Kafka's random UUID suffix (clientId-UUID): the consumer it is."""
-    return _UUID.sub("", member_id) if member_id else "?"
 
 
 def ownership_segments(movements: Iterable[dict], assignments: Iterable[dict]) -> dict[tuple, list[Segment]]:

@@ -10,7 +10,7 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
 
 SCENARIO = "actual"
 
@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _location(args: argparse.Namespace) -> str:
     from jobs.config import load_config
-    from jobs.delta_io import is_metastore_schema
+    from jobs.warehouse_location import is_metastore_schema
 
     location = args.warehouse or load_config(args.conf).warehouse
     if is_metastore_schema(location):

@@ -13,9 +13,7 @@ commits leaves those tables ahead of the others. The job makes that visible and 
                        whose record it would overwrite, and removes what dead runs left behind: staging
                        folders and files moved into a table but never committed (jobs.delta_io)
 
-`checkpoint(name)` is the tests' hook: with REBALANCE_REPLAY_PAUSE_AT=name the job writes
-REBALANCE_REPLAY_PAUSE_FILE at that point and waits until the file is deleted, so that a test can kill
-it, or start another run, at a known step.
+The tests stop a run at a known step with `jobs.pause_points.checkpoint`.
 """
 
 from __future__ import annotations
@@ -24,32 +22,35 @@ import datetime as dt
 import json
 import os
 import socket
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
+from jobs.warehouse_location import local_folder
+from rebalance_core.explain import EXPLAIN_TABLES
+from schemas.tables import REPLAY_TABLES
 
 LOCK_FILE = "_lock"
 STATUS_WRITING = "writing"
 STATUS_FINISHED = "finished"
-PAUSE_AT = "REBALANCE_REPLAY_PAUSE_AT"
-PAUSE_FILE = "REBALANCE_REPLAY_PAUSE_FILE"
+
+# Every table a run writes (the core's, its state, and the job's own).
+WRITTEN_TABLES = (
+    "events",
+    "quarantine",
+    *REPLAY_TABLES,
+    *EXPLAIN_TABLES,
+    "coordinator_placement",
+    "group_state",
+    "run_accounting",
+)
+TABLES_WRITTEN_BY_ANY_RUN = (*WRITTEN_TABLES, "whatif_comparison")  # a what-if run adds its comparison
 
 
 # --------------------------------------------------------------------------------------------- lock
 _held: dict[str, tuple[int, int]] = {}  # lock path -> (file descriptor, holders in this process)
-
-
-def local_folder(location: str) -> Path | None:
-    """The local folder of a warehouse location; None for a metastore schema or a remote URI."""
-    from jobs.delta_io import is_metastore_schema
-
-    if is_metastore_schema(location) or ("://" in location and not location.startswith("file://")):
-        return None
-    return Path(os.path.abspath(os.path.expanduser(location.removeprefix("file://"))))
 
 
 @contextmanager
@@ -188,8 +189,6 @@ def unfinished_runs(rows: list[dict], committed) -> list[Unfinished]:
             runs[row["run_id"]] = run
         run.dates.append(row["event_date"])
     if runs:
-        from jobs.replay import TABLES_WRITTEN_BY_ANY_RUN
-
         tables = [t for t in TABLES_WRITTEN_BY_ANY_RUN if t != "run_accounting"]
         ids = {table: committed(table) for table in tables}
         for run in runs.values():
@@ -235,21 +234,3 @@ def blocking_message(run: Unfinished) -> str:
         f"the {run.describe()}: complete it first (rebalance-replay {verb} {dates}, same input), "
         "this run would start from or overwrite what it left half-written"
     )
-
-
-# ---------------------------------------------------------------------------------------- test hook
-_paused = False
-
-
-def checkpoint(name: str) -> None:
-    """Pause at `name` the first time the process reaches it, when the tests ask for it (see the module
-    docstring); otherwise nothing. (Once only: run_accounting, for one, is committed twice.)"""
-    global _paused
-    if _paused or os.environ.get(PAUSE_AT) != name:
-        return
-    _paused = True
-    marker = Path(os.environ[PAUSE_FILE])
-    marker.write_text(f"{name} {os.getpid()}\n")
-    deadline = time.monotonic() + 600
-    while marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)

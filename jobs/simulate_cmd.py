@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from jobs.cli import UsageError
+from jobs.usage import UsageError
 from rebalance_core.simulate import SimulationError, load_scenario, simulate
 from rebalance_core.timeline import TimelineError
 

@@ -20,8 +20,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from jobs.cli import UsageError
 from jobs.config import SparkOptions
+from jobs.usage import UsageError
 
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"

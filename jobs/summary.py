@@ -16,6 +16,7 @@ column, showing the reason Kafka logged instead.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -180,8 +181,6 @@ def _trigger(row: dict) -> str | None:
     member = row.get("trigger_member_id")
     if not member:
         return None
-    from jobs.report import member_label
-
     return member_label(member)
 
 
@@ -216,6 +215,14 @@ def duration(ms: int | None) -> str:
         if ms >= size:
             return f"{ms / size:.1f}{unit}"
     return f"{ms}ms"
+
+
+_UUID = re.compile(r"-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def member_label(member_id: str | None) -> str:
+    """A member id without Kafka's random UUID suffix (clientId-UUID): the consumer it is."""
+    return _UUID.sub("", member_id) if member_id else "?"
 
 
 def shorten_middle(text: str, width: int) -> str:

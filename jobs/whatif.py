@@ -29,8 +29,8 @@ if __name__ == "__main__" and not __package__:  # spark-submit jobs/whatif.py fr
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from jobs import replay as replay_job
-from jobs.cli import UsageError
 from jobs.report import Report, collect_report, print_comparison, write_report
+from jobs.usage import UsageError
 from rebalance_core.whatif import ACTUAL, WhatIfConfig, WhatIfError, load_whatif
 
 DEFAULT_SCENARIOS = Path(__file__).resolve().parents[1] / "conf" / "whatif.yaml"
@@ -238,7 +238,7 @@ def _output_frame(frame):
 
 
 def _report_folder(config) -> Path:
-    from jobs.delta_io import is_metastore_schema
+    from jobs.warehouse_location import is_metastore_schema
 
     if is_metastore_schema(config.warehouse):
         return Path("reports")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rebalance_core.events import Event
 from rebalance_core.replay import replay
 from rebalance_core.timeline import Join, Leave, Restart
-from rebalance_core.workload import (
+from rebalance_core.workload.fleet import (
     CONSUMER,
     COOPERATIVE,
     EAGER,
@@ -23,13 +23,15 @@ from rebalance_core.workload import (
     ROLLING_DEPLOY,
     STATIC,
     GroupPlan,
+    plan_fleet,
+    plan_group,
+    single_group_plan,
+)
+from rebalance_core.workload.segments import (
     GroupStream,
     estimated_events,
     group_segments,
-    plan_fleet,
-    plan_group,
     simulate_segment,
-    single_group_plan,
     stretch,
 )
 

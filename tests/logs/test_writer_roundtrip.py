@@ -25,14 +25,8 @@ from rebalance_core.kafka_logs.writer import (
 )
 from rebalance_core.simulate import SimulationSettings, simulate
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Timeline
-from rebalance_core.workload import (
-    GROUP_KINDS,
-    GroupStream,
-    group_segments,
-    plan_fleet,
-    simulate_segment,
-    topic_id,
-)
+from rebalance_core.workload.fleet import GROUP_KINDS, plan_fleet, topic_id
+from rebalance_core.workload.segments import GroupStream, group_segments, simulate_segment
 from schemas.events import EventType, RemovalReason
 from tests.logs.kafka_log_fixtures import REAL
 

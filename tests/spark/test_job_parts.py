@@ -12,12 +12,12 @@ import pytest
 import yaml
 
 import jobs.spark_session as spark_session
-from jobs.cli import UsageError
 from jobs.cli import main as cli_main
 from jobs.config import DEFAULTS, load_config
 from jobs.input import SAMPLE_DATA, resolve_input
 from jobs.replay_batches import KIND_STATE, OUTSIDE_RUN_DATES, replay_partition, wire_row
 from jobs.sample_data.generate import OUT, render, simulated_events
+from jobs.usage import UsageError
 from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentSettings

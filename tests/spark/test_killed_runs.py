@@ -30,9 +30,9 @@ from deltalake import DeltaTable
 from jobs.config import load_config
 from jobs.delta_io import STAGING_FOLDER, open_warehouse
 from jobs.input import SAMPLE_DATA
-from jobs.replay import TABLES_WRITTEN_BY_ANY_RUN
+from jobs.pause_points import PAUSE_AT, PAUSE_FILE
 from jobs.report import collect_report
-from jobs.run_state import PAUSE_AT, PAUSE_FILE, find_unfinished
+from jobs.run_state import TABLES_WRITTEN_BY_ANY_RUN, find_unfinished
 from tests.spark.test_bad_bytes import run_cli
 
 pytestmark = pytest.mark.spark

@@ -15,7 +15,7 @@ from deltalake import DeltaTable, write_deltalake
 
 import jobs.delta_io
 from jobs.delta_io import _delta_schema, open_warehouse, read_table, write_tables
-from jobs.replay import WRITTEN_TABLES
+from jobs.run_state import WRITTEN_TABLES
 from jobs.sample_data.generate import simulated_events
 from rebalance_core.events import ms_to_datetime
 from rebalance_core.explain import EXPLAIN_TABLES, replay_explained
