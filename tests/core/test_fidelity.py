@@ -590,7 +590,8 @@ def test_kip848_workloads_draw_session_timeouts_a_broker_accepts():
     """A KIP-848 session timeout is the broker's (group.consumer.session.timeout.ms): a draw below its
     default minimum (45 s) states a broker that lowered group.consumer.min.session.timeout.ms."""
     from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
-    from rebalance_core.workload import CONSUMER, plan_group, simulation_settings
+    from rebalance_core.workload.fleet import CONSUMER, plan_group
+    from rebalance_core.workload.segments import simulation_settings
 
     drawn = [f.random_workload(seed)[2] for seed in range(4, 200, len(f.RANDOM_KINDS))]
     drawn += [
