@@ -20,6 +20,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 45_000  # session.timeout.ms (3.0+)
 DEFAULT_MAX_POLL_INTERVAL_MS = 300_000  # max.poll.interval.ms
 DEFAULT_HEARTBEAT_INTERVAL_MS = 3_000  # heartbeat.interval.ms (classic client)
 DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS = 5_000  # group.consumer.heartbeat.interval.ms (broker)
+DEFAULT_KIP848_SESSION_TIMEOUT_MS = 45_000  # group.consumer.session.timeout.ms (broker)
 WARMUP_MARGIN_MS = 10_000  # members present before the input: their first rebalance ends before it
 
 

@@ -20,6 +20,7 @@ from rebalance_core.simulate import SimulationError, SimulationSettings, simulat
 from rebalance_core.timeline import Heartbeat, Join, Restart, Timeline
 from rebalance_core.whatif.config import (
     DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS,
+    DEFAULT_KIP848_SESSION_TIMEOUT_MS,
     SERVER_ASSIGNORS,
     Scenario,
     WhatIfError,
@@ -101,15 +102,22 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
                 if actual.group_protocol == "consumer"
                 else DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
             )
-        if static is not False and actual.group_protocol == "classic":
-            timeline = _static_restarts_wait_for_release(
-                timeline, bool(static), values["session_timeout_ms"], heartbeat
+        # the consumer protocol's session timeout is the broker's group.consumer.session.timeout.ms
+        # (GroupMetadataManager; KIP-848): a classic group's own session.timeout.ms does not carry over
+        session_timeout = scenario.session_timeout_ms
+        if session_timeout is None:
+            session_timeout = (
+                actual.session_timeout_ms
+                if actual.group_protocol == "consumer"
+                else DEFAULT_KIP848_SESSION_TIMEOUT_MS
             )
+        if static is not False and actual.group_protocol == "classic":
+            timeline = _static_restarts_wait_for_release(timeline, bool(static), session_timeout, heartbeat)
         settings = ConsumerSimSettings(
             assignor=SERVER_ASSIGNORS[name],
             static_membership=bool(static),
             heartbeat_interval_ms=heartbeat,
-            session_timeout_ms=values["session_timeout_ms"],
+            session_timeout_ms=session_timeout,
             max_poll_interval_ms=values["max_poll_interval_ms"],
             network_ms=kip848_one_way_ms(values["join_round_trip_ms"]),
             revoke_callback_ms=max(1, values["revoke_callback_ms"]),

@@ -293,6 +293,15 @@ def test_the_consumer_protocol_runs_the_kip848_simulator_with_a_server_assignor(
         plan(extracted, Scenario("x", protocol="consumer", assignor="sticky"))
 
 
+def test_a_kip848_scenario_of_a_classic_group_takes_the_brokers_session_timeout():
+    # KIP-848: the coordinator expires a consumer-protocol member after group.consumer.session.timeout.ms
+    # (broker, 45 s default); the classic client's session.timeout.ms is not part of that protocol
+    extracted = extracted_group(session_timeout_ms=10 * S)
+    assert plan(extracted, Scenario("x", protocol="consumer")).settings.session_timeout_ms == 45 * S
+    stated = plan(extracted, Scenario("x", protocol="consumer", session_timeout_ms=60 * S))
+    assert stated.settings.session_timeout_ms == 60 * S
+
+
 def test_under_kip848_a_killed_static_member_is_back_only_once_its_old_session_expired():
     # GroupMetadataManager.throwIfInstanceIdIsUnreleased: UNRELEASED_INSTANCE_ID, fatal for the new process
     timeline = group(Join(0, "c1"), Join(0, "c2"), Restart(60 * S, "c1", 2 * S, graceful=False))
@@ -302,7 +311,10 @@ def test_under_kip848_a_killed_static_member_is_back_only_once_its_old_session_e
     assert isinstance(killed, Restart) and killed.member == "c1" and not killed.graceful
     kip848 = plan(extracted, Scenario("x", protocol="consumer", assignor="uniform"))
     (restart,) = [a for a in kip848.timeline.actions if isinstance(a, Restart)]
-    assert restart == dataclasses.replace(killed, down_ms=20 * S + kip848.settings.heartbeat_interval_ms)
+    # the old member is fenced after the broker's group.consumer.session.timeout.ms (45 s by default),
+    # not the classic group's session.timeout.ms (20 s here)
+    assert kip848.settings.session_timeout_ms == 45 * S
+    assert restart == dataclasses.replace(killed, down_ms=45 * S + kip848.settings.heartbeat_interval_ms)
     classic = plan(extracted, Scenario("y", assignor="cooperative-sticky"))
     assert killed in classic.timeline.actions
 
