@@ -149,10 +149,13 @@ class LeaveLines:
         the LeaveGroup (dynamic members only, AbstractCoordinator.maybeLeaveGroup) and resets the generation.
         The application thread learns it at its next poll(), possibly much later, and only then calls
         onPartitionsLost ("Lost previously assigned partitions"): the partitions are out of the group, and
-        unavailable, from here. The LeaveGroup's rebalance is one episode whose reason is the poll timeout."""
+        unavailable, from here. The LeaveGroup's rebalance is one episode whose reason is the poll timeout.
+        The member consumed nothing since its last poll(), at least max.poll.interval.ms before this line
+        (Heartbeat.pollTimeoutExpired), and no line shows when that was (a stall, a GC pause, a slow
+        batch): the stop's instant here is an estimate, so it is `inferred`."""
         view.poll_timeout_ts = e.ts
         self.poll_timed_out[view.member_id] = e.ts
-        self._stop_member(view.member_id, e.ts, "member_left")
+        self._stop_member(view.member_id, e.ts, "member_left", source="inferred")
         if not view.instance:  # the LeaveGroup follows at once (DEBUG before 2.1: maybe not logged)
             self._left_group(view, e.ts, POLL_TIMEOUT_REASON)
 
@@ -167,7 +170,12 @@ class LeaveLines:
                     view.join_sent_at, view.round_trip_ms, None, e.ts, unanswered_since=view.unanswered_since
                 )
             )
-        self._stop_member(view.member_id, e.ts, "member_left")
+        # a LeaveGroup for the poll timeout whose warning no line showed (2.x): the same estimate as
+        # `_m_poll_timeout_expired` (its partitions were stopped there when that line came first)
+        polled_out = (e.reason or "").startswith(POLL_TIMEOUT_REASON.rstrip("."))
+        self._stop_member(
+            view.member_id, e.ts, "member_left", source="inferred" if polled_out else "observed"
+        )
         self._left_group(view, e.ts, reason)
         del self.views[view.member_id]
         self.member_timed.discard(view.member_id)

@@ -238,6 +238,9 @@ def test_static_member_frozen_through_a_rebalance_loses_the_partitions_given_awa
     woke = min(e.ts for e in result.events if e.client_id == "c1" and e.ts > froze)
     ((stopped_at, source),) = {(m["revoked_at"], m["source"]) for m in result.truth["partition_movements"]}
     assert froze <= stopped_at < woke - 6_000 and source == "inferred"
+    replayed_stops = [m for m in replayed["partition_movements"] if m["from_member_id"].startswith("c1")]
+    assert len(replayed_stops) == 2
+    assert all(m["source"] == "inferred" and m["revoked_at"] >= stopped_at for m in replayed_stops)
     (given_away,) = [m for m in replayed["partition_movements"] if m["partition"] == 1]
     c2_starts = [
         e.ts for e in result.events if e.event_type == "partitions_assigned" and e.member_id.startswith("c2")
