@@ -21,6 +21,7 @@ from rebalance_core.classic.sim_state import (
     ILLEGAL_GENERATION,
     JOINING,
     REBALANCE_IN_PROGRESS,
+    REJOINING,
     STABLE_MEMBER,
     SYNCING,
     UNJOINED,
@@ -176,13 +177,13 @@ class MemberSide:
             self._stopped_heartbeating(p)
         self._end_process(p)
 
-    def _truth_stop(self, p: Process, tps, cause: str) -> None:
+    def _truth_stop(self, p: Process, tps, cause: str, source: str | None = None) -> None:
         if p.member_id is None:
             return
         if p.idle_since is not None:
             self._idle_stop(p, tps, cause)
         else:
-            self.truth.stop(p.member_id, p.instance_id, tps, self.now, cause)
+            self.truth.stop(p.member_id, p.instance_id, tps, self.now, cause, source)
 
     def _idle_stop(self, p: Process, tps, cause: str) -> None:
         """`p` gives up `tps` without having consumed since `p.idle_since`: frozen by a GC pause (the whole
@@ -289,7 +290,13 @@ class MemberSide:
         if p.member_id is None or p.state not in HEARTBEATING:
             return
         self._member_event(p, EventType.POLL_TIMEOUT_EXPIRED, reason="consumer poll timeout has expired")
-        self._truth_stop(p, p.owned, "member_left")
+        if p.state == REJOINING:
+            # an eager stop at its rebalance signal that no JoinGroup followed (`_request_rejoin`): the lines
+            # cannot tell a slow batch from a stall there, so a replay's stop is an estimate, and the truth's
+            self.truth.timeline.stops_inferred(p.member_id)
+        # a slow batch stopped here, a stall or a GC pause earlier (`_idle_stop`); the line cannot say which,
+        # so a replay's stop here is an estimate (`inferred`), and the truth's row says so too
+        self._truth_stop(p, p.owned, "member_left", source="inferred")
         if p.instance_id is None:
             self._member_event(p, EventType.LEAVE_SENT, reason="consumer poll timeout has expired")
             self.queue.push(

@@ -395,6 +395,24 @@ def test_a_poll_timeout_only_bounds_when_the_member_stopped_consuming(lines, sou
     assert not out["anomalies"]
 
 
+def test_an_eager_members_stop_at_a_signal_its_poll_loop_never_acted_on_is_the_latest_it_can_be():
+    """c1 (eager) learns of a rebalance from its heartbeat thread at 5000 and stops there (onJoinPrepare
+    revokes inside the next poll()); no revocation or JoinGroup follows, and at 20000 its poll timer expires:
+    the poll loop never came back (ConsumerCoordinator.onJoinPrepare, Heartbeat.pollTimeoutExpired), so it
+    stopped consuming at its last poll, before the signal. c2 gets t-0 at 20013."""
+    events = poll_timeout_then_rejoin()[:3] + [
+        ev(5000, "heartbeat_rebalancing", member_id="c1", client_id="a"),
+        ev(20000, "leave_sent", member_id="c1", reason=POLL_TIMEOUT, client_id="a"),
+        ev(20010, "join_response", generation_id=2, member_id="c2", protocol_name="range", client_id="b"),
+        ev(20011, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0"}),
+        ev(20012, "sync_response", generation_id=2, member_id="c2", partitions="t-0", client_id="b"),
+        ev(20013, "partitions_assigned", member_id="c2", partitions="t-0", client_id="b"),
+    ]
+    (move,) = run(events)["partition_movements"]
+    assert rel(move, "revoked_at", "assigned_at") == (5000, 20013)
+    assert move["source"] == "inferred"
+
+
 def test_a_static_members_poll_timeout_stop_is_the_latest_it_can_be():
     events = [
         ev(
