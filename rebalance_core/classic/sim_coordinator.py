@@ -20,6 +20,7 @@ from rebalance_core.classic.sim_state import (
     ILLEGAL_GENERATION,
     PREPARING,
     REBALANCE_IN_PROGRESS,
+    REJOINING,
     STABLE,
     UNKNOWN_MEMBER_ID,
     GroupMember,
@@ -347,6 +348,8 @@ class CoordinatorSide:
         its last heartbeat, or earlier when it froze or its poll loop stalled (`Process.idle_since`). The
         events show that instant only as session-timeout removal - timeout."""
         p = member.process
+        if p.state == REJOINING:  # an eager stop at a signal no JoinGroup followed: a replay's is a bound
+            self.truth.timeline.stops_inferred(member.member_id)
         held = self.truth.partitions_of(member.member_id)
         if not held:
             return

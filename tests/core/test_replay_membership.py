@@ -413,6 +413,22 @@ def test_an_eager_members_stop_at_a_signal_its_poll_loop_never_acted_on_is_the_l
     assert move["source"] == "inferred"
 
 
+def test_an_eager_members_stop_at_a_signal_before_its_removal_without_a_join_group_is_a_bound():
+    """c1 (eager) learns of a rebalance at 5000 and sends no JoinGroup; the coordinator then removes it on
+    session timeout (GroupCoordinator.onExpireHeartbeat): its poll loop never got to onJoinPrepare, so
+    the stop placed at its signal is the latest it can be (`inferred`)."""
+    events = poll_timeout_then_rejoin()[:3] + [
+        ev(5000, "heartbeat_rebalancing", member_id="c1", client_id="a"),
+        ev(20000, "member_removed", member_id="c1", reason="session_timeout"),
+        ev(20010, "join_response", generation_id=2, member_id="c2", protocol_name="range", client_id="b"),
+        ev(20011, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0"}),
+        ev(20012, "sync_response", generation_id=2, member_id="c2", partitions="t-0", client_id="b"),
+        ev(20013, "partitions_assigned", member_id="c2", partitions="t-0", client_id="b"),
+    ]
+    (move,) = run(events)["partition_movements"]
+    assert (rel(move, "revoked_at")[0], move["source"]) == (5000, "inferred")
+
+
 def test_a_static_members_poll_timeout_stop_is_the_latest_it_can_be():
     events = [
         ev(
