@@ -94,10 +94,20 @@ class GroundTruth:
             self.timeline.start(tp, member_id, ts, instance=instance, generation_id=generation)
             self._member_timed()
 
-    def stop(self, member_id: str, instance: str | None, tps: Iterable[TopicPartition], ts: int, cause: str):
-        # no log shows when a process died: a replay's member_failed stop is an estimate (`inferred`), and
-        # the truth's rows say so too (its instant is the true one)
-        source = "inferred" if cause == "member_failed" else "observed"
+    def stop(
+        self,
+        member_id: str,
+        instance: str | None,
+        tps: Iterable[TopicPartition],
+        ts: int,
+        cause: str,
+        source: str | None = None,
+    ):
+        """`member_id` stops consuming `tps` at `ts` (the true instant). No log shows when a process died, froze
+        or stalled: a replay's stop there is an estimate (`inferred`), and the truth's rows say so too (their
+        instant is the true one); `source` None: `inferred` for `member_failed`, else `observed`."""
+        if source is None:
+            source = "inferred" if cause == "member_failed" else "observed"
         for tp in sorted(set(tps) & self.timeline.partitions_of(member_id)):
             self.timeline.stop(tp, member_id, ts, cause, instance=instance, source=source)
             self._member_timed()

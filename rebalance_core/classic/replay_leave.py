@@ -145,12 +145,24 @@ class LeaveLines:
         the LeaveGroup (dynamic members only, AbstractCoordinator.maybeLeaveGroup) and resets the generation.
         The application thread learns it at its next poll(), possibly much later, and only then calls
         onPartitionsLost ("Lost previously assigned partitions"): the partitions are out of the group, and
-        unavailable, from here. The LeaveGroup's rebalance is one episode whose reason is the poll timeout."""
+        unavailable, from here (`_polled_out`: the latest instant the stop can be, `inferred`). The
+        LeaveGroup's rebalance is one episode whose reason is the poll timeout."""
         view.poll_timeout_ts = e.ts
         self.poll_timed_out[view.member_id] = e.ts
-        self._stop_member(view.member_id, e.ts, "member_left")
+        self._polled_out(view, e.ts)
         if not view.instance:  # the LeaveGroup follows at once (DEBUG before 2.1: maybe not logged)
             self._left_group(view, e.ts, POLL_TIMEOUT_REASON)
+
+    def _polled_out(self, view: MemberView, ts: int) -> None:
+        """The member's poll timer expired at `ts` (Heartbeat.pollTimeoutExpired): its last poll() was at
+        least max.poll.interval.ms earlier, and it consumed nothing since (a stall; a GC pause, earlier
+        still). What it holds stops here, the latest it can be (`inferred`). An eager member stopped at a
+        rebalance signal that no JoinGroup followed (`_signal` assumed its poll loop went on into
+        onJoinPrepare, which runs inside poll()) never got there either: those stops are the latest they
+        can be too."""
+        if view.signal_ts is not None and view.join_sent_at is None:
+            self.timeline.stops_inferred(view.member_id)
+        self._stop_member(view.member_id, ts, "member_left", source="inferred")
 
     def _m_leave_sent(self, e: Event, view: MemberView) -> None:
         """The member leaves: a later process with the same client starts with a new member id."""
@@ -163,7 +175,12 @@ class LeaveLines:
                     view.join_sent_at, view.round_trip_ms, None, e.ts, unanswered_since=view.unanswered_since
                 )
             )
-        self._stop_member(view.member_id, e.ts, "member_left")
+        if (e.reason or "").startswith(POLL_TIMEOUT_REASON.rstrip(".")):
+            # a LeaveGroup for the poll timeout whose warning no line showed (2.x): the same estimate as
+            # `_m_poll_timeout_expired` (its partitions were stopped there when that line came first)
+            self._polled_out(view, e.ts)
+        else:
+            self._stop_member(view.member_id, e.ts, "member_left")
         self._left_group(view, e.ts, reason)
         del self.views[view.member_id]
         self.member_timed.discard(view.member_id)

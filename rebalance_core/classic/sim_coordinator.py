@@ -20,6 +20,7 @@ from rebalance_core.classic.sim_state import (
     ILLEGAL_GENERATION,
     PREPARING,
     REBALANCE_IN_PROGRESS,
+    REJOINING,
     STABLE,
     UNKNOWN_MEMBER_ID,
     GroupMember,
@@ -344,12 +345,15 @@ class CoordinatorSide:
 
     def _member_failed(self, member: GroupMember, how: str, reason: RemovalReason | None = None) -> None:
         """Ground truth for a member that is gone without telling: whatever it still consumed stopped at
-        its last heartbeat. The events show that instant only as session-timeout removal - timeout."""
+        its last heartbeat, or earlier when it froze or its poll loop stalled (`Process.idle_since`). The
+        events show that instant only as session-timeout removal - timeout."""
         p = member.process
+        if p.state == REJOINING:  # an eager stop at a signal no JoinGroup followed: a replay's is a bound
+            self.truth.timeline.stops_inferred(member.member_id)
         held = self.truth.partitions_of(member.member_id)
         if not held:
             return
-        stopped_at = p.failed_at if p.failed_at is not None else self.now
+        stopped_at = next((t for t in (p.idle_since, p.failed_at) if t is not None), self.now)
         self.truth.stop(member.member_id, member.instance_id, held, stopped_at, "member_failed")
         visible = (
             reason == RemovalReason.SESSION_TIMEOUT and self.now - self.s.session_timeout_ms == stopped_at

@@ -21,6 +21,7 @@ from rebalance_core.classic.sim_state import (
     ILLEGAL_GENERATION,
     JOINING,
     REBALANCE_IN_PROGRESS,
+    REJOINING,
     STABLE_MEMBER,
     SYNCING,
     UNJOINED,
@@ -28,6 +29,7 @@ from rebalance_core.classic.sim_state import (
     Process,
     sorted_partitions,
 )
+from rebalance_core.events import format_ts
 from rebalance_core.timeline import STALLED_FOR_GOOD
 from schemas.events import EventType
 
@@ -175,9 +177,37 @@ class MemberSide:
             self._stopped_heartbeating(p)
         self._end_process(p)
 
-    def _truth_stop(self, p: Process, tps, cause: str) -> None:
-        if p.member_id is not None:
-            self.truth.stop(p.member_id, p.instance_id, tps, self.now, cause)
+    def _truth_stop(self, p: Process, tps, cause: str, source: str | None = None) -> None:
+        if p.member_id is None:
+            return
+        if p.idle_since is not None:
+            self._idle_stop(p, tps, cause)
+        else:
+            self.truth.stop(p.member_id, p.instance_id, tps, self.now, cause, source)
+
+    def _idle_stop(self, p: Process, tps, cause: str) -> None:
+        """`p` gives up `tps` without having consumed since `p.idle_since`: frozen by a GC pause (the whole
+        JVM stops: no fetch, no poll, no heartbeat) or its poll loop stalled for good (records reach the
+        application only through poll(); the heartbeat thread alone keeps the session, KIP-62). It stopped
+        consuming them then, not when the group takes them away (the heartbeat thread's poll-timeout leave,
+        AbstractCoordinator.HeartbeatThread / Heartbeat.pollTimeoutExpired; its removal; another member
+        starting them). No line shows that instant: the poll-timeout line only says the last poll() was at
+        least max.poll.interval.ms earlier, so the stop is `inferred` and unobservable."""
+        held = set(tps) & self.truth.partitions_of(p.member_id)
+        if not held:
+            return
+        self.truth.stop(p.member_id, p.instance_id, held, p.idle_since, cause, source="inferred")
+        self.unobservable.append(
+            f"{format_ts(self.now)}: member {p.member_id} gave up {len(held)} partition(s) ({cause}) it stopped "
+            f"consuming at {format_ts(p.idle_since)}, when it froze or its poll loop stalled"
+        )
+
+    def _idle_holders_lose(self, p: Process, tps) -> None:
+        """`p` starts `tps`: a holder that is frozen or stalled (a static member the join phase kept without
+        its rejoin, KIP-345, never revoked them) stopped consuming them when it went idle (`_idle_stop`)."""
+        for q in self.processes.values():
+            if q is not p and q.idle_since is not None and q.member_id is not None:
+                self._idle_stop(q, tps, "lost")
 
     def _die(self, p: Process) -> None:
         """Killed right after a heartbeat: no LeaveGroup; the coordinator's session timer runs out."""
@@ -200,7 +230,10 @@ class MemberSide:
             self._arm_session_check(member)
 
     def _freeze(self, p: Process, duration_ms: int) -> None:
+        """A GC pause: nothing of the process runs, so it consumes nothing from now (`idle_since`)."""
         self._stopped_heartbeating(p)
+        if p.idle_since is None:
+            p.idle_since = self.now
         self._stop_heartbeats(p)
         p.frozen_until = self.now + duration_ms
         self._later(duration_ms, self._thaw, p, duration_ms)
@@ -210,9 +243,14 @@ class MemberSide:
             return
         p.frozen_until, p.failed_at = None, None
         queued, p.frozen_queue = p.frozen_queue, []
-        if duration_ms > self.s.max_poll_interval_ms and p.member_id is not None and p.state in HEARTBEATING:
-            self._poll_timeout(p)  # the heartbeat thread wakes up to an expired poll timer
-        elif p.heartbeating:
+        polled_out = (
+            duration_ms > self.s.max_poll_interval_ms and p.member_id is not None and p.state in HEARTBEATING
+        )
+        if polled_out:
+            self._poll_timeout(p)  # the heartbeat thread wakes up to an expired poll timer: gone unconsumed
+        if not p.stalled:  # it runs again: what it gives up from here, it gives up at its own step
+            p.idle_since = None
+        if not polled_out and p.heartbeating:
             self._heartbeat(p)
         for fn, args, poll_loop in queued:  # each its own step, in order (see run())
             self._member_later(0, p, fn, *args, poll_loop=poll_loop)
@@ -224,11 +262,16 @@ class MemberSide:
         rebalance it learns of waits for the poll loop (the member does not rejoin, and the coordinator
         removes it when the join phase's rebalance timeout expires: GroupCoordinator.onCompleteJoin),
         and beyond max.poll.interval.ms the heartbeat thread leaves (AbstractCoordinator.HeartbeatThread,
-        pollTimeoutExpired)."""
+        pollTimeoutExpired). A slow poll processes the records of its last poll() until it gives its
+        partitions up; a stall processes nothing from its start (`idle_since`, `_idle_stop`)."""
         if p.state != STABLE_MEMBER or p.busy_until is not None:
             p.slow_poll_ms = duration_ms
             return
         p.busy_until = self.now + duration_ms
+        if duration_ms == STALLED_FOR_GOOD:  # a hung application thread consumes nothing from here
+            p.stalled = True
+            if p.idle_since is None:
+                p.idle_since = self.now
         if duration_ms > self.s.max_poll_interval_ms:
             self._member_later(self.s.max_poll_interval_ms, p, self._poll_timeout, poll_loop=False)
         if duration_ms != STALLED_FOR_GOOD:
@@ -247,7 +290,13 @@ class MemberSide:
         if p.member_id is None or p.state not in HEARTBEATING:
             return
         self._member_event(p, EventType.POLL_TIMEOUT_EXPIRED, reason="consumer poll timeout has expired")
-        self._truth_stop(p, p.owned, "member_left")
+        if p.state == REJOINING:
+            # an eager stop at its rebalance signal that no JoinGroup followed (`_request_rejoin`): the lines
+            # cannot tell a slow batch from a stall there, so a replay's stop is an estimate, and the truth's
+            self.truth.timeline.stops_inferred(p.member_id)
+        # a slow batch stopped here, a stall or a GC pause earlier (`_idle_stop`); the line cannot say which,
+        # so a replay's stop here is an estimate (`inferred`), and the truth's row says so too
+        self._truth_stop(p, p.owned, "member_left", source="inferred")
         if p.instance_id is None:
             self._member_event(p, EventType.LEAVE_SENT, reason="consumer poll timeout has expired")
             self.queue.push(

@@ -282,6 +282,7 @@ class MemberJoin:
             partitions=sorted_partitions(assigned if not self.cooperative else added),
         )
         p.owned |= added
+        self._idle_holders_lose(p, added)
         self.truth.start(p.member_id, p.instance_id, added, self.now, generation)
         # the poll loop's next iteration (ConsumerCoordinator.rejoinNeededOrPending)
         self._member_later(0, p, self._after_assignment, generation, revoked_any)

@@ -56,6 +56,10 @@ class Process:
     busy_queue: list = field(default_factory=list)
     heartbeat_token: int | None = None
     failed_at: int | None = None  # when it stopped heartbeating without leaving (its last heartbeat)
+    # when it last consumed, while it consumes nothing: frozen by a GC pause (nothing runs) or its poll loop
+    # stalled for good (no poll(), no records: KIP-62); None while it consumes (see MemberSide._idle_stop)
+    idle_since: int | None = None
+    stalled: bool = False  # its poll loop stalled for good (timeline `stall`)
     request: int = 0  # id of the JoinGroup / SyncGroup in flight: responses to older ones are stale
     leader_id: str | None = None  # the leader its last JoinGroup response named
     worker: WorkerState | None = None  # a Kafka Connect worker's state (None: a consumer)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.replay import event_order_key, replay
 from rebalance_core.replay_common import ReplaySettings
@@ -353,6 +355,91 @@ def test_a_static_members_poll_timeout_sends_no_leave_group_and_starts_no_rebala
     assert [rel(ep, "started_at")[0] for ep in out["rebalance_episodes"]] == [0]
     (move,) = out["partition_movements"]
     assert rel(move, "revoked_at", "assigned_at") == (10000, None)
+
+
+# "consumer poll timeout has expired" (AbstractCoordinator.HeartbeatThread, Heartbeat.pollTimeoutExpired) only
+# says the member's last poll() was at least max.poll.interval.ms earlier: a stall stopped it then, a GC pause
+# earlier still, a slow batch at the line. The stop at the line is the latest it can be, never `observed`;
+# the same for a 2.x LeaveGroup whose reason is the poll timeout (its warning line missing). A LeaveGroup of
+# close() states its instant (AbstractCoordinator.close -> onLeavePrepare, maybeLeaveGroup).
+@pytest.mark.parametrize(
+    "lines, source",
+    [
+        (
+            [
+                ev(10000, "poll_timeout_expired", client_id="a"),
+                ev(10000, "leave_sent", member_id="c1", reason=POLL_TIMEOUT, client_id="a"),
+            ],
+            "inferred",
+        ),
+        ([ev(10000, "leave_sent", member_id="c1", reason=POLL_TIMEOUT, client_id="a")], "inferred"),
+        (
+            [ev(10000, "leave_sent", member_id="c1", reason="the consumer is being closed", client_id="a")],
+            "observed",
+        ),
+    ],
+    ids=["poll-timeout-line", "2.x-leave-for-the-poll-timeout", "close"],
+)
+def test_a_poll_timeout_only_bounds_when_the_member_stopped_consuming(lines, source):
+    """c1 (client a) gives t-0 up at 10000; c2 (client b) gets it in generation 2."""
+    taker = [
+        ev(10010, "join_response", generation_id=2, member_id="c2", protocol_name="range", client_id="b"),
+        ev(10011, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0"}),
+        ev(10012, "sync_response", generation_id=2, member_id="c2", partitions="t-0", client_id="b"),
+        ev(10013, "partitions_assigned", member_id="c2", partitions="t-0", client_id="b"),
+    ]
+    out = run(poll_timeout_then_rejoin()[:3] + lines + taker)
+    (move,) = out["partition_movements"]
+    assert rel(move, "stop_cause", "revoked_at", "unavailable_ms") == ("member_left", 10000, 13)
+    assert move["source"] == source
+    assert not out["anomalies"]
+
+
+def test_an_eager_members_stop_at_a_signal_its_poll_loop_never_acted_on_is_the_latest_it_can_be():
+    """c1 (eager) learns of a rebalance from its heartbeat thread at 5000 and stops there (onJoinPrepare
+    revokes inside the next poll()); no revocation or JoinGroup follows, and at 20000 its poll timer expires:
+    the poll loop never came back (ConsumerCoordinator.onJoinPrepare, Heartbeat.pollTimeoutExpired), so it
+    stopped consuming at its last poll, before the signal. c2 gets t-0 at 20013."""
+    events = poll_timeout_then_rejoin()[:3] + [
+        ev(5000, "heartbeat_rebalancing", member_id="c1", client_id="a"),
+        ev(20000, "leave_sent", member_id="c1", reason=POLL_TIMEOUT, client_id="a"),
+        ev(20010, "join_response", generation_id=2, member_id="c2", protocol_name="range", client_id="b"),
+        ev(20011, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0"}),
+        ev(20012, "sync_response", generation_id=2, member_id="c2", partitions="t-0", client_id="b"),
+        ev(20013, "partitions_assigned", member_id="c2", partitions="t-0", client_id="b"),
+    ]
+    (move,) = run(events)["partition_movements"]
+    assert rel(move, "revoked_at", "assigned_at") == (5000, 20013)
+    assert move["source"] == "inferred"
+
+
+def test_an_eager_members_stop_at_a_signal_before_its_removal_without_a_join_group_is_a_bound():
+    """c1 (eager) learns of a rebalance at 5000 and sends no JoinGroup; the coordinator then removes it on
+    session timeout (GroupCoordinator.onExpireHeartbeat): its poll loop never got to onJoinPrepare, so
+    the stop placed at its signal is the latest it can be (`inferred`)."""
+    events = poll_timeout_then_rejoin()[:3] + [
+        ev(5000, "heartbeat_rebalancing", member_id="c1", client_id="a"),
+        ev(20000, "member_removed", member_id="c1", reason="session_timeout"),
+        ev(20010, "join_response", generation_id=2, member_id="c2", protocol_name="range", client_id="b"),
+        ev(20011, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0"}),
+        ev(20012, "sync_response", generation_id=2, member_id="c2", partitions="t-0", client_id="b"),
+        ev(20013, "partitions_assigned", member_id="c2", partitions="t-0", client_id="b"),
+    ]
+    (move,) = run(events)["partition_movements"]
+    assert (rel(move, "revoked_at")[0], move["source"]) == (5000, "inferred")
+
+
+def test_a_static_members_poll_timeout_stop_is_the_latest_it_can_be():
+    events = [
+        ev(
+            0, "join_response", generation_id=1, member_id="c1", group_instance_id="i1", protocol_name="range"
+        ),
+        ev(2, "sync_response", generation_id=1, member_id="c1", group_instance_id="i1", partitions="t-0"),
+        ev(3, "partitions_assigned", member_id="c1", group_instance_id="i1", partitions="t-0"),
+        ev(10000, "poll_timeout_expired", member_id="c1", group_instance_id="i1"),
+    ]
+    (move,) = run(events)["partition_movements"]
+    assert (rel(move, "revoked_at")[0], move["source"]) == (10000, "inferred")
 
 
 def follower_rejoins_with_the_same_generation():

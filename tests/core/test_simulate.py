@@ -19,6 +19,7 @@ from rebalance_core.timeline import (
     PartitionCount,
     Pause,
     Restart,
+    Stall,
     Subscribe,
     Timeline,
     TimelineError,
@@ -663,3 +664,80 @@ def test_the_map_order_leader_is_not_the_join_order_one_for_some_member_ids():
 def test_an_unknown_members_map_is_refused():
     with pytest.raises(SimulationError, match="coordinator_member_map"):
         SimulationSettings(coordinator_member_map="python")
+
+
+def _stops_of(result, client: str) -> list[dict]:
+    names = member_names(result.events)
+    return [m for m in result.truth["partition_movements"] if names.get(m["from_member_id"]) == client]
+
+
+# A frozen or stalled consumer consumes nothing from the instant it froze or stalled: a GC pause stops the
+# whole JVM (fetcher, poll loop and heartbeat thread), and a hung poll loop gets no records (they reach the
+# application only through poll(); the heartbeat thread alone keeps the session, KIP-62). So whatever it
+# gives up without having run again - the heartbeat thread's poll-timeout leave (AbstractCoordinator
+# HeartbeatThread, Heartbeat.pollTimeoutExpired), its removal on session or rebalance timeout
+# (GroupCoordinator.onExpireHeartbeat / onCompleteJoin), another member starting it - stopped then. No line
+# shows that instant, so the truth's rows are `inferred` and the stop is listed as unobservable.
+@pytest.mark.parametrize(
+    "idle, settings, cause, broker_states_it",
+    [
+        # frozen past max.poll.interval.ms, inside the session: it wakes to an expired poll timer and leaves
+        (
+            Pause(30 * S, "c2", 25 * S, "gc"),
+            {"session_timeout_ms": 30 * S, "max_poll_interval_ms": 20 * S},
+            "member_left",
+            False,
+        ),
+        # frozen past the session: the coordinator removes it; its removal minus the session timeout is the
+        # freeze (the simulator's last heartbeat), which the broker's line states
+        (Pause(30 * S, "c2", 20 * S, "gc"), {"session_timeout_ms": 10 * S}, "member_failed", True),
+        # its poll loop stalled for good: the heartbeat thread leaves at max.poll.interval.ms
+        (
+            Stall(30 * S, "c2"),
+            {"session_timeout_ms": 10 * S, "max_poll_interval_ms": 20 * S},
+            "member_left",
+            False,
+        ),
+    ],
+    ids=["gc-pause-past-poll-timeout", "gc-pause-past-session", "stall"],
+)
+def test_a_frozen_or_stalled_member_stopped_consuming_when_it_froze_or_stalled(
+    idle, settings, cause, broker_states_it
+):
+    result = sim(Join(0, "c1"), Join(0, "c2"), idle, **settings)
+    stops = _stops_of(result, "c2")
+    assert stops and {(m["revoked_at"], m["stop_cause"], m["source"]) for m in stops} == {
+        (at(result, 30 * S), cause, "inferred")
+    }
+    assert bool(result.unobservable) != broker_states_it
+
+
+def test_a_slow_poll_processes_its_batch_until_the_poll_timeout_leave():
+    """A slow poll (not a stall) still processes the records of its last poll(): it gives its partitions up at
+    the heartbeat thread's leave, its "consumer poll timeout has expired" line. That line cannot tell a slow
+    batch from a stall or a GC pause (stopped earlier): the truth's row is `inferred`, as a replay's must be."""
+    result = sim(
+        Join(0, "c1"),
+        Join(0, "c2"),
+        Pause(30 * S, "c2", 40 * S, "poll"),
+        session_timeout_ms=10 * S,
+        max_poll_interval_ms=20 * S,
+    )
+    stops = _stops_of(result, "c2")
+    assert stops and {(m["revoked_at"], m["source"]) for m in stops} == {(at(result, 50 * S), "inferred")}
+
+
+def test_a_member_that_woke_from_a_short_pause_gives_up_at_its_own_step():
+    """A GC pause shorter than the session and the poll timeout: the member runs again, and a revocation
+    after it is dated by its own callback line."""
+    result = sim(
+        Join(0, "c1"),
+        Join(0, "c2"),
+        Pause(30 * S, "c2", 5 * S, "gc"),
+        Join(32 * S, "c3"),
+        assignor="range",
+        session_timeout_ms=10 * S,
+        max_poll_interval_ms=20 * S,
+    )
+    stops = _stops_of(result, "c2")
+    assert stops and all(m["revoked_at"] >= at(result, 35 * S) and m["source"] == "observed" for m in stops)
