@@ -30,8 +30,9 @@ class ReplaySettings:
     topic_ids: dict[str, str] = field(default_factory=dict)
     default_assignor: str | None = None  # when the log never names the protocol
     # the Scala coordinator's members map (leader after the leader leaves; rebalance_core.classic.member_order):
-    # scala-2.13 (Kafka 2.6-3.9 default builds) or scala-2.12 (up to 2.5, _2.12 builds); None: the release
-    # the coordinator's wording tells (member_order.release_member_map), scala-2.13 until a line tells;
+    # scala-2.13 (Kafka 2.6-3.9 default builds, _2.13 builds from 2.4) or scala-2.12 (up to 2.5, _2.12
+    # builds); None: scala-2.12 when the coordinator's wording is only printed by releases up to 2.3
+    # (member_order.release_member_map), else both, a leader stated only where they agree;
     # the Java coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
     coordinator_member_map: str | None = None
     session_timeout_ms: int | None = None  # when the log does not say

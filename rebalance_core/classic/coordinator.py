@@ -250,10 +250,9 @@ class ClassicGroup(ClassicGroupMembership):
         pattern = event.attributes.get("log_pattern", "") if event.attributes else ""
         if pattern.endswith(".java") and self.member_order.impl != JAVA:
             # the Java group coordinator (3.6+) logged it: its members map is a java.util.HashMap
-            self.member_order.impl = JAVA
-            self.member_order.forget_history()
+            self.member_order.use(JAVA)
         elif pattern in _SCALA_MAP_BY_PATTERN:
-            # a Scala coordinator line of releases built for one Scala by default (member_order)
+            # a Scala coordinator line only releases built for Scala 2.10-2.12 print (member_order)
             self.member_order.follow_release(_SCALA_MAP_BY_PATTERN[pattern])
         handler = _HANDLERS.get(event.event_type)
         if handler is not None:

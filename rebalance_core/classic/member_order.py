@@ -24,7 +24,9 @@ The order depends on the table's capacity, hence on the largest membership the m
 a bucket on the order of insertions. Where the model does not know the map's history (a log that starts
 mid-life: the capacity may be larger than the current membership needs; members whose insertions no line
 shows), `first` answers only when every possible history gives the same first key, else None: the leader
-is then not asserted.
+is then not asserted. Likewise when the implementation was not stated (ReplaySettings.coordinator_member_map
+None) and the lines seen so far do not fix it: a Scala coordinator of 2.4-3.9 may run either the _2.12 or
+the _2.13 build, so the map is followed under both and `first` answers only where they agree.
 """
 
 from __future__ import annotations
@@ -76,21 +78,17 @@ def _grown(impl: str, size_before: int, capacity: int) -> tuple[int, int]:
 
 def release_member_map(versions: str) -> str | None:
     """The Scala members map a coordinator line implies by the releases that print it (`versions` of its
-    pattern row: "2.1-3.9", "0.9-0.10.2", "3.0+", "2.8"). Kafka's default build (gradle.properties
-    `scalaVersion`) was Scala 2.11 up to 2.1, 2.12 for 2.2-2.5 (both: HashTable's order, scala-2.12) and
-    2.13 from 2.6 on; _2.12 builds of 2.6-3.x exist, so only their default is implied. A wording printed
-    on both sides of 2.6 implies nothing (None), nor does one printed up to the newest release ("+"):
-    4.0's coordinator is the Java one."""
+    pattern row: "2.1-3.9", "0.9-0.10.2", "3.0+", "2.8"): Scala 2.11/2.12 HashTable's order (scala-2.12)
+    for a wording only releases up to 2.3 print, which Kafka built for Scala 2.10-2.12 only (Scala 2.13
+    builds start with 2.4: gradle/dependencies.gradle `defaultScalaVersions`). From 2.4 on, official
+    builds exist for both 2.12 and 2.13 (the default, gradle.properties `scalaVersion`, is 2.12 up to 2.5
+    and 2.13 from 2.6; the broker's lines do not show which one runs): None, nor does a wording printed
+    up to the newest release ("+"): 4.0's coordinator is the Java one."""
     m = _RELEASES.match(versions)
     if m is None or m["plus"]:
         return None
-    low = tuple(int(x) for x in m["low"].split(".")[:2])
     high = tuple(int(x) for x in (m["high"] or m["low"]).split(".")[:2])
-    if high < (2, 6):
-        return SCALA_2_12
-    if low >= (2, 6):
-        return SCALA_2_13
-    return None
+    return SCALA_2_12 if high < (2, 4) else None
 
 
 _RELEASES = re.compile(r"^(?P<low>\d+\.\d+(?:\.\d+)?)(?:(?P<plus>\+)|-(?P<high>\d+\.\d+(?:\.\d+)?))?(?:$|\s)")
@@ -105,12 +103,14 @@ class MemberMapOrder:
     """
 
     def __init__(self, impl: str | None = SCALA_2_13):
-        """`impl` None: not stated by the user; scala-2.13 until a coordinator line's release tells
-        (`follow_release`)."""
+        """`impl` None: not stated by the user; Scala 2.13 or 2.12 (`alternative`) until a coordinator line
+        tells (`follow_release`, `use`)."""
         if impl is not None and impl not in IMPLEMENTATIONS:
             raise ValueError(f"unknown member map implementation {impl!r}")
         self.impl = impl or SCALA_2_13
         self.from_release = impl is None
+        # the same map under the other Scala build while the lines leave the build open (`first` needs both)
+        self.alternative: MemberMapOrder | None = MemberMapOrder(SCALA_2_12) if impl is None else None
         self.capacity = _INITIAL_CAPACITY
         self.capacity_known = False
         self.batch: dict[str, int] = {}  # key -> insertion batch (dict order = insertion order)
@@ -120,18 +120,31 @@ class MemberMapOrder:
 
     # ----------------------------------------------------------------------------------- changes
     def follow_release(self, impl: str) -> None:
-        """A coordinator line of a release whose default build implies `impl` (`release_member_map`):
-        taken unless the user stated the implementation or a Java coordinator's line was seen; the
-        history is then no longer known."""
-        if self.from_release and impl != self.impl and self.impl != JAVA:
+        """A coordinator line printed only by releases whose every build has `impl` (`release_member_map`):
+        taken unless the user stated the implementation or a Java coordinator's line was seen."""
+        if self.from_release and self.impl != JAVA:
+            self.use(impl)
+
+    def use(self, impl: str) -> None:
+        """The coordinator's lines show the implementation: the map followed under it is kept (its history
+        too); a map followed under another one loses its history."""
+        if self.alternative is not None and self.alternative.impl == impl:
+            kept = self.alternative
+            self.impl, self.capacity, self.capacity_known = kept.impl, kept.capacity, kept.capacity_known
+            self.batch, self.inserted_at, self.unhashed = kept.batch, kept.inserted_at, kept.unhashed
+            self._next_batch = kept._next_batch
+        elif impl != self.impl:
             self.impl = impl
             self.forget_history()
+        self.alternative = None
 
     def fresh(self, keys: Iterable[str] = ()) -> None:
         """A new map (group created or loaded), holding `keys` inserted in an unknown order."""
+        keys = list(keys)
+        if self.alternative is not None:
+            self.alternative.fresh(keys)
         self.capacity, self.capacity_known = _INITIAL_CAPACITY, True
         self.batch, self.inserted_at, self.unhashed = {}, {}, set()
-        keys = list(keys)
         for key in keys:
             self.put(key, with_previous=True)
         if len(keys) > 1 and self.impl == SCALA_2_12:
@@ -141,6 +154,8 @@ class MemberMapOrder:
     def put(self, key: str, *, with_previous: bool = False, unhashed: bool = False) -> None:
         """Insert `key` (a no-op for a present key, as in all three maps). `with_previous`: in the same
         batch as the previous insertion (their relative order unknown)."""
+        if self.alternative is not None:
+            self.alternative.put(key, with_previous=with_previous, unhashed=unhashed)
         if key in self.batch:
             return
         at = self.capacity
@@ -160,12 +175,16 @@ class MemberMapOrder:
             self.unhashed.add(key)
 
     def remove(self, key: str) -> None:
+        if self.alternative is not None:
+            self.alternative.remove(key)
         self.batch.pop(key, None)
         self.inserted_at.pop(key, None)
         self.unhashed.discard(key)
 
     def rename(self, stand_in: str, key: str) -> None:
         """The stand-in inserted for an unknown id is `key` (same insertion)."""
+        if self.alternative is not None:
+            self.alternative.rename(stand_in, key)
         if stand_in not in self.batch:
             return
         self.batch = {(key if k == stand_in else k): b for k, b in self.batch.items()}
@@ -174,6 +193,8 @@ class MemberMapOrder:
 
     def forget_history(self) -> None:
         """The map may have changed in ways no line shows: keep the keys, not their history."""
+        if self.alternative is not None:
+            self.alternative.forget_history()
         self.capacity_known = False
         for key in self.batch:
             self.batch[key] = 0
@@ -185,8 +206,15 @@ class MemberMapOrder:
 
     def first(self, among: Iterable[str] | None = None) -> str | None:
         """The first key (of `among`, default all) in the map's iteration order; None when no key, or
-        when the order is not known."""
-        keys = [k for k in self.batch if among is None or k in set(among)]
+        when the order is not known (under either Scala build, while the build is open: `alternative`)."""
+        among = None if among is None else set(among)
+        answer = self._first_of(among)
+        if self.alternative is not None and self.alternative.first(among) != answer:
+            return None
+        return answer
+
+    def _first_of(self, among: set[str] | None) -> str | None:
+        keys = [k for k in self.batch if among is None or k in among]
         if not keys or self.unhashed:
             return None
         if self.capacity_known:
@@ -256,6 +284,7 @@ class MemberMapOrder:
             "unhashed": sorted(self.unhashed),
             "next_batch": self._next_batch,
             "from_release": self.from_release,
+            "alternative": self.alternative.snapshot() if self.alternative is not None else None,
         }
 
     @classmethod
@@ -267,4 +296,12 @@ class MemberMapOrder:
         order.unhashed = set(state["unhashed"])
         order._next_batch = state["next_batch"]
         order.from_release = state.get("from_release", False)
+        alternative = state.get("alternative")
+        if alternative is not None:
+            order.alternative = cls.from_snapshot(alternative)
+        elif order.from_release and order.impl != JAVA and "alternative" not in state:
+            # written before the other build was followed: its map holds the same keys, history unknown
+            order.alternative = cls(SCALA_2_12 if order.impl == SCALA_2_13 else SCALA_2_13)
+            order.alternative.fresh(order.batch)
+            order.alternative.forget_history()
         return order

@@ -17,6 +17,7 @@ from rebalance_core.classic.replay_state import (
     Round,
     existing_members_rejoin,
     len_or_none,
+    log_of,
 )
 from rebalance_core.events import Event
 from schemas.events import RemovalReason
@@ -74,7 +75,7 @@ class CoordinatorLines:
         rnd = self._round_for_generation(gen, e.ts)
         rnd.generation_id = gen
         rnd.join_completed_at = e.ts
-        rnd.leader_id = e.leader_id or self._leader_if_rejoined(rnd)
+        rnd.leader_id = e.leader_id or self._leader_if_rejoined(rnd, e)
         if e.members is not None:
             rnd.members = list(e.members)
         elif self.group.membership_known:
@@ -91,6 +92,7 @@ class CoordinatorLines:
         )
         rnd.protocol_type = e.protocol_type or self.group.protocol_type
         self._set_protocol(e.protocol_name)
+        self.last_completion = [log_of(e), e.source, gen]
 
     def _members_resolved(self, gen: int | None, members: list[str]) -> None:
         """A count the model could not place when it was stated (some pending members had joined
@@ -107,7 +109,7 @@ class CoordinatorLines:
                     row["members"] = sorted(members)
                 return
 
-    def _leader_if_rejoined(self, rnd: Round) -> str | None:
+    def _leader_if_rejoined(self, rnd: Round, completion: Event) -> str | None:
         """The model's leader at join completion, unless it is a static member no line shows rejoining in
         this round: a leader that did not rejoin hands leadership to the first joined member of the
         members map (GroupMetadata.maybeElectNewJoinedLeader / ClassicGroup.maybeElectNewJoinedLeader;
@@ -117,10 +119,11 @@ class CoordinatorLines:
         info = self.group.members.get(leader) if leader else None
         if info is None or not info.group_instance_id or leader in rnd.joined:
             return leader
-        if self.leader_elections_logged:
+        if self._election_absence_trusted(completion, rnd.generation_id):
             # every join completion runs maybeElectNewJoinedLeader (GroupCoordinator.onCompleteJoin, 2.3+;
-            # static members exist from 2.3), which logs at INFO when the leader had not rejoined: the input
-            # shows those lines (`_c_leader_elected`), and none came for this round, so the leader rejoined
+            # static members exist from 2.3), which logs at INFO when the leader had not rejoined: the log
+            # of this completion shows those lines (`_c_leader_elected`), and none came for this round, so
+            # the leader rejoined
             return leader
         if self.group.membership_known and len(self.group.members) == 1:
             return leader  # a join phase completes only with a member that joined
@@ -133,8 +136,23 @@ class CoordinatorLines:
         named = co.members_named_in_reason(rnd.reason)
         return leader if named is not None and named[0] == leader else None
 
+    def _election_absence_trusted(self, completion: Event, gen: int | None) -> bool:
+        """No "Group leader ... failed to join before the rebalance timeout" line came for generation `gen`
+        only means the leader rejoined when the log completing it is one that shows such lines, and the
+        same log completed the group's previous generation: another broker's log (the coordinator moved to
+        a broker whose log is missing or filtered) or a gap (log rotation, a missing file) may have held
+        the line this one lacks. The previous completion must name the same broker too (one file may hold
+        several brokers' lines)."""
+        log = log_of(completion)
+        if log is None or log not in self.election_logs or gen is None:
+            return False
+        previous = self.last_completion
+        return previous is not None and list(previous) == [log, completion.source, gen - 1]
+
     def _c_leader_elected(self, e: Event) -> None:
-        self.leader_elections_logged = True
+        log = log_of(e)
+        if log is not None:
+            self.election_logs.add(log)
         self.group.apply(e)
 
     def _c_assignment_received(self, e: Event) -> None:

@@ -165,6 +165,12 @@ STATE_CLASSES = {cls.__name__: cls for cls in (PendingApply, MemberView, Round, 
 CONNECT_TASK = re.compile(r"^(.+)-(\d+)$")
 
 
+def log_of(e: Event) -> str | None:
+    """The log a coordinator line comes from: its file, else its `source`; None if neither is known. Not the
+    source first: GroupMetadata's lines carry no "[GroupCoordinator N]" prefix, so no broker."""
+    return e.file or e.source
+
+
 def process_of(e: Event) -> str:
     """The consumer process whose log has `e`: its file (or source) and client id."""
     return f"{e.source or e.file or ''}|{e.client_id or ''}"

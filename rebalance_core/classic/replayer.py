@@ -138,8 +138,11 @@ class GroupReplayer(
         self.stable_replacements: dict[str, list] = {}
         self.poll_timed_out: dict[str, int] = {}  # member -> its poll timeout, until the broker's Preparing
         self.kip415_delay_inferred = False  # broker only: a KIP-415 delay taken as pending (_kip415_lost)
-        # the input shows maybeElectNewJoinedLeader's lines: a round completing without one kept its leader
-        self.leader_elections_logged = False
+        # the logs (`log_of`) that showed maybeElectNewJoinedLeader's lines, and the log and generation of
+        # the group's last join completion: a round completing without such a line kept its leader only
+        # when that log completed the group's previous generation too (`_election_absence_trusted`)
+        self.election_logs: set[str] = set()
+        self.last_completion: list | None = None  # [log, source, generation]
         self.closed_leader: str | None = None  # leader of the last round ended with a generation
         # members' logs only: the members of the last generation as the leader's assignment listed them,
         # less those whose LeaveGroup was logged since (None: not known)
@@ -331,7 +334,8 @@ _PLAIN_STATE = (
     "stable_replacements",
     "poll_timed_out",
     "kip415_delay_inferred",
-    "leader_elections_logged",
+    "election_logs",
+    "last_completion",
     "closed_leader",
     "remaining_members",
     "fresh_join",
@@ -346,7 +350,8 @@ _STATE_DEFAULTS = {
     "silent_joiners": list,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
-    "leader_elections_logged": bool,
+    "election_logs": set,
+    "last_completion": lambda: None,
     "closed_leader": lambda: None,
     "remaining_members": lambda: None,
     "fresh_join": lambda: None,

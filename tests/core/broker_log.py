@@ -17,9 +17,17 @@ def scala_line(ts: str, message: str, broker: int = 1) -> str:
 
 
 def replay_log(lines: list[str], **settings) -> dict[str, list[dict]]:
-    parsed = parse_lines(lines, file="server.log", cluster="k")
-    assert not parsed.quarantine, parsed.quarantine
-    return replay(parsed.events, ReplaySettings(**settings))
+    return replay_logs({"server.log": lines}, **settings)
+
+
+def replay_logs(files: dict[str, list[str]], **settings) -> dict[str, list[dict]]:
+    """Several broker files (file name -> lines), parsed apart and replayed together."""
+    events = []
+    for file, lines in files.items():
+        parsed = parse_lines(lines, file=file, cluster="k")
+        assert not parsed.quarantine, parsed.quarantine
+        events += parsed.events
+    return replay(events, ReplaySettings(**settings))
 
 
 def episodes(out: dict[str, list[dict]]) -> list[tuple]:

@@ -4,7 +4,6 @@ printed by those classes for the same insertions and removals."""
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 
 import pytest
@@ -98,9 +97,11 @@ def test_history_unknown_asserts_only_what_every_history_agrees_on():
     assert order.first() in (IDS[1], IDS[2], IDS[3], None)
 
 
-def _group_of(impl, ids, *, static=False):
+def _group_of(impl, ids, *, static=False, wording=None):
     group = ClassicGroup(member_order=MemberMapOrder(impl))
-    events = [ev(0, "join_received", member_id=ids[0], attributes={"state": "Empty"})]
+    # the group's first line has `wording` (a coordinator line's pattern name)
+    patterned = {"log_pattern": wording} if wording else {}
+    events = [ev(0, "join_received", member_id=ids[0], attributes={"state": "Empty", **patterned})]
     events.append(ev(1, "rebalance_prepared", generation_id=0, reason=f"Adding new member {ids[0]}"))
     for t, m in enumerate(ids[1:], start=2):
         events.append(ev(t, "join_received", member_id=m, attributes={"state": "PreparingRebalance"}))
@@ -161,35 +162,62 @@ def test_leader_is_not_asserted_when_the_map_order_is_unknown():
 @pytest.mark.parametrize(
     ("versions", "expected"),
     [
-        ("0.9-0.10.2", SCALA_2_12),  # Scala 2.11 default build: HashTable's order, as 2.12
+        ("0.9-0.10.2", SCALA_2_12),  # Scala 2.10/2.11 builds: HashTable's order, as 2.12
         ("0.11-2.0", SCALA_2_12),
-        ("2.3-2.4", SCALA_2_12),  # 2.2-2.5: Scala 2.12 by default
-        ("2.8", SCALA_2_13),  # 2.6 on: Scala 2.13 by default
-        ("2.8-3.9", SCALA_2_13),
-        ("2.4-2.8", None),  # printed by releases of both builds
+        ("1.0-2.3", SCALA_2_12),  # up to 2.3: no Scala 2.13 build
+        ("2.3-2.4", None),  # 2.4 ships _2.12 (default) and _2.13 builds
+        ("2.8", None),  # 2.6 on: _2.13 by default, _2.12 builds too
+        ("2.8-3.9", None),
         ("3.0+", None),  # up to 4.x, whose coordinator is the Java one
     ],
 )
-def test_a_coordinator_lines_releases_imply_the_default_builds_scala_map(versions, expected):
-    """Kafka's gradle.properties scalaVersion: 2.11.12 up to 2.1, 2.12.x for 2.2-2.5, 2.13.x from 2.6."""
+def test_a_coordinator_lines_releases_imply_a_scala_map_only_before_the_213_builds(versions, expected):
+    """gradle/dependencies.gradle: Scala 2.13 builds from 2.4 on (defaultScalaVersions 2.11, 2.12, 2.13); the
+    _2.12 builds go on to 3.9. Only a wording no 2.4+ release prints fixes the map (HashTable's order)."""
     assert release_member_map(versions) == expected
 
 
-def test_the_member_map_follows_the_coordinators_release_unless_the_user_stated_it():
-    """ReplaySettings.coordinator_member_map None: a 0.11-2.0 wording ("Preparing to rebalance group g with
-    old generation N", GroupCoordinator.prepareRebalance) is a Scala 2.12-order broker; a stated map, or a
-    Java coordinator's line (ClassicGroup's java.util.HashMap), is kept."""
-    prepared = ev(0, "rebalance_prepared", generation_id=1, attributes={"log_pattern": "broker.prepare.0_11"})
-    group = ClassicGroup(member_order=MemberMapOrder(None))
-    assert group.member_order.impl == SCALA_2_13
-    group.apply(prepared)
-    assert group.member_order.impl == SCALA_2_12
-    stated = ClassicGroup(member_order=MemberMapOrder(SCALA_2_13))
-    stated.apply(prepared)
-    assert stated.member_order.impl == SCALA_2_13
-    java = ClassicGroup(member_order=MemberMapOrder(None))
-    java.apply(ev(0, "join_completed", generation_id=1, attributes={"log_pattern": "broker.stabilized.java"}))
-    java.apply(dataclasses.replace(prepared, ts=1))
-    assert java.member_order.impl == JAVA
-    restored = MemberMapOrder.from_snapshot(MemberMapOrder(None).snapshot())
-    assert restored.from_release
+def _leader_after_the_leader_leaves(stated, wording, joins, *, restored=False):
+    """The leader the model states once the first joiner (the leader) of `joins` left, with the members map
+    `stated` by the user (None: not stated) and one coordinator line of `wording` (a pattern name) seen."""
+    ids = [IDS[i] for i in joins]
+    group = _group_of(stated, ids, wording=wording)
+    if restored:
+        group = ClassicGroup.from_snapshot(group.snapshot())
+    group.apply(ev(100, "member_removed", member_id=ids[0], reason="leave_group"))
+    return next((i for i, m in IDS.items() if m == group.leader_id), None)
+
+
+# joins (2, 1, 3): once c2 leaves, Scala 2.12's HashTable and Java's HashMap put c1 first, Scala 2.13's c3;
+# joins (1, 6, 7, 8): once c1 leaves, both Scala maps put c7 first, Java's c6;
+# joins (1, 3, 4, 5, 2): once c1 leaves, every map puts c2 first
+@pytest.mark.parametrize(
+    ("stated", "wording", "joins", "leader"),
+    [
+        # stated by the user: that map, whatever the wording
+        (SCALA_2_13, "broker.prepare.0_11", (2, 1, 3), 3),
+        (SCALA_2_12, None, (2, 1, 3), 1),
+        # not stated, no line fixes it: stated only where the 2.12 and 2.13 builds agree
+        (None, None, (2, 1, 3), None),
+        (None, None, (1, 6, 7, 8), 7),
+        # a 0.11-2.0 wording ("Preparing to rebalance group g with old generation N"): no 2.13 build
+        (None, "broker.prepare.0_11", (2, 1, 3), 1),
+        # a 2.3-2.4 wording: the 2.4 broker may be a _2.13 build
+        (None, "broker.static_replaced.2_3", (2, 1, 3), None),
+        (None, "broker.static_replaced.2_3", (1, 3, 4, 5, 2), 2),
+        # a 2.8-3.9 wording: the _2.12 builds are common
+        (None, "broker.stabilized.2_8", (2, 1, 3), None),
+        (None, "broker.stabilized.2_8", (1, 6, 7, 8), 7),
+        # the Java coordinator's wording (3.6+): java.util.HashMap
+        (None, "broker.stabilized.java", (2, 1, 3), 1),
+        (None, "broker.stabilized.java", (1, 6, 7, 8), 6),
+    ],
+)
+@pytest.mark.parametrize("restored", [False, True], ids=["replayed", "from_checkpoint"])
+def test_the_next_leader_is_stated_only_when_every_map_the_lines_allow_agrees(
+    stated, wording, joins, leader, restored
+):
+    """GroupMetadata.remove (members.keys.headOption) / ClassicGroup.remove: the next leader is the map's
+    first key, whose order is the Scala build's (2.12 HashTable, 2.13 HashMap) or Java's. The broker's lines
+    do not show the Scala build of 2.4-3.9: the model states the leader only where both builds agree."""
+    assert _leader_after_the_leader_leaves(stated, wording, joins, restored=restored) == leader

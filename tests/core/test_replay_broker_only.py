@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from rebalance_core.measures import PARTITION_MEASURE_COLUMNS
-from tests.core.broker_log import episodes, replay_log, scala_line
+from tests.core.broker_log import episodes, replay_log, replay_logs, scala_line
 
 C1 = "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
 C2 = "c2-5485febc-752b-4881-b106-5829a1889014"
@@ -933,23 +933,32 @@ def _leader_fails_while_pending_members_rejoin(failed_at: str) -> list[str]:
     ]
 
 
-def test_a_leader_removed_at_the_join_completion_is_replaced_by_the_first_key_of_the_members_map():
+@pytest.mark.parametrize("stated_map", ["scala-2.13", "scala-2.12", None])
+def test_a_leader_removed_at_the_join_completion_is_replaced_by_the_first_key_of_the_members_map(stated_map):
     """GroupCoordinator.onCompleteJoin removes the members that did not rejoin, then completes: every
     member of generation 2 (c2, and the pending c3, c4 whose rejoins were logged at DEBUG) was in the map
     when c1 left, so the new leader is the map's first key (GroupMetadata.remove: `members.keys.headOption`),
-    whatever the order c3 and c4 rejoined in."""
+    whatever the order c3 and c4 rejoined in. The map's order is the Scala build's: with the map stated
+    (ReplaySettings.coordinator_member_map) its first key; unstated, the 3.x lines do not show the build and
+    the 2.12 and 2.13 maps put different keys first here: null."""
     from rebalance_core.classic.member_order import MemberMapOrder
 
-    out = replay_log(_leader_fails_while_pending_members_rejoin("10:00:40,000"), topics={"t": 3})
+    out = replay_log(
+        _leader_fails_while_pending_members_rejoin("10:00:40,000"),
+        topics={"t": 3},
+        coordinator_member_map=stated_map,
+    )
     expected = set()
-    for rejoined in ([C3, C4], [C4, C3]):
-        order = MemberMapOrder("scala-2.13")
-        order.fresh()
-        for member in [C1, C2, *rejoined]:
-            order.put(member)
-        order.remove(C1)
-        expected.add(order.first())
-    (leader,) = expected
+    for impl in [stated_map] if stated_map else ["scala-2.13", "scala-2.12"]:
+        for rejoined in ([C3, C4], [C4, C3]):
+            order = MemberMapOrder(impl)
+            order.fresh()
+            for member in [C1, C2, *rejoined]:
+                order.put(member)
+            order.remove(C1)
+            expected.add(order.first())
+    leader = expected.pop() if len(expected) == 1 else None
+    assert (stated_map is None) == (leader is None)  # the two builds disagree on these ids
     generation_2 = out["generations"][1]
     assert (generation_2["generation_id"], generation_2["leader_member_id"]) == (2, leader)
     assert not out["anomalies"]
@@ -976,6 +985,46 @@ def _assignment_2_8(ts, generation, members, static):
     )
 
 
+def _elected_2_8(ts, old_leader, old_instance, new_leader, new_instance):
+    """GroupMetadata.maybeElectNewJoinedLeader's line (2.3-3.x): no "[GroupCoordinator N]" prefix, no group."""
+    return (
+        f"[2024-11-08 {ts}] INFO Group leader [member.id: {old_leader}, group.instance.id: Some({old_instance})] "
+        f"failed to join before rebalance timeout, while new leader MemberMetadata(memberId={new_leader}, "
+        f"groupInstanceId=Some({new_instance}), clientId=c2, clientHost=/10.0.0.2, sessionTimeoutMs=45000, "
+        "rebalanceTimeoutMs=300000, supportedProtocols=List(range), ) was elected. "
+        "(kafka.coordinator.group.GroupMetadata)"
+    )
+
+
+def _static_leader_rounds(elections_logged=True):
+    """2.3-2.8, static i1 and i2: generation 1 led by i1; i1 fails to rejoin generation 2, i2 leads it."""
+    return [
+        _static_added_2_8("10:00:00,000", "i1", I1),
+        _prepare("10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1)"),
+        _static_added_2_8("10:00:01,000", "i2", I2_OLD),
+        _stabilized("10:00:03,001", 1, 2),
+        _assignment_2_8("10:00:03,010", 1, 2, 2),
+        _prepare("10:01:00,010", 1, f"Adding new member {C3} with group instance id None"),
+        *([_elected_2_8("10:06:00,000", I1, "i1", I2_OLD, "i2")] if elections_logged else []),
+        _stabilized("10:06:00,000", 2, 3),
+        _assignment_2_8("10:06:00,010", 2, 3, 2),
+    ]
+
+
+def _dynamic_joins_round(generation, minute, joiner, broker=1):
+    """A dynamic member's join opens generation `generation`; no election line comes for it."""
+    lines = [
+        _prepare(
+            f"10:{minute:02d}:00,010",
+            generation - 1,
+            f"Adding new member {joiner} with group instance id None",
+        ),
+        _stabilized(f"10:{minute:02d}:03,000", generation, generation + 1),
+        _assignment_2_8(f"10:{minute:02d}:03,010", generation, generation + 1, 2),
+    ]
+    return [line.replace("[GroupCoordinator 1]", f"[GroupCoordinator {broker}]") for line in lines]
+
+
 @pytest.mark.parametrize(
     ("elections_logged", "leaders"),
     [(True, [(1, I1), (2, I2_OLD), (3, I2_OLD)]), (False, [(1, I1), (2, None), (3, None)])],
@@ -987,26 +1036,46 @@ def test_a_static_leader_kept_its_place_when_the_log_shows_elections_and_none_ca
     is not logged at INFO. Every join completion runs GroupMetadata.maybeElectNewJoinedLeader
     (GroupCoordinator.onCompleteJoin), which logs when the leader had not rejoined: once the input shows
     those lines, a round completing without one kept its leader. Without them the leader is not asserted."""
-    elected = (
-        f"[2024-11-08 10:06:00,000] INFO Group leader [member.id: {I1}, group.instance.id: Some(i1)] failed to "
-        f"join before rebalance timeout, while new leader MemberMetadata(memberId={I2_OLD}, "
-        "groupInstanceId=Some(i2), clientId=c2, clientHost=/10.0.0.2, sessionTimeoutMs=45000, "
-        "rebalanceTimeoutMs=300000, supportedProtocols=List(range), ) was elected. "
-        "(kafka.coordinator.group.GroupMetadata)"
-    )
-    lines = [
-        _static_added_2_8("10:00:00,000", "i1", I1),
-        _prepare("10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1)"),
-        _static_added_2_8("10:00:01,000", "i2", I2_OLD),
-        _stabilized("10:00:03,001", 1, 2),
-        _assignment_2_8("10:00:03,010", 1, 2, 2),
-        _prepare("10:01:00,010", 1, f"Adding new member {C3} with group instance id None"),
-        *([elected] if elections_logged else []),
-        _stabilized("10:06:00,000", 2, 3),
-        _assignment_2_8("10:06:00,010", 2, 3, 2),
-        _prepare("10:07:00,010", 2, f"Adding new member {C4} with group instance id None"),
-        _stabilized("10:07:03,000", 3, 4),
-        _assignment_2_8("10:07:03,010", 3, 4, 2),
-    ]
+    lines = [*_static_leader_rounds(elections_logged), *_dynamic_joins_round(3, 7, C4)]
     out = replay_log(lines, topics={"t": 4}, default_assignor="range")
     assert [(g["generation_id"], g["leader_member_id"]) for g in out["generations"]] == leaders
+
+
+@pytest.mark.parametrize(
+    ("files", "last_generation", "leader"),
+    [
+        # the log that showed the election completed generation 2 and 3: the leader kept its place
+        ({"broker-1/server.log": [*_static_leader_rounds(), *_dynamic_joins_round(3, 7, C4)]}, 3, I2_OLD),
+        # the coordinator moved to broker 2, whose log shows no election line (missing, filtered, another
+        # log level): its silence says nothing
+        (
+            {
+                "broker-1/server.log": _static_leader_rounds(),
+                "broker-2/server.log": _dynamic_joins_round(3, 7, C4, broker=2),
+            },
+            3,
+            None,
+        ),
+        # the same broker's log rotated: the new file has shown no election line yet
+        (
+            {
+                "broker-1/server.log.1": _static_leader_rounds(),
+                "broker-1/server.log": _dynamic_joins_round(3, 7, C4),
+            },
+            3,
+            None,
+        ),
+        # generation 3 is missing from the log (rotated away, or completed on a broker whose log is missing):
+        # the line for generation 4 may have been there
+        ({"broker-1/server.log": [*_static_leader_rounds(), *_dynamic_joins_round(4, 9, C4)]}, 4, None),
+    ],
+    ids=["same_log", "coordinator_moved_to_another_log", "log_rotated", "generation_missing"],
+)
+def test_no_election_line_only_keeps_the_leader_when_the_log_that_shows_them_completed_the_previous_generation(
+    files, last_generation, leader
+):
+    """The absence of maybeElectNewJoinedLeader's line is trusted only where the same log shows such lines
+    and completed the group's previous generation; elsewhere the leader is null, never the old one."""
+    out = replay_logs(files, topics={"t": 4}, default_assignor="range")
+    last = out["generations"][-1]
+    assert (last["generation_id"], last["leader_member_id"]) == (last_generation, leader)
