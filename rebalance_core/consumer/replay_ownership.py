@@ -52,15 +52,7 @@ class Ownership:
             return
         if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
             return  # it polled since (else it would have left sooner): its callback ran
-        owned = self.timeline.partitions_of(view.member_id)
-        unacted = [tp for tp in view.server_started if tp in owned]
-        for tp in unacted:
-            self.timeline.stop(
-                tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
-            )
-        if unacted:
-            # and the rebalance that handed them over counted them as moved to it
-            self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
+        self._infer_unacted_starts(view, (removed_at, cause))
 
     def _died_before_acknowledging(self, view: MemberView, last_heartbeat: int) -> bool:
         """A member timed by the coordinator alone, fenced on its session expiry, whose last heartbeat came
@@ -74,10 +66,22 @@ class Ownership:
             return False
         if last_heartbeat - started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
             return False
+        return self._infer_unacted_starts(view)
+
+    def _infer_unacted_starts(self, view: MemberView, stop: tuple[int, str] | None = None) -> bool:
+        """The partitions the member's latest assignment line started that it still owns, which it may never
+        have consumed: stopped (inferred) at `stop` (instant, cause) if given, and their start (their movement,
+        and the episode that counted it) inferred. Returns whether there were any."""
         owned = self.timeline.partitions_of(view.member_id)
-        unacted = [tp for tp in view.server_started if tp in owned]
-        if unacted:
-            self.timeline.starts_inferred(view.member_id, unacted, started_at)
+        unacted = [tp for tp in view.server_started or () if tp in owned]
+        if stop is not None:
+            for tp in unacted:
+                self.timeline.stop(
+                    tp, view.member_id, stop[0], stop[1], instance=view.instance, source="inferred"
+                )
+        if unacted and view.server_started_at is not None:
+            # and the rebalance that handed them over counted them as moved to it
+            self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
         return bool(unacted)
 
     def _revocations_acknowledged(self, view: MemberView, ts: int) -> None:
