@@ -2167,16 +2167,13 @@ def test_a_static_members_session_runs_from_its_leave_heartbeat():
     assert gens[2]["stabilized_at"] == ms(f"{day}00:15,000")
 
 
-def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_makes_its_rebalance_inferred():
-    """Kafka 4.0 broker + consumers' logs. m1 revokes t-2, t-3 for the joiner m2; m2, told epoch 2, logs
-    RECONCILING again at epoch 2 (14:05:05): the coordinator hands it the released partitions and m2 is STABLE for
-    it at once (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE; added partitions need no
-    acknowledgement), so epoch 2 may have converged there; m2's callback never runs (it leaves at 14:05:10), so its
-    own log never shows it consuming them. Whether m2's leave is a further round of epoch 2's rebalance or a
-    rebalance of its own, no line tells: the rebalance says inferred."""
+def m2_joins_after_m1_settled_4_0(m1_instance: str | None = None, m1_assigned: list | None = None) -> Log:
+    """Kafka 4.0 broker + consumers' logs (target maps at DEBUG only): m1 (static when `m1_instance`) joins alone
+    at 14:00:00 and is STABLE at epoch 1 (its onPartitionsAssigned logged when `m1_assigned`); m2 joins at
+    14:05:00 (epoch 2) and logs RECONCILING, then STABLE at epoch 2 at 14:05:00,003."""
     log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
     member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
-    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id=m1_instance)
     log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
     log.add(
         f"{day}00:00,001",
@@ -2186,8 +2183,9 @@ def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_
         protocol_name="uniform",
     )
     member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
-    log.add(f"{day}00:00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
-            partitions=tps("t", 0, 1, 2, 3))  # fmt: skip
+    if m1_assigned is not None:
+        log.add(f"{day}00:00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+                partitions=m1_assigned)  # fmt: skip
     member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
     member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
     log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
@@ -2201,6 +2199,18 @@ def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_
     )
     member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
     member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    return log
+
+
+def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_makes_its_rebalance_inferred():
+    """Kafka 4.0 broker + consumers' logs. m1 revokes t-2, t-3 for the joiner m2; m2, told epoch 2, logs
+    RECONCILING again at epoch 2 (14:05:05): the coordinator hands it the released partitions and m2 is STABLE for
+    it at once (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE; added partitions need no
+    acknowledgement), so epoch 2 may have converged there; m2's callback never runs (it leaves at 14:05:10), so its
+    own log never shows it consuming them. Whether m2's leave is a further round of epoch 2's rebalance or a
+    rebalance of its own, no line tells: the rebalance says inferred."""
+    log, day = m2_joins_after_m1_settled_4_0(m1_assigned=tps("t", 0, 1, 2, 3)), "2025-03-10 14:"
+    c = "coordinator"
     member_state(log, f"{day}05:03,000", M1, 1, "STABLE", "RECONCILING")
     log.add(f"{day}05:03,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
             partitions=tps("t", 2, 3))  # fmt: skip
@@ -2222,31 +2232,8 @@ def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence()
     of the last heartbeat response it processed (ConsumerMembershipManager), so m1 never had epoch 2 before it
     left (-2), and the group is not Stable until every member has (ConsumerGroup.maybeUpdateGroupState): epoch 2 has
     not converged."""
-    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
-    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
-    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
-    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
-    log.add(
-        f"{day}00:00,001",
-        c,
-        EventType.TARGET_ASSIGNMENT_COMPUTED,
-        assignment_epoch=1,
-        protocol_name="uniform",
-    )
-    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
-    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
-    member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
-    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
-    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
-    log.add(
-        f"{day}05:00,001",
-        c,
-        EventType.TARGET_ASSIGNMENT_COMPUTED,
-        assignment_epoch=2,
-        protocol_name="uniform",
-    )
-    member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
-    member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    log, day = m2_joins_after_m1_settled_4_0(m1_instance="a"), "2025-03-10 14:"
+    c = "coordinator"
     member_state(log, f"{day}05:02,000", M1, 1, "STABLE", "PREPARE_LEAVING")
     member_state(log, f"{day}05:02,001", M1, -2, "PREPARE_LEAVING", "LEAVING")
     log.add(f"{day}05:02,002", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
