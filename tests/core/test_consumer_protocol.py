@@ -6,6 +6,7 @@ simulate -> replay round trip (the replay of the simulator's events must equal i
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 
@@ -1592,6 +1593,25 @@ def test_broker_log_alone_a_member_removed_soon_after_it_was_given_partitions_ma
             reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
     stated = ReplaySettings(max_poll_interval_ms=max_poll_interval_ms, consumer_heartbeat_interval_ms=5_000)
     out = log.replay(stated)
+    away = [r for r in out["partition_movements"] if r["from_member_id"] == M2]
+    assert [(r["topic"], r["partition"], r["source"]) for r in away] == [("t", 2, source), ("t", 3, source)]
+
+
+@pytest.mark.parametrize(("rebalance_timeout_ms", "source"), [("300000", "observed"), ("600000", "inferred")])
+def test_a_joins_stated_rebalance_timeout_is_the_members_max_poll_interval(rebalance_timeout_ms, source):
+    """The join states m2's rebalance timeout: its max.poll.interval.ms (ConsumerHeartbeatRequestManager sends it
+    as RebalanceTimeoutMs). m2 leaving 6 min after its assignment, with 300 s stated, polled meanwhile (observed);
+    with 600 s stated, the leave may still be its poll timer's, its onPartitionsAssigned never run (inferred)."""
+    log = log_4_0_second_member_joins()
+    log.events = [
+        dataclasses.replace(e, attributes={"rebalance_timeout_ms": rebalance_timeout_ms})
+        if e.event_type == EventType.JOIN_RECEIVED.value and e.member_id == M2
+        else e
+        for e in log.events
+    ]
+    log.add("2025-03-10 14:11:00,000", "coordinator", EventType.MEMBER_REMOVED, member_id=M2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    out = log.replay(ReplaySettings(consumer_heartbeat_interval_ms=5_000))
     away = [r for r in out["partition_movements"] if r["from_member_id"] == M2]
     assert [(r["topic"], r["partition"], r["source"]) for r in away] == [("t", 2, source), ("t", 3, source)]
 
