@@ -36,6 +36,11 @@ class ReplaySettings:
     # the Java coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
     coordinator_member_map: str | None = None
     session_timeout_ms: int | None = None  # when the log does not say
+    # KIP-848 groups, when the log does not say: the broker's group.consumer.heartbeat.interval.ms (or the
+    # group's own, 4.0 GroupConfig), and the members' max.poll.interval.ms (their rebalance timeout). None:
+    # unknown, and a replay that needs one says its result is inferred rather than assume Kafka's default
+    consumer_heartbeat_interval_ms: int | None = None
+    max_poll_interval_ms: int | None = None
     incidents: object | None = None  # incidents.IncidentSettings of rebalance_core.explain (None: defaults)
     run_end_ms: int | None = None  # last instant of the run's last date (rebalance_core.explain's incidents)
 

@@ -47,6 +47,9 @@ class CoordinatorLines:
             return
         view = self._view(e.member_id, e.group_instance_id)
         view.joined, view.heartbeat_seen_at = True, e.ts
+        stated = (e.attributes or {}).get("rebalance_timeout_ms", "")
+        if stated.isdigit():
+            view.rebalance_timeout_ms = int(stated)
         self._cause(e.ts, REASON_JOINED)
 
     def _c_static_member_replaced(self, e: Event) -> None:
@@ -91,7 +94,7 @@ class CoordinatorLines:
                 # the stated session places its stop: an epoch closed since without a target had it
                 # consuming nothing
                 self.tracker.member_stopped_at(view.member_id, stop_at)
-            if self._died_before_acknowledging(view, stop_at):
+            if self._died_before_acknowledging(view, stop_at, self._session_timeout(e)):
                 source = "inferred"
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a

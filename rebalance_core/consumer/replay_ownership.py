@@ -7,11 +7,7 @@ since before the input, and the anomaly rows. A mixin of `consumer.replayer.Cons
 
 from __future__ import annotations
 
-from rebalance_core.consumer.replay_state import (
-    DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
-    DEFAULT_MAX_POLL_INTERVAL_MS,
-    MemberView,
-)
+from rebalance_core.consumer.replay_state import CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS, MemberView
 from rebalance_core.consumer.states import MemberState
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import STOP_NOT_OWNED
@@ -47,37 +43,54 @@ class Ownership:
         leave; a static member's poll-timer leave is its "temporarily left", epoch -2, ConsumerMembershipManager
         .leaveGroupEpoch). Its consumption of them, and so their movement, is inferred: the stop now and the start
         at that line, with the episode that counted them as moved to it. (A session-timeout removal is a crash,
-        whose stop is placed at its last heartbeat already.)"""
+        whose stop is placed at its last heartbeat already.) Only a stated max.poll.interval.ms proves a later
+        leave came after a poll: the client's setting has no upper bound, so without one every such leave is
+        inferred."""
         if view.member_timed or not view.server_started or view.server_started_at is None:
             return
-        if removed_at - view.server_started_at > DEFAULT_MAX_POLL_INTERVAL_MS:
+        max_poll = view.rebalance_timeout_ms or self.settings.max_poll_interval_ms
+        if max_poll is not None and removed_at - view.server_started_at > max_poll:
             return  # it polled since (else it would have left sooner): its callback ran
-        owned = self.timeline.partitions_of(view.member_id)
-        unacted = [tp for tp in view.server_started if tp in owned]
-        for tp in unacted:
-            self.timeline.stop(
-                tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
-            )
-        if unacted:
-            # and the rebalance that handed them over counted them as moved to it
-            self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
+        self._infer_unacted_starts(view, (removed_at, cause))
 
-    def _died_before_acknowledging(self, view: MemberView, last_heartbeat: int) -> bool:
+    def _died_before_acknowledging(
+        self, view: MemberView, last_heartbeat: int, session_timeout_ms: int | None
+    ) -> bool:
         """A member timed by the coordinator alone, fenced on its session expiry, whose last heartbeat came
         less than a heartbeat interval after the line that handed it partitions: it sent no regular heartbeat
         since, and its acknowledgement (the heartbeat with the partitions it owns, sent once its
         onPartitionsAssigned ran: ConsumerMembershipManager ACKNOWLEDGING) no broker line shows, so whether it
         ever consumed them is unknown. Their start (movement and the episode that counted it) is inferred, and
-        so are its stops (returns whether so)."""
+        so are its stops (returns whether so). Without a stated interval, the longest one Kafka allows: below
+        the session timeout (GroupCoordinatorConfig requires heartbeat interval < session timeout), the one
+        stated (`session_timeout_ms`: the fence's, else ReplaySettings'), else the broker's default
+        group.consumer.max.session.timeout.ms."""
         started_at = view.server_started_at
         if view.member_timed or not view.server_started or started_at is None:
             return False
-        if last_heartbeat - started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+        longest_interval = (
+            self.settings.consumer_heartbeat_interval_ms
+            or session_timeout_ms
+            or CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS
+        )
+        if last_heartbeat - started_at >= longest_interval:
             return False
+        return self._infer_unacted_starts(view)
+
+    def _infer_unacted_starts(self, view: MemberView, stop: tuple[int, str] | None = None) -> bool:
+        """The partitions the member's latest assignment line started that it still owns, which it may never
+        have consumed: stopped (inferred) at `stop` (instant, cause) if given, and their start (their movement,
+        and the episode that counted it) inferred. Returns whether there were any."""
         owned = self.timeline.partitions_of(view.member_id)
-        unacted = [tp for tp in view.server_started if tp in owned]
-        if unacted:
-            self.timeline.starts_inferred(view.member_id, unacted, started_at)
+        unacted = [tp for tp in view.server_started or () if tp in owned]
+        if stop is not None:
+            for tp in unacted:
+                self.timeline.stop(
+                    tp, view.member_id, stop[0], stop[1], instance=view.instance, source="inferred"
+                )
+        if unacted and view.server_started_at is not None:
+            # and the rebalance that handed them over counted them as moved to it
+            self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
         return bool(unacted)
 
     def _revocations_acknowledged(self, view: MemberView, ts: int) -> None:
@@ -86,11 +99,14 @@ class Ownership:
         heartbeat sent at once (ConsumerMembershipManager: ACKNOWLEDGING), which moves it on (CurrentAssignmentBuilder);
         a member that leaves first revokes, or, its poll loop stuck, leaves on its poll timer having revoked
         nothing. So the stops, placed at the request, lie between it and this line: beyond a heartbeat interval
-        apart, where is unknown (the stops say inferred; their unavailable time an upper bound)."""
+        apart, where is unknown (the stops say inferred; their unavailable time an upper bound). Without a
+        stated interval, any later line: the interval can be as short as 1 ms (GroupCoordinatorConfig), so
+        Kafka's default (5 s) bounds nothing."""
         if view.member_timed or view.server_state != MemberState.UNREVOKED_PARTITIONS.value:
             return
         asked_at = view.heartbeat_seen_at  # its latest coordinator line: the request
-        if asked_at is not None and ts - asked_at > DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+        interval = self.settings.consumer_heartbeat_interval_ms or 0
+        if asked_at is not None and ts - asked_at > interval:
             self.timeline.stops_inferred(view.member_id)
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:

@@ -91,3 +91,6 @@ class MemberView:
     current_at: int | None = None
     # the latest instant a coordinator line shows it heartbeating (its join, an assignment state of its own)
     heartbeat_seen_at: int | None = None
+    # its rebalance timeout as a line states it (its join's rebalanceTimeoutMs, a rebalance-timeout fence): the
+    # client's max.poll.interval.ms (ConsumerHeartbeatRequestManager sends it as RebalanceTimeoutMs)
+    rebalance_timeout_ms: int | None = None

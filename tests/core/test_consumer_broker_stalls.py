@@ -16,6 +16,8 @@ logs that leave like any other: "left" (epoch -1), or "temporarily left" for a s
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rebalance_core.kafka_logs import parse_lines
@@ -81,10 +83,21 @@ def c2_takes_t1_from_c1(static: bool) -> list[str]:
     ]
 
 
-def run(lines: list[str]) -> dict:
+def run(lines: list[str], **stated: int | None) -> dict:
+    """Replay a broker log, with the timings the user states in ReplaySettings (`stated`; None: not stated)."""
     parsed = parse_lines(lines, file="server.log", cluster="k")
     assert parsed.quarantine == []
-    return replay(parsed.events, SETTINGS)
+    return replay(parsed.events, dataclasses.replace(SETTINGS, **stated))
+
+
+# (left_at, the max.poll.interval.ms the user states, source): within it, maybe the poll timer's leave; beyond a
+# stated one, it polled since; with none stated, no instant proves it polled (the setting has no upper bound)
+LEAVES_AFTER_A_HANDOVER = [
+    ("04:59,000", 300_000, "inferred"),
+    ("05:14,000", 300_000, "observed"),
+    ("05:14,000", None, "inferred"),
+    ("05:14,000", 600_000, "inferred"),
+]
 
 
 def moves_of(out: dict, tp: int) -> list[tuple]:
@@ -95,33 +108,40 @@ def moves_of(out: dict, tp: int) -> list[tuple]:
     ]
 
 
-@pytest.mark.parametrize(("left_at", "source"), [("04:59,000", "inferred"), ("05:14,000", "observed")])
+@pytest.mark.parametrize(("left_at", "max_poll_interval_ms", "source"), LEAVES_AFTER_A_HANDOVER)
 def test_a_static_member_temporarily_leaving_soon_after_it_was_handed_partitions_may_never_have_consumed_them(
-    left_at, source
+    left_at, max_poll_interval_ms, source
 ):
     """c2 (static) is STABLE with t-1 at 00:13 and "temporarily left" at 04:59, within max.poll.interval.ms: its
     poll timer's leave (ConsumerMembershipManager.leaveGroupEpoch: a static member leaves with epoch -2), so its
     onPartitionsAssigned may never have run. Its start of t-1 (the movement c1 -> c2 and the episode that counted
-    it) and its stop are inferred. Leaving 5 min 1 s after the line: it polled meanwhile, all observed."""
+    it) and its stop are inferred. Leaving 5 min 1 s after the line with max.poll.interval.ms stated 300 s: it
+    polled meanwhile, all observed; stated 600 s, or not stated (Kafka's default is no bound), still inferred."""
     out = run(
         [
             *c2_takes_t1_from_c1(static=True),
             line(left_at, "Static Member c2 with instance id c2 temporarily left the consumer group."),
-        ]
+        ],
+        max_poll_interval_ms=max_poll_interval_ms,
+        consumer_heartbeat_interval_ms=5_000,  # c1's revocation, acknowledged 10 ms later, is observed
     )
     assert moves_of(out, 1) == [("c1", "c2", source), ("c2", None, source)]
     handover = out["rebalance_episodes"][1]
     assert (handover["partitions_moved"], handover["source"]) == (1, source)
 
 
-@pytest.mark.parametrize(("left_at", "source"), [("04:59,000", "inferred"), ("05:14,000", "observed")])
+@pytest.mark.parametrize(("left_at", "max_poll_interval_ms", "source"), LEAVES_AFTER_A_HANDOVER)
 def test_a_member_leaving_soon_after_it_was_handed_partitions_leaves_the_rebalance_that_handed_them_inferred(
-    left_at, source
+    left_at, max_poll_interval_ms, source
 ):
     """c2 is STABLE with t-1 at 00:13 and leaves at 04:59 (epoch -1), within max.poll.interval.ms: maybe its poll
     timer's leave, its onPartitionsAssigned never run. Not only its stop of t-1 is inferred: so is its start, and the
     rebalance of epoch 2, which counted t-1 as moved to c2 (the truth may be: moved to nobody)."""
-    out = run([*c2_takes_t1_from_c1(static=False), line(left_at, "Member c2 left the consumer group.")])
+    out = run(
+        [*c2_takes_t1_from_c1(static=False), line(left_at, "Member c2 left the consumer group.")],
+        max_poll_interval_ms=max_poll_interval_ms,
+        consumer_heartbeat_interval_ms=5_000,  # c1's revocation, acknowledged 10 ms later, is observed
+    )
     assert moves_of(out, 1)[:2] == [("c1", "c2", source), ("c2", None, source)]
     handover = out["rebalance_episodes"][1]
     assert (handover["partitions_moved"], handover["source"]) == (1, source)
@@ -143,19 +163,30 @@ def c1_asked_to_revoke_t1() -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("acknowledged_at", "source"), [("00:11,010", "observed"), ("00:41,000", "inferred")]
+    ("acknowledged_at", "heartbeat_interval_ms", "source"),
+    [
+        ("00:11,010", 5_000, "observed"),
+        ("00:41,000", 5_000, "inferred"),
+        ("00:14,000", 2_000, "inferred"),  # 3 s apart, beyond a stated 2 s interval (under Kafka's default)
+        ("00:11,010", None, "inferred"),  # no interval stated: it can be 1 ms (GroupCoordinatorConfig)
+    ],
 )
-def test_a_revocation_stops_between_the_request_and_the_members_next_state_line(acknowledged_at, source):
+def test_a_revocation_stops_between_the_request_and_the_members_next_state_line(
+    acknowledged_at, heartbeat_interval_ms, source
+):
     """The member revokes in its callback and acknowledges in a heartbeat sent at once (ConsumerMembershipManager:
     ACKNOWLEDGING), which moves it to the new epoch (CurrentAssignmentBuilder): its stop of t-1 lies between the
     request and that line. 10 ms apart, the request's instant is the stop within the heartbeat bound (observed);
-    30 s apart, its callback took up to that long: the stop, so t-1's unavailable time, is inferred."""
+    30 s apart, its callback took up to that long: the stop, so t-1's unavailable time, is inferred. The bound is
+    group.consumer.heartbeat.interval.ms as stated (ReplaySettings.consumer_heartbeat_interval_ms); not stated,
+    no gap is within it."""
     out = run(
         [
             *c1_asked_to_revoke_t1(),
             state(acknowledged_at, "c1", 2, 1, "STABLE", "0"),
             state(acknowledged_at.replace(",0", ",5"), "c2", 2, 2, "STABLE", "1"),
-        ]
+        ],
+        consumer_heartbeat_interval_ms=heartbeat_interval_ms,
     )
     assert moves_of(out, 1) == [("c1", "c2", source)]
 
@@ -177,19 +208,47 @@ def test_a_revocation_asked_of_a_member_that_then_leaves_without_acknowledging_i
     assert moves_of(out, 1) == [("c1", "c2", "inferred")]
 
 
-@pytest.mark.parametrize(("fenced_at", "source"), [("00:58,002", "inferred"), ("01:30,000", "observed")])
+def c2_handed_a_free_partition() -> list[str]:
+    """c1 consumes t-0; c2 joins at 00:10 and is handed t-1, which nobody held, at 00:13 (no revocation first)."""
+    return [
+        line("00:00,000", "Member c1 joins the consumer group using the consumer protocol."),
+        line("00:00,000", "Bumped group epoch to 1."),
+        target("00:00,000", 1, {"c1": "0"}),
+        state("00:00,001", "c1", 1, 0, "STABLE", "0"),
+        line("00:10,000", "Member c2 joins the consumer group using the consumer protocol."),
+        line("00:10,000", "Bumped group epoch to 2."),
+        target("00:10,000", 2, {"c1": "0", "c2": "1"}),
+        state("00:11,000", "c1", 2, 1, "STABLE", "0"),
+        state("00:13,000", "c2", 2, 0, "STABLE", "1"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fenced_at", "heartbeat_interval_ms", "source"),
+    [
+        ("00:58,002", 5_000, "inferred"),
+        ("01:30,000", 5_000, "observed"),
+        ("01:04,000", 2_000, "observed"),  # 6 s: beyond a stated 2 s interval (under Kafka's default)
+        ("01:30,000", None, "inferred"),  # 32 s: within the longest interval a 45 s session allows
+        ("02:00,000", None, "observed"),  # 62 s: beyond any interval (below the 45 s session)
+    ],
+)
 def test_a_member_whose_last_heartbeat_was_the_one_that_handed_it_partitions_may_never_have_consumed_them(
-    fenced_at, source
+    fenced_at, heartbeat_interval_ms, source
 ):
-    """c2 is handed t-1 at 00:13 and fenced on its session expiry (45 s, the broker's default
-    group.consumer.session.timeout.ms) at 00:58.002: its last heartbeat came 2 ms after that line, no regular one
-    since, and its acknowledgement (sent once onPartitionsAssigned ran) no broker line shows: whether it ever
-    consumed t-1 is unknown, so its start (c1 -> c2) is inferred. Fenced at 01:30, it heartbeat for 32 s more
-    (acknowledging first): its start stands."""
+    """c2 is handed t-1 at 00:13 and fenced on its session expiry (group.consumer.session.timeout.ms stated: 45 s)
+    at 00:58.002: its last heartbeat came 2 ms after that line, no regular one since, and its acknowledgement
+    (sent once onPartitionsAssigned ran) no broker line shows: whether it ever consumed t-1 is unknown, so its
+    start, and its stop, are inferred. Fenced at 01:30, it heartbeat for 32 s more, beyond a stated 5 s interval
+    (acknowledging first): its start stands, and its stop at its last heartbeat is observed. With no interval
+    stated, only a last heartbeat beyond the longest one Kafka accepts (below the session timeout,
+    GroupCoordinatorConfig) shows a regular heartbeat."""
     out = run(
         [
-            *c2_takes_t1_from_c1(static=False),
+            *c2_handed_a_free_partition(),
             line(fenced_at, "Member c2 fenced from the group because the member session expired."),
-        ]
+        ],
+        consumer_heartbeat_interval_ms=heartbeat_interval_ms,
+        session_timeout_ms=45_000,
     )
-    assert moves_of(out, 1)[0] == ("c1", "c2", source)
+    assert moves_of(out, 1) == [("c2", None, source)]

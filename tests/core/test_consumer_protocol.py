@@ -6,6 +6,7 @@ simulate -> replay round trip (the replay of the simulator's events must equal i
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 
@@ -853,7 +854,8 @@ def test_a_fence_without_its_session_timeout_stops_the_member_45s_before_marked_
     failed = [m for m in out["partition_movements"] if m["stop_cause"] == "member_failed"]
     (removed,) = of_type(sim, EventType.MEMBER_REMOVED, "c2")
     assert failed and {(m["revoked_at"], m["source"]) for m in failed} == {(removed.ts - 45_000, "inferred")}
-    configured = replay(as_logged(sim, "3.x"), settings=ReplaySettings(session_timeout_ms=45_000))
+    stated = ReplaySettings(session_timeout_ms=45_000, consumer_heartbeat_interval_ms=5_000)
+    configured = replay(as_logged(sim, "3.x"), settings=stated)
     assert {m["source"] for m in configured["partition_movements"] if m["stop_cause"] == "member_failed"} == {
         "observed"
     }
@@ -1573,31 +1575,59 @@ def test_both_4x_logs_an_epoch_ended_by_members_whose_epoch_moves_silently_is_in
     assert episodes(out)[-2:] == [(1, "inferred"), (1, "inferred")]
 
 
-@pytest.mark.parametrize(("left_after", "source"), [("05:10,000", "inferred"), ("11:00,000", "observed")])
+@pytest.mark.parametrize(
+    ("left_after", "max_poll_interval_ms", "source"),
+    [("05:10,000", 300_000, "inferred"), ("11:00,000", 300_000, "observed"), ("11:00,000", None, "inferred")],
+)
 def test_broker_log_alone_a_member_removed_soon_after_it_was_given_partitions_may_never_have_consumed_them(
-    left_after, source
+    left_after, max_poll_interval_ms, source
 ):
     """m2 is STABLE with t-2, t-3 at 05:09 for the coordinator (CurrentAssignmentBuilder: nothing it is given
     is held by another), whether or not its onPartitionsAssigned ran: a callback blocked by a busy poll loop
     ends in the poll timer's leave (AbstractMembershipManager.transitionToSendingLeaveGroup) within
     max.poll.interval.ms (300 s by default), which the broker logs as a plain leave. m2 leaving 1 s later:
-    its consumption of t-2, t-3, so their movements, are inferred; leaving 6 min later: it polled meanwhile."""
+    its consumption of t-2, t-3, so their movements, are inferred; leaving 6 min later: it polled meanwhile, when
+    max.poll.interval.ms is stated (ReplaySettings); not stated, the client's setting has no upper bound."""
     log = log_4_0_second_member_joins()
     log.add(f"2025-03-10 14:{left_after}", "coordinator", EventType.MEMBER_REMOVED, member_id=M2,
             reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
-    out = log.replay()
+    stated = ReplaySettings(max_poll_interval_ms=max_poll_interval_ms, consumer_heartbeat_interval_ms=5_000)
+    out = log.replay(stated)
     away = [r for r in out["partition_movements"] if r["from_member_id"] == M2]
     assert [(r["topic"], r["partition"], r["source"]) for r in away] == [("t", 2, source), ("t", 3, source)]
 
 
-@pytest.mark.parametrize(("acknowledged", "source"), [(False, "inferred"), (True, "observed")])
+@pytest.mark.parametrize(("rebalance_timeout_ms", "source"), [("300000", "observed"), ("600000", "inferred")])
+def test_a_joins_stated_rebalance_timeout_is_the_members_max_poll_interval(rebalance_timeout_ms, source):
+    """The join states m2's rebalance timeout: its max.poll.interval.ms (ConsumerHeartbeatRequestManager sends it
+    as RebalanceTimeoutMs). m2 leaving 6 min after its assignment, with 300 s stated, polled meanwhile (observed);
+    with 600 s stated, the leave may still be its poll timer's, its onPartitionsAssigned never run (inferred)."""
+    log = log_4_0_second_member_joins()
+    log.events = [
+        dataclasses.replace(e, attributes={"rebalance_timeout_ms": rebalance_timeout_ms})
+        if e.event_type == EventType.JOIN_RECEIVED.value and e.member_id == M2
+        else e
+        for e in log.events
+    ]
+    log.add("2025-03-10 14:11:00,000", "coordinator", EventType.MEMBER_REMOVED, member_id=M2,
+            reason=RemovalReason.LEAVE_GROUP.value)  # fmt: skip
+    out = log.replay(ReplaySettings(consumer_heartbeat_interval_ms=5_000))
+    away = [r for r in out["partition_movements"] if r["from_member_id"] == M2]
+    assert [(r["topic"], r["partition"], r["source"]) for r in away] == [("t", 2, source), ("t", 3, source)]
+
+
+@pytest.mark.parametrize(
+    ("acknowledged", "heartbeat_interval_ms", "source"),
+    [(False, 5_000, "inferred"), (True, 5_000, "observed"), (True, None, "inferred")],
+)
 def test_broker_log_alone_a_revocation_asked_of_a_member_fenced_before_any_later_line_is_inferred(
-    acknowledged, source
+    acknowledged, heartbeat_interval_ms, source
 ):
     """The coordinator asks m1 to revoke t-2, t-3 (UNREVOKED_PARTITIONS at its old epoch, CurrentAssignmentBuilder)
     and keeps it there until a heartbeat acknowledges. m1's session then expires: with no later line moving it on,
     whether it revoked before it died no broker line tells, so those revocations are inferred; once a line shows
-    it at the new epoch (acknowledged), they are observed."""
+    it at the new epoch (acknowledged) within the stated group.consumer.heartbeat.interval.ms, they are observed
+    (with none stated, no gap is within it)."""
     log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
     log.add(f"{day}00:00,000", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
     log.add(
@@ -1637,7 +1667,9 @@ def test_broker_log_alone_a_revocation_asked_of_a_member_fenced_before_any_later
         protocol_name="uniform",
     )
     assignment_state(log, f"{day}05:52,000", M2, 3, 2, "STABLE", 0, 1, 2, 3)
-    out = log.replay(ReplaySettings(session_timeout_ms=45_000))
+    out = log.replay(
+        ReplaySettings(session_timeout_ms=45_000, consumer_heartbeat_interval_ms=heartbeat_interval_ms)
+    )
     revoked = [
         r for r in out["partition_movements"] if r["from_member_id"] == M1 and r["stop_cause"] == "revoked"
     ]
@@ -1895,16 +1927,22 @@ def log_3_8_second_member_joins(after: str) -> Log:
     return log
 
 
-@pytest.mark.parametrize(("after", "source"), [("00:00,003", "inferred"), ("00:30,000", "observed")])
+@pytest.mark.parametrize(
+    ("after", "heartbeat_interval_ms", "source"),
+    [("00:00,003", 5_000, "inferred"), ("00:30,000", 5_000, "observed"), ("00:30,000", None, "inferred")],
+)
 def test_a_rebalance_right_after_an_assignment_the_broker_alone_cannot_tell_was_consumed_moves_inferred(
-    after, source
+    after, heartbeat_interval_ms, source
 ):
     """The coordinator logs m1's assignment when it answers m1's heartbeat (CurrentAssignmentBuilder makes it
     STABLE at once); m1 consumes t-2, t-3 only once its onPartitionsAssigned has run, which it acknowledges in a
     heartbeat no broker line shows. m2 joining 2 ms later: whether t-2, t-3 moved from m1 (or m1 never started
     them) is unknown to the broker's log, so that episode is inferred; 30 s later m1 surely heartbeated since,
-    and the moves are the broker's to count."""
-    out = log_3_8_second_member_joins(after).replay()
+    and the moves are the broker's to count, given group.consumer.heartbeat.interval.ms (stated; not stated, m1's
+    revocation acknowledged 10 ms after the request is not within it: inferred)."""
+    out = log_3_8_second_member_joins(after).replay(
+        ReplaySettings(consumer_heartbeat_interval_ms=heartbeat_interval_ms)
+    )
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert [(r["first_generation_id"], r["partitions_moved"]) for r in episodes] == [(1, 0), (2, 2)]
     assert [r["source"] for r in episodes] == ["observed", source]
@@ -2149,16 +2187,13 @@ def test_a_static_members_session_runs_from_its_leave_heartbeat():
     assert gens[2]["stabilized_at"] == ms(f"{day}00:15,000")
 
 
-def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_makes_its_rebalance_inferred():
-    """Kafka 4.0 broker + consumers' logs. m1 revokes t-2, t-3 for the joiner m2; m2, told epoch 2, logs
-    RECONCILING again at epoch 2 (14:05:05): the coordinator hands it the released partitions and m2 is STABLE for
-    it at once (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE; added partitions need no
-    acknowledgement), so epoch 2 may have converged there; m2's callback never runs (it leaves at 14:05:10), so its
-    own log never shows it consuming them. Whether m2's leave is a further round of epoch 2's rebalance or a
-    rebalance of its own, no line tells: the rebalance says inferred."""
+def m2_joins_after_m1_settled_4_0(m1_instance: str | None = None, m1_assigned: list | None = None) -> Log:
+    """Kafka 4.0 broker + consumers' logs (target maps at DEBUG only): m1 (static when `m1_instance`) joins alone
+    at 14:00:00 and is STABLE at epoch 1 (its onPartitionsAssigned logged when `m1_assigned`); m2 joins at
+    14:05:00 (epoch 2) and logs RECONCILING, then STABLE at epoch 2 at 14:05:00,003."""
     log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
     member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
-    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1)
+    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id=m1_instance)
     log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
     log.add(
         f"{day}00:00,001",
@@ -2168,8 +2203,9 @@ def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_
         protocol_name="uniform",
     )
     member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
-    log.add(f"{day}00:00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
-            partitions=tps("t", 0, 1, 2, 3))  # fmt: skip
+    if m1_assigned is not None:
+        log.add(f"{day}00:00,003", "member", EventType.PARTITIONS_ASSIGNED, member_id=M1, client_id=M1,
+                partitions=m1_assigned)  # fmt: skip
     member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
     member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
     log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
@@ -2183,6 +2219,18 @@ def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_
     )
     member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
     member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    return log
+
+
+def test_an_epoch_left_unconverged_after_a_member_is_handed_released_partitions_makes_its_rebalance_inferred():
+    """Kafka 4.0 broker + consumers' logs. m1 revokes t-2, t-3 for the joiner m2; m2, told epoch 2, logs
+    RECONCILING again at epoch 2 (14:05:05): the coordinator hands it the released partitions and m2 is STABLE for
+    it at once (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS -> STABLE; added partitions need no
+    acknowledgement), so epoch 2 may have converged there; m2's callback never runs (it leaves at 14:05:10), so its
+    own log never shows it consuming them. Whether m2's leave is a further round of epoch 2's rebalance or a
+    rebalance of its own, no line tells: the rebalance says inferred."""
+    log, day = m2_joins_after_m1_settled_4_0(m1_assigned=tps("t", 0, 1, 2, 3)), "2025-03-10 14:"
+    c = "coordinator"
     member_state(log, f"{day}05:03,000", M1, 1, "STABLE", "RECONCILING")
     log.add(f"{day}05:03,001", "member", EventType.PARTITIONS_REVOKED, member_id=M1, client_id=M1,
             partitions=tps("t", 2, 3))  # fmt: skip
@@ -2204,31 +2252,8 @@ def test_a_members_own_line_at_an_older_epoch_undoes_a_provisional_convergence()
     of the last heartbeat response it processed (ConsumerMembershipManager), so m1 never had epoch 2 before it
     left (-2), and the group is not Stable until every member has (ConsumerGroup.maybeUpdateGroupState): epoch 2 has
     not converged."""
-    log, c, day = Log("g"), "coordinator", "2025-03-10 14:"
-    member_state(log, f"{day}00:00,000", M1, 0, "UNSUBSCRIBED", "JOINING")
-    log.add(f"{day}00:00,001", c, EventType.JOIN_RECEIVED, member_id=M1, group_instance_id="a")
-    log.add(f"{day}00:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=1)
-    log.add(
-        f"{day}00:00,001",
-        c,
-        EventType.TARGET_ASSIGNMENT_COMPUTED,
-        assignment_epoch=1,
-        protocol_name="uniform",
-    )
-    member_state(log, f"{day}00:00,002", M1, 1, "JOINING", "RECONCILING")
-    member_state(log, f"{day}00:00,003", M1, 1, "RECONCILING", "STABLE")
-    member_state(log, f"{day}05:00,000", M2, 0, "UNSUBSCRIBED", "JOINING")
-    log.add(f"{day}05:00,001", c, EventType.JOIN_RECEIVED, member_id=M2)
-    log.add(f"{day}05:00,001", c, EventType.GROUP_EPOCH_BUMPED, group_epoch=2)
-    log.add(
-        f"{day}05:00,001",
-        c,
-        EventType.TARGET_ASSIGNMENT_COMPUTED,
-        assignment_epoch=2,
-        protocol_name="uniform",
-    )
-    member_state(log, f"{day}05:00,002", M2, 2, "JOINING", "RECONCILING")
-    member_state(log, f"{day}05:00,003", M2, 2, "RECONCILING", "STABLE")
+    log, day = m2_joins_after_m1_settled_4_0(m1_instance="a"), "2025-03-10 14:"
+    c = "coordinator"
     member_state(log, f"{day}05:02,000", M1, 1, "STABLE", "PREPARE_LEAVING")
     member_state(log, f"{day}05:02,001", M1, -2, "PREPARE_LEAVING", "LEAVING")
     log.add(f"{day}05:02,002", c, EventType.MEMBER_REMOVED, member_id=M1, group_instance_id="a", member_epoch=-2,
@@ -2620,15 +2645,22 @@ def log_3_x_fence_backdated_before_a_convergence(fenced: str) -> Log:
     return log
 
 
-@pytest.mark.parametrize(("fenced", "source"), [("00:56,500", "inferred"), ("00:57,500", "observed")])
+@pytest.mark.parametrize(
+    ("fenced", "heartbeat_interval_ms", "source"),
+    [("00:56,500", 5_000, "inferred"), ("00:57,500", 5_000, "observed"), ("00:57,500", None, "inferred")],
+)
 def test_a_crash_found_at_its_session_expiry_before_a_convergence_makes_that_rebalance_inferred(
-    fenced, source
+    fenced, heartbeat_interval_ms, source
 ):
     """m1's stop is placed at its last heartbeat, one session timeout before its fence (consumerGroupFenceMember
     on the session timer). Fenced at 14:00:56.5, it stopped at 14:00:11.5, before epoch 2 converged (14:00:12):
     that rebalance counted m1 as consuming t-0 at its end, which it no longer was: inferred. Fenced at
-    14:00:57.5, it stopped after: nothing to doubt."""
-    out = log_3_x_fence_backdated_before_a_convergence(fenced).replay()
+    14:00:57.5, it stopped after: nothing to doubt, given group.consumer.heartbeat.interval.ms (stated; not
+    stated, its last heartbeat 12.5 s after the line that handed it t-0, t-1 may still be within one, which
+    only needs to be below the 45 s session: inferred)."""
+    out = log_3_x_fence_backdated_before_a_convergence(fenced).replay(
+        ReplaySettings(consumer_heartbeat_interval_ms=heartbeat_interval_ms)
+    )
     episode = next(r for r in out["rebalance_episodes"] if r["first_generation_id"] == 2)
     assert episode["source"] == source
 
