@@ -349,11 +349,17 @@ class RoundEnds:
         the next. A LeaveGroup reaches the coordinator within a round trip of its line and removes the
         member (GroupCoordinator.removeMemberAndUpdateGroup): a generation formed later does not count it."""
         may_be_in, still_open = False, []
-        longest_phase = client_config.group_rebalance_timeout_ms(self.client_configs)
+        infos = {m: self.group.members.get(m) for m in rnd.members or ()}
+        named = [(m, i.client_id if i else None, self._instance_of(m)) for m, i in infos.items()]
         for joiner in self.silent_joiners:
             if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0):
                 continue  # its LeaveGroup arrived first
             rtt = joiner.round_trip_ms
+            # every member the generation's lines name, and the joiner, must show its own dump: the group's
+            # rebalance timeout is the largest of its members' (a rotated-away dump may hold it)
+            longest_phase = client_config.group_rebalance_timeout_ms(
+                self.client_configs, [*named, _joiner_member(joiner)]
+            )
             if (
                 longest_phase is not None
                 and rtt is not None
@@ -427,6 +433,11 @@ class RoundEnds:
     def _end_episode(self, ts: int | None = None) -> None:
         self._note_protocol()
         self.timeline.end_episode(ts)
+
+
+def _joiner_member(joiner: SilentJoiner) -> tuple[str | None, str | None, str | None]:
+    """A silent joiner as (member id, client id, group.instance.id), as far as its lines name them."""
+    return joiner.member_id, joiner.client_id, joiner.instance
 
 
 def _superseded(entry: list) -> bool:
