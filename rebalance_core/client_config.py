@@ -92,12 +92,22 @@ def rebalance_protocol(configs: ClientConfigs) -> str | None:
     return "cooperative" if said == {"cooperative"} else None
 
 
-def group_rebalance_timeout_ms(configs: ClientConfigs) -> int | None:
-    """The longest join phase the members' dumps allow: the coordinator waits for the group's
+def group_rebalance_timeout_ms(
+    configs: ClientConfigs, members: list[tuple[str | None, str | None, str | None]]
+) -> int | None:
+    """The longest join phase the group's members allow: the coordinator waits for the group's
     rebalanceTimeoutMs, the largest of its members' (GroupMetadata.rebalanceTimeoutMs; DelayedJoin), or
-    for an Empty group max(group.initial.rebalance.delay.ms, it) (InitialDelayedJoin). None unless every
-    dump states one."""
-    values = [record.get("rebalance_timeout_ms", "") for record in configs.values()]
-    if not values or not all(v.isdigit() for v in values):
+    for an Empty group max(group.initial.rebalance.delay.ms, it) (InitialDelayedJoin). `members` = (member
+    id, client id, group.instance.id) of every member that may be in the group: None unless each has a dump
+    of its own (not the unnamed one) stating it. The dumps present are not the group's: a long-running
+    member's dump is usually rotated away, and its timeout may be the longest."""
+    if not members:
         return None
-    return max(int(v) for v in values)
+    values = []
+    for member_id, client_id, instance in members:
+        record = of_member(configs, member_id, client_id, instance)
+        value = (record or {}).get("rebalance_timeout_ms", "")
+        if record is None or record is configs.get("") or not value.isdigit():
+            return None
+        values.append(int(value))
+    return max(values)

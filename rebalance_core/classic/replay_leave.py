@@ -172,7 +172,14 @@ class LeaveLines:
             # counts it (`_silent_joiner_may_be_in`)
             self.silent_joiners.append(
                 SilentJoiner(
-                    view.join_sent_at, view.round_trip_ms, None, e.ts, unanswered_since=view.unanswered_since
+                    view.join_sent_at,
+                    view.round_trip_ms,
+                    None,
+                    e.ts,
+                    unanswered_since=view.unanswered_since,
+                    member_id=view.member_id,
+                    client_id=e.client_id,
+                    instance=view.instance,
                 )
             )
         if (e.reason or "").startswith(POLL_TIMEOUT_REASON.rstrip(".")):

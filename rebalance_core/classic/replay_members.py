@@ -83,7 +83,16 @@ class MemberIdentity:
             lines.clear()
         lines.append(ts)
         if len(lines) == 2:
-            self.silent_joiners.append(SilentJoiner(lines[1], lines[1] - lines[0], alias))
+            client_id, instance = alias.split("|")[-2:]
+            self.silent_joiners.append(
+                SilentJoiner(
+                    lines[1],
+                    lines[1] - lines[0],
+                    alias,
+                    client_id=client_id or None,
+                    instance=instance or None,
+                )
+            )
 
     def _name_unnamed_joiner(self, alias: str, e: Event) -> None:
         """A line of `alias` names its member id: its member is no longer unnamed. A LeaveGroup sent before

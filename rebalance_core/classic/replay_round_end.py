@@ -10,6 +10,7 @@ mixin of `classic.replayer.GroupReplayer`.
 from __future__ import annotations
 
 from rebalance_core import client_config
+from rebalance_core.assignors import CLIENT_ASSIGNORS
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
     JOIN_SENT,
@@ -170,6 +171,14 @@ class RoundEnds:
             rnd.member_count = None
         if not connect and self._assignment_incomplete(rnd, members):
             rnd.source = "inferred"
+        if (
+            members is not None
+            and not self.has_coordinator
+            and not rnd.members_listed
+            and not rnd.ended_empty
+            and not self._hidden_member_excluded(rnd, members)
+        ):
+            rnd.source = "inferred"  # the list is the logged members': one whose log is not here may be in it
         self._out["generations"].append(
             {
                 **self.key,
@@ -215,6 +224,41 @@ class RoundEnds:
             return False
         stated = self.emitted if self.emitted_generation == rnd.generation_id else set()
         return not set(members) <= stated
+
+    def _hidden_member_excluded(self, rnd: Round, members: list[str]) -> bool:
+        """Members' logs only, no leader's line listing generation `rnd`: whether the assignment the
+        logged members state for it rules out a member whose log is not in the input (a host not
+        collected, a non-Java client). The leader assigns every member of the JoinGroup response
+        (ConsumerCoordinator.onLeaderElected), and Kafka's assignors give each member subscribed to a
+        topic at least one of its partitions when the topic has more partitions than members:
+        RangeAssignor (floor(partitions / subscribers) each), RoundRobinAssignor (a topic's partitions
+        are consecutive in its sorted order and go to its subscribers in turn), the sticky assignors
+        (balanced: no subscriber holds none while another holds two). So when every partition of every
+        known topic (`ReplaySettings.topics`; not the counts learned from the partitions lines name, a
+        lower bound) is in the members' stated assignments and
+        each topic has more partitions than the generation has stated members, no other member shares
+        those topics. A custom assignor, unknown topics, or a gap: the list is inferred. (A member of
+        topics no setting names stays undetectable from these logs.)"""
+        protocol = rnd.protocol_name or self.protocol_name
+        topics = self.settings.topics
+        if protocol not in CLIENT_ASSIGNORS or not topics:
+            return False
+        if any(count <= len(members) for count in topics.values()):
+            return False
+        covered = set()
+        gen = rnd.generation_id
+        for row in reversed(self._out["assignments"]):
+            if row["generation_id"] != gen:
+                if row["generation_id"] is not None and gen is not None and row["generation_id"] < gen:
+                    break
+                continue
+            if row["member_id"] in members:
+                covered.add((row["topic"], row["partition"]))
+        return all(
+            (topic, partition) in covered
+            for topic, count in self.topics.items()
+            for partition in range(count)
+        )
 
     def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
         """Members' logs only, no leader's assignment line for the generation (a Connect leader logs none),
@@ -349,11 +393,17 @@ class RoundEnds:
         the next. A LeaveGroup reaches the coordinator within a round trip of its line and removes the
         member (GroupCoordinator.removeMemberAndUpdateGroup): a generation formed later does not count it."""
         may_be_in, still_open = False, []
-        longest_phase = client_config.group_rebalance_timeout_ms(self.client_configs)
+        infos = {m: self.group.members.get(m) for m in rnd.members or ()}
+        named = [(m, i.client_id if i else None, self._instance_of(m)) for m, i in infos.items()]
         for joiner in self.silent_joiners:
             if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0):
                 continue  # its LeaveGroup arrived first
             rtt = joiner.round_trip_ms
+            # every member the generation's lines name, and the joiner, must show its own dump: the group's
+            # rebalance timeout is the largest of its members' (a rotated-away dump may hold it)
+            longest_phase = client_config.group_rebalance_timeout_ms(
+                self.client_configs, [*named, _joiner_member(joiner)]
+            )
             if (
                 longest_phase is not None
                 and rtt is not None
@@ -427,6 +477,11 @@ class RoundEnds:
     def _end_episode(self, ts: int | None = None) -> None:
         self._note_protocol()
         self.timeline.end_episode(ts)
+
+
+def _joiner_member(joiner: SilentJoiner) -> tuple[str | None, str | None, str | None]:
+    """A silent joiner as (member id, client id, group.instance.id), as far as its lines name them."""
+    return joiner.member_id, joiner.client_id, joiner.instance
 
 
 def _superseded(entry: list) -> bool:

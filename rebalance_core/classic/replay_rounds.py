@@ -230,13 +230,17 @@ class RoundStarts:
         consumer's "Updating assignment with ... Revoked partitions" (ConsumerCoordinator.onJoinComplete,
         KIP-429) state it, even when nothing was revoked; the worker rejoins only after revoking or when
         the delay expires (DistributedHerder.handleRebalanceCompleted), the consumer only after revoking.
-        The members are the workers' own lines in a Connect group (its leader logs no member list), else
-        the leader's assignment line listing every member."""
+        The members are the leader's assignment line listing every member, else (a Connect leader logs
+        no member list) every worker the generation's lines name."""
         if self.has_coordinator or rnd.revocations_unstated or not rnd.revocations_stated_by:
             return False
-        if (rnd.protocol_type or self.group.protocol_type) == "connect":
-            return True
-        return rnd.members_listed and set(rnd.members or ()) <= rnd.revocations_stated_by
+        members = rnd.members
+        if members is None or not set(members) <= rnd.revocations_stated_by:
+            return False
+        # a Connect leader lists no members: every worker the generation's lines name must state its
+        # revocations (a worker whose log is not in the input stays unseen: its generation is `inferred`,
+        # `_hidden_member_excluded`)
+        return rnd.members_listed or (rnd.protocol_type or self.group.protocol_type) == "connect"
 
     def _connect_follow_up_unknown(self) -> bool:
         """A Connect group's last round is Stable and what it revoked is not known."""

@@ -97,6 +97,10 @@ class SilentJoiner:
     alias: str | None = None  # its log (`alias_of`) while a later line of it may still name or answer it
     left_at: int | None = None  # its LeaveGroup, sent before any response reached it
     unanswered_since: int | None = None  # the first generation formed after its JoinGroup
+    # whose it is, for its own config dump (`client_config.group_rebalance_timeout_ms`)
+    member_id: str | None = None
+    client_id: str | None = None
+    instance: str | None = None
 
 
 @dataclass

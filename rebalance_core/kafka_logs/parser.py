@@ -28,7 +28,7 @@ import datetime as dt
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rebalance_core.events import Event, classic_member_owner, ms_to_datetime
@@ -89,6 +89,8 @@ _MEMBER_EPOCH_FILLED = frozenset(
 _MEMBER_ID_BREAKS = frozenset({EventType.LEAVE_SENT, EventType.PARTITIONS_LOST})
 # These start a new JoinGroup round: a later "Notifying assignor"/"Joined group" belongs to a new sync.
 # (Not "Request joining group": a cooperative member asks to rejoin before it notifies its assignor.)
+# what a new client logs between its config dump and its first JoinGroup (`_settle_process_start`)
+_BEFORE_FIRST_JOIN = frozenset({EventType.COORDINATOR_DISCOVERED, EventType.COORDINATOR_UNAVAILABLE})
 _ROUND_STARTS = frozenset({EventType.JOIN_SENT, EventType.JOIN_RESPONSE, EventType.LEAVE_SENT})
 _NO_MEMBER_ID = ("", "<no ID>", "null")
 
@@ -332,6 +334,9 @@ class _MemberContext:
     unrequested_static_join: tuple[Event, str] | None = None
     recent: dict[EventType, Event] = field(default_factory=dict)
     last: Event | None = None
+    # the context before the last config dump, until that dump's process shows its first JoinGroup
+    # (`_FileParser._settle_process_start`): a dump may be another consumer's with the same client.id
+    predecessor: _MemberContext | None = None
 
     def forget_member_id(self) -> None:
         """The client reset its generation/member id or left: the next id may be a new one."""
@@ -345,12 +350,17 @@ class _MemberContext:
         """A config dump: the client's process (re)started. No member id carries over, it owned nothing,
         and no earlier line is its own: its first JoinGroup follows no JoinGroup or signal of this
         process (so it is never the KIP-394 second one of the previous process's pair,
-        `_new_member_rejoins`), and no line of it restates the previous process's events."""
+        `_new_member_rejoins`), and no line of it restates the previous process's events. The context
+        before it is kept until the dump's process is known to be this client's (`predecessor`)."""
+        saved = self.predecessor or replace(
+            self, awaiting_member_id=list(self.awaiting_member_id), recent=dict(self.recent)
+        )
         self.forget_member_id()
         self.member_id_before_reset = None
         self.rejoin_requested = False
         self.last_request = self.join_request = self.last = None
         self.recent.clear()
+        self.predecessor = saved
 
 
 class _FileParser:
@@ -613,6 +623,8 @@ class _FileParser:
                     self._context(group_id, event.client_id).start_process()
                 produced.append(event)
                 continue
+            if ctx.predecessor is not None:
+                ctx = self._settle_process_start(group_id, prefix.client_id, ctx, event)
             target = self._merge_target(ctx, event) if row.merge and index == 0 else None
             if target is not None:
                 _merge(target, event)
@@ -627,6 +639,29 @@ class _FileParser:
                 ctx.forget_member_id()
             produced.append(event)
         return produced
+
+    def _settle_process_start(
+        self, group_id: str, client_id: str | None, ctx: _MemberContext, event: Event
+    ) -> _MemberContext:
+        """The first line of a client after its config dump tells whose the dump was. A new consumer's
+        first group line is its JoinGroup (AbstractCoordinator.ensureActiveGroup -> joinGroupIfNeeded: no
+        rejoin request logged before it), after finding its coordinator; a Connect worker's is "Rebalance
+        started" (WorkerCoordinator.onJoinPrepare) right before it. Any other line first (a heartbeat, a
+        rejoin request, a commit, a line naming the old id) is the old member's: the dump was another
+        KafkaConsumer's with the same client.id (a throwaway one looking up offsets, say), and the old
+        member's context comes back."""
+        old = ctx.predecessor
+        if event.type == EventType.JOIN_SENT:
+            ctx.predecessor = None
+            return ctx
+        names_old = event.member_id is not None and event.member_id == old.member_id
+        before_join = event.type in _BEFORE_FIRST_JOIN or (
+            event.type == EventType.JOIN_REQUESTED and event.reason == "rebalance started"
+        )
+        if before_join and not names_old:
+            return ctx
+        self.members[(group_id or "", client_id)] = old
+        return old
 
     def _name_config_client(self, group_id: str, client_id: str | None, events: list[Event]) -> None:
         """A config dump with an empty client.id (1.x-3.x consumers and Connect workers generate

@@ -194,3 +194,20 @@ def test_a_dead_predecessors_joingroup_is_not_named_by_the_live_members_rejoin()
     rows = {g["generation_id"]: g["members"] for g in run(events)["generations"]}
     # generation 2's join phase removed the dead member that never rejoined (onCompleteJoin)
     assert rows == {1: None, 2: ["c1-a", "c2-b"]}
+
+
+def test_consumers_sharing_a_client_id_in_one_file_do_not_answer_each_others_joingroup():
+    """Two consumers of one JVM with one explicit client.id "c" write to one file (one process key): c-a
+    sends its JoinGroups and dies; c-b joins and gets generation 1, then rejoins with its own id. c-b's
+    answered JoinGroup marks c-a's unanswered one superseded, which only keeps c-b's later lines off it
+    (its rejoin carries c-b, not c-a): c-a's JoinGroup still counts, a member no line of generation 1
+    names, so the list is unknown, not stated without it."""
+    lines = [
+        *first_join("c1", "00,000", "00,010", "c1-a"),
+        *first_join("c", "00,005", "00,015", "c-a"),
+        *first_join("c", "01,000", "01,010", "c-b"),
+        *joined("c1", "03,010", 1, "c1-a"),
+        *joined("c", "03,011", 1, "c-b"),
+        *synced("c", "03,030", 1, "c-b", "t-1"),
+    ]
+    assert generations(lines)[1] is None

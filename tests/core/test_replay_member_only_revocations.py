@@ -95,3 +95,22 @@ def test_a_connect_worker_that_revoked_only_a_connector_rejoins_in_the_same_reba
     round that forms generation 3 is the follow-up of generation 2's rebalance."""
     out = replay_logs(two_workers(revoked_connectors="c"))
     assert [e[:3] for e in episodes(out)] == [(1, 1, 1), (2, 2, 3)]
+
+
+def test_a_connect_worker_named_in_the_generation_without_its_assignment_line_leaves_the_follow_up_unknown():
+    """Generation 2: w2's JoinGroup response names it a member, and its log shows no assignment line for
+    the generation (the line missing, the worker stalled): what w2 revoked is not stated, so whether the
+    10:05 round is generation 2's follow-up is a guess (inferred), not a new rebalance stated from w1's
+    line alone."""
+    logs = two_workers()
+    gen2 = "Generation{generationId=2, memberId='w2-m', protocol='sessioned'}"
+    logs["w2"] = [
+        *rebalance_started("w2", "00:00,010"),
+        *joined("w2", "00:03,001", 1, "w1"),
+        *rebalance_started("w2", "01:00,001", heartbeat_failed=True),
+        line("w2", "01:00,051", f"Successfully joined group with generation {gen2}"),
+        *rebalance_started("w2", "05:00,001"),
+        *joined("w2", "05:00,051", 3, "w1"),
+    ]
+    out = replay_logs(logs)
+    assert "inferred" in {e[3] for e in episodes(out) if e[2] >= 2}

@@ -19,10 +19,10 @@ HERDER = "(org.apache.kafka.connect.runtime.distributed.DistributedHerder:2651)"
 NEW = "w1-2f0d4a7e-0b6e-4a61-8d55-6f2f1a3c9e11"
 
 
-def dump(at: str, rebalance_timeout_ms: int) -> list[str]:
+def dump(at: str, rebalance_timeout_ms: int, client: str = "w1") -> list[str]:
     return [
         f"[2024-01-01 10:00:{at}] INFO DistributedConfig values: ",
-        "\tclient.id = w1",
+        f"\tclient.id = {client}",
         "\tconnect.protocol = sessioned",
         "\tgroup.id = g",
         "\theartbeat.interval.ms = 2000",
@@ -36,7 +36,7 @@ def line(at: str, message: str, logger: str = WC) -> str:
     return f"[2024-01-01 10:00:{at}] INFO [Worker clientId=w1, groupId=g] {message} {logger}"
 
 
-def history(rebalance_timeout_ms: int | None) -> list[str]:
+def history(rebalance_timeout_ms: int | None, dumped: str = "w1") -> list[str]:
     """w1 starts, sends its two JoinGroups and dies; restarted 8.5 s later, it forms generation 2 alone."""
     gen = f"Generation{{generationId=2, memberId='{NEW}', protocol='sessioned'}}"
     assignment = (
@@ -46,7 +46,7 @@ def history(rebalance_timeout_ms: int | None) -> list[str]:
     out = []
     for at, again in (("00,000", "00,030"), ("08,500", "08,530")):
         if rebalance_timeout_ms is not None:
-            out += dump(at, rebalance_timeout_ms)
+            out += dump(at, rebalance_timeout_ms, dumped)
         out += [
             line(at, "Rebalance started"),
             line(at, "(Re-)joining group"),
@@ -79,6 +79,12 @@ def test_a_dead_workers_joingroup_within_the_rebalance_timeout_or_unknown_leaves
     rebalance_timeout_ms,
 ):
     assert members(history(rebalance_timeout_ms)) == {2: None}
+
+
+def test_another_clients_dump_does_not_bound_the_groups_rebalance_timeout():
+    """Only w9's dump states a rebalance timeout; w1, the generation's member and the dead joiner, shows
+    none (its dump rotated away): the group's timeout is the largest of its members' and may be longer."""
+    assert members(history(rebalance_timeout_ms=6_000, dumped="w9")) == {2: None}
 
 
 def worker(client: str, at: str, message: str, logger: str = WC) -> str:

@@ -406,3 +406,36 @@ def test_a_new_process_first_joingroup_is_not_the_kip394_second_of_its_predecess
     ]
     events = parse("\n".join(lines).split("\n"))
     assert [e.member_id for e in of_type(events, "join_sent")] == [None, A, None, A2]
+
+
+def test_a_throwaway_consumers_config_dump_with_the_same_client_id_keeps_the_live_members_context():
+    """c1 is a live member (id A); a second KafkaConsumer of the same JVM with the same client.id (a
+    throwaway one looking up offsets) logs its config dump and never joins. c1's next lines are its own
+    rejoin: the request, then the JoinGroup carrying A (AbstractCoordinator.requestRejoin, 3.0+). A new
+    process would have joined first, with no rejoin request: the dump was not c1's process restarting."""
+    lines = [
+        client(0, f"Successfully joined group with generation {generation(3, A)}"),
+        config_dump(5, "c1"),
+        client(10, "Request joining group due to: group is already rebalancing"),
+        client(10, "(Re-)joining group"),
+        client(12, f"Successfully joined group with generation {generation(4, A)}"),
+    ]
+    events = parse("\n".join(lines).split("\n"))
+    assert [(e.member_id, e.attributes.get("member_id_from")) for e in of_type(events, "join_sent")] == [
+        (A, "earlier_line")
+    ]
+
+
+def test_a_config_dump_followed_by_the_clients_joingroup_starts_a_new_process():
+    """The same dump followed at once by c1's JoinGroup (no rejoin request, no line of the old member in
+    between) is a restarted process: its JoinGroup carries no id (a new member, KIP-394)."""
+    lines = [
+        client(0, f"Successfully joined group with generation {generation(3, A)}"),
+        config_dump(5, "c1"),
+        client(6, "(Re-)joining group"),
+        client(6.002, f"Request joining group due to: need to re-join with the given member-id: {A2}"),
+        client(6.002, "(Re-)joining group"),
+        client(9, f"Successfully joined group with generation {generation(4, A2)}"),
+    ]
+    events = parse("\n".join(lines).split("\n"))
+    assert [e.member_id for e in of_type(events, "join_sent")] == [None, A2]
