@@ -438,7 +438,18 @@ def _line_kind():
 
 
 def _text(spark, files: str | list[str]):
-    return spark.read.option("lineSep", "\n").text(files)  # \n only: line numbers as `wc -l` counts them
+    literal = _glob_literal(files) if isinstance(files, str) else [_glob_literal(f) for f in files]
+    return spark.read.option("lineSep", "\n").text(literal)  # \n only: line numbers as `wc -l` counts them
+
+
+_GLOB_CHARS = re.compile(r"[\\{}\[\]*?]")  # SparkHadoopUtil.isGlobPath's characters
+
+
+def _glob_literal(path: str) -> str:
+    """A listed file's path as a pattern that matches only it: Spark's file sources expand a path with
+    glob characters (SparkHadoopUtil.isGlobPath; Hadoop's GlobPattern), so a file named `a[1].log` would
+    be looked for as `a1.log`; a backslash escapes each."""
+    return _GLOB_CHARS.sub(r"\\\g<0>", path)
 
 
 # Both scans give the rows `_number_blocks` reads: fid, block, kind, and on kept lines (kind != OTHER_HEAD)
@@ -667,7 +678,7 @@ def _whole_files(spark, files: list[str], options: LogOptions):
     2 GB, Spark's limit for a value) and inflates them as a stream."""
     return (
         spark.read.format("binaryFile")
-        .load(files)
+        .load([_glob_literal(f) for f in files])
         .select("path", "content")
         .mapInPandas(_parse_batches(options), schema=_parsed_schema())
     )

@@ -87,7 +87,8 @@ class ClassicGroupMembership:
     def replace_static_member(self, instance_id: str, old_id: str, new_id: str | None) -> None:
         """ClassicGroup.replaceStaticMember (KIP-345): the new id takes the old one's place (and
         leadership); the old id is fenced. The map removes the old key and puts the new one; `new_id`
-        None: the line did not name it, the old id stands for it until `name_replacement`."""
+        None: the line did not name it, the old id stands for it until the replayer names the new one
+        (`MemberIdentity._name_replacement`, replay_members.py)."""
         if new_id is None:
             self.member_order.remove(old_id)
             self.member_order.put(old_id, unhashed=True)

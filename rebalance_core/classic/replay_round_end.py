@@ -344,8 +344,7 @@ class RoundEnds:
         formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
         if formed is None:
             return True
-        round_trips = [v.round_trip_ms for v in self.views.values() if v.round_trip_ms is not None]
-        round_trip = max(round_trips) if round_trips else None
+        round_trip = self._longest_join_round_trip()
         members = rnd.members or ()
         may_be_in, unnamed, matched = False, 0, set()
         for process, joins in list(self.unanswered_processes.items()):
@@ -467,11 +466,17 @@ class RoundEnds:
         round, not join this one."""
         if not rnd.members_listed or rnd.members is None or view.member_id in rnd.members:
             return False
-        round_trips = [v.round_trip_ms for v in self.views.values() if v.round_trip_ms is not None]
+        round_trip = self._longest_join_round_trip()
         return (
-            bool(round_trips)
+            round_trip is not None
             and rnd.started_at is not None
-            and view.signal_ts + max(round_trips) < rnd.started_at
+            and view.signal_ts + round_trip < rnd.started_at
+        )
+
+    def _longest_join_round_trip(self) -> int | None:
+        """The longest join round trip the members' logs show (`MemberView.round_trip_ms`), None if none."""
+        return max(
+            (v.round_trip_ms for v in self.views.values() if v.round_trip_ms is not None), default=None
         )
 
     def _end_episode(self, ts: int | None = None) -> None:

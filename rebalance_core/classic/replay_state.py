@@ -137,8 +137,9 @@ class Round:
     # instant, the removal completed it, so every remaining member had joined (`_leader_if_rejoined`)
     removed_in_join_phase_at: int | None = None
     members_listed: bool = False  # member-side logs: the leader's assignment listed every member
-    # member-side logs: the members whose own sync line stated what they revoked (`revocations_logged`),
-    # and whether a member synced with a line that did not
+    # member-side logs: the members whose own sync line stated what they revoked
+    # (`RoundStarts._revocations_logged`, replay_rounds.py), and whether a member synced with a line
+    # that did not
     revocations_stated_by: set[str] = field(default_factory=set)
     revocations_unstated: bool = False
     # member-side logs: the latest JoinGroup of a member whose response named this generation: the

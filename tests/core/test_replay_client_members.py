@@ -10,6 +10,9 @@ with no JoinGroup line before it leave the list null."""
 
 from __future__ import annotations
 
+import pytest
+
+from rebalance_core.events import Event
 from rebalance_core.kafka_logs.parser import parse_lines
 from rebalance_core.replay import replay
 from tests.core.replay_helpers import ev, run
@@ -100,15 +103,13 @@ def test_a_restarted_process_leaves_its_earlier_joingroup_unanswered():
     assert generations(lines)[1] is None
 
 
-def test_a_dead_leader_named_by_the_responses_completes_the_members():
-    """Canonical member events: c2 dies after its JoinGroup (its log shows the id it was given, no
-    response); c1's JoinGroup response names c2 the leader (JoinGroupResponse.leader), a member of the
-    generation: every JoinGroup is accounted for, and c1 and c2 are the generation."""
-    events = [
+def dead_leader_named_by_c1(*c2_joins: Event) -> list[Event]:
+    """c1 joins and its JoinGroup response names c2-a the leader; `c2_joins`: what c2's log shows (its
+    JoinGroups, no response: it died after them)."""
+    return [
         ev(0, "join_sent", client_id="c1", source="h1"),
         ev(10, "join_sent", member_id="c1-a", client_id="c1", source="h1"),
-        ev(5, "join_sent", client_id="c2", source="h2"),
-        ev(15, "join_sent", member_id="c2-a", client_id="c2", source="h2"),
+        *c2_joins,
         ev(
             3010,
             "join_response",
@@ -120,7 +121,26 @@ def test_a_dead_leader_named_by_the_responses_completes_the_members():
             leader_id="c2-a",
         ),
     ]
-    rows = {g["generation_id"]: (g["members"], g["leader_member_id"]) for g in run(events)["generations"]}
+
+
+C2_IDLESS_JOIN = ev(5, "join_sent", client_id="c2", source="h2")
+C2_JOIN_WITH_ID = ev(15, "join_sent", member_id="c2-a", client_id="c2", source="h2")
+
+
+@pytest.mark.parametrize(
+    "c2_joins",
+    [(C2_IDLESS_JOIN, C2_JOIN_WITH_ID), (C2_IDLESS_JOIN,)],
+    ids=["its-lines-name-its-id", "its-lines-name-no-id"],
+)
+def test_a_dead_leader_named_by_the_responses_completes_the_members(c2_joins):
+    """Canonical member events: c2 dies after its JoinGroup (no response); c1's JoinGroup response names
+    c2-a the leader (JoinGroupResponse.leader), a member of the generation. Whether c2's log shows the id
+    it was given or only its idless JoinGroup (one member: that JoinGroup may be c2-a's), every JoinGroup
+    is accounted for, and c1-a and c2-a are the generation."""
+    rows = {
+        g["generation_id"]: (g["members"], g["leader_member_id"])
+        for g in run(dead_leader_named_by_c1(*c2_joins))["generations"]
+    }
     assert rows[1] == (["c1-a", "c2-a"], "c2-a")
 
 
@@ -147,27 +167,10 @@ def test_a_static_member_that_did_not_rejoin_may_be_in_the_generation():
 
 
 def test_an_idless_joingroup_counts_as_the_named_leader_only_one_for_one():
-    """A JoinGroup whose lines name no id is one member. c2's log shows only its JoinGroup; c1's response
-    names c2-a the leader, whose own lines show nothing: that JoinGroup may be c2-a's, the list is c1-a and
-    c2-a. A second such JoinGroup (c3) is a member no line names: the list is not known."""
-    base = [
-        ev(0, "join_sent", client_id="c1", source="h1"),
-        ev(10, "join_sent", member_id="c1-a", client_id="c1", source="h1"),
-        ev(5, "join_sent", client_id="c2", source="h2"),
-        ev(
-            3010,
-            "join_response",
-            generation_id=1,
-            member_id="c1-a",
-            client_id="c1",
-            source="h1",
-            protocol_name="range",
-            leader_id="c2-a",
-        ),
-    ]
-    assert run(base)["generations"][0]["members"] == ["c1-a", "c2-a"]
+    """A JoinGroup whose lines name no id is one member: c2's idless JoinGroup may be the leader c2-a's
+    (test above), but a second such JoinGroup (c3) is a member no line names: the list is not known."""
     extra = ev(7, "join_sent", client_id="c3", source="h3")
-    assert run([*base, extra])["generations"][0]["members"] is None
+    assert run(dead_leader_named_by_c1(C2_IDLESS_JOIN, extra))["generations"][0]["members"] is None
 
 
 def test_a_dead_predecessors_joingroup_is_not_named_by_the_live_members_rejoin():

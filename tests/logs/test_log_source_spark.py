@@ -159,3 +159,62 @@ def test_a_file_read_in_many_blocks_parses_as_the_whole_file(spark, tmp_path, la
         **{k: v for k, v in expected.counts.as_dict().items() if k != "skipped_by_reason"},
     }
     assert counts["read"] == len(lines) == counts["event_lines"] + counts["skipped"] + counts["quarantined"]
+
+
+def test_own_scans_unioned_with_the_shared_scan_keep_every_line_in_its_file(spark, tmp_path):
+    """Several multi-split large files, each in a scan of its own, unioned with the shared scan of the
+    small files: each line keeps its file and number (an event's raw text is the file's line at its
+    number), the events, quarantine and counts are the pure parser's file by file. The names need
+    quoting in a URI (space, %, a literal %20, non-ASCII) or escaping in a Hadoop glob ([ ]): the path
+    Spark's listing gives is plain, `_metadata.file_path` percent-encoded, and the text and binaryFile
+    sources glob the paths they are given."""
+    sources = {
+        "server 1%.log": REAL / "12_client_connect_incremental_cooperative.log",
+        "sérveur [2].log": REAL / "05_broker_3.8_classic_join_leave.log",
+        "small %20 é.jsonl": EXCERPTS / "client_ecs_json.jsonl",
+        "broker.log": REAL / "05_broker_3.8_classic_join_leave.log",
+        "rotated %20 [1].log.gz": EXCERPTS / "client_ecs_json.jsonl",  # read whole (binaryFile)
+    }
+    large = ("server 1%.log", "sérveur [2].log")
+    for name, source in sources.items():
+        lines = []
+        for i, line in enumerate(source.read_bytes().splitlines()):
+            lines.append(line)
+            if name in large:
+                lines.extend(NOISE[(i + k) % len(NOISE)] % i for k in range(4))
+        data = b"\n".join(lines) + b"\n"
+        (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    sizes = {name: (tmp_path / name).stat().st_size for name in sources}
+    threshold = min(sizes[name] for name in large)
+    assert threshold > 4 * 1024  # each large file in several splits of maxPartitionBytes (below)
+    assert all(sizes[name] < threshold for name in sources if name not in large)
+    expected = {str(tmp_path / name): parse_file(str(tmp_path / name), LogOptions()) for name in sources}
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
+    try:
+        events, quarantine, counts = read_kafka_logs(spark, str(tmp_path), {"large_file_bytes": threshold})
+        rows = events.collect()
+        quarantined = quarantine.collect()
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+
+    assert {r["file"] for r in rows} == set(expected)
+    for row in rows:
+        data = (tmp_path / row["file"]).read_bytes()
+        data = gzip.decompress(data) if row["file"].endswith(".gz") else data
+        file_lines = data.decode("utf-8", "replace").split("\n")
+        assert row["raw"].split("\n")[0] == file_lines[row["line"] - 1].rstrip("\r")
+    assert sorted((r["file"], r["line"], r["event_type"], r["event_id"], r["raw"]) for r in rows) == sorted(
+        (e.file, e.line, e.event_type, e.event_id, e.raw)
+        for result in expected.values()
+        for e in result.events
+    )
+    assert sorted((q["source_file"], q["source_line"], q["reason"]) for q in quarantined) == sorted(
+        (q.file, q.line, q.reason) for result in expected.values() for q in result.quarantine
+    )
+    totals = [r.counts.as_dict() for r in expected.values()]
+    assert counts == {
+        "files": len(sources),
+        **{k: sum(t[k] for t in totals) for k in totals[0] if k != "skipped_by_reason"},
+    }
+    assert counts["read"] == counts["event_lines"] + counts["skipped"] + counts["quarantined"]

@@ -1,5 +1,5 @@
 """Runs killed for real: `rebalance-replay run` as a subprocess (its own Spark), SIGKILLed with its JVM
-and Python workers at a known step (jobs.run_state.checkpoint), then run again. Whatever the step, the
+and Python workers at a known step (jobs.pause_points.checkpoint), then run again. Whatever the step, the
 rerun says what it found, and the warehouse ends with exactly the rows of one clean run, no staging
 folder and no file that no commit references. Between the two, the report and the notebook say that
 the warehouse is mid-run and which tables are ahead. Two runs at once on one warehouse: the second says why in
