@@ -148,6 +148,10 @@ class OwnershipTimeline(TimelineCheckpoint):
         """Partitions stopped and not started again: tp -> the member that stopped it."""
         return {tp: s.member for tp, s in self._stopped.items()}
 
+    def stopped_on_leave(self) -> set[TopicPartition]:
+        """The `stopped` partitions whose member stopped them because it left the group (not a revocation)."""
+        return {tp for tp, s in self._stopped.items() if s.cause == "member_left"}
+
     def day(self, date: dt.date) -> DayTotals:
         totals = self._days.get(date)
         if totals is None:
