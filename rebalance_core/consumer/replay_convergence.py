@@ -122,7 +122,10 @@ class Convergence:
                 told = self.pending_start is None and all(
                     v.server_lines or self._told_epoch(v, cur.epoch) for v in views
                 )
-                if not (by_member and not told and self._in_flight([v.member_id for v in views])):
+                members = [v.member_id for v in views]
+                if by_member and told and self._released_to_a_subscriber(members):
+                    return
+                if not (by_member and not told and self._in_flight(members)):
                     if by_member and not told and self._silent_member_may_lag(views, cur.epoch, ts):
                         self._presumed_episode()
                         # until every member's next heartbeat is due, a bump may find the epoch unconverged:
@@ -208,6 +211,32 @@ class Convergence:
         for tp in consuming:
             consumed[tp.topic] = consumed.get(tp.topic, 0) + 1
         return any(n < self.partition_counts.get(topic, 0) for topic, n in consumed.items())
+
+    def _released_to_a_subscriber(self, members: list[str]) -> bool:
+        """A partition revoked and not consumed again belongs to a topic some member still consumes (or its own
+        line at the epoch assigned it), so the group still subscribes it and the broker's assignors (uniform,
+        range) give it to some member in the epoch's target. Every member being at the epoch does not make the
+        epoch converged then: the member it goes to moved to the epoch without it, UNRELEASED_PARTITIONS while its
+        previous owner still held it, and gets it only at its next heartbeat (CurrentAssignmentBuilder
+        .computeNextAssignment); the group stays Reconciling until then (ConsumerGroup.maybeUpdateGroupState).
+        A revoked partition of a topic nobody consumes any more (an unsubscribed topic) is awaited by nobody."""
+        tl = self.timeline
+        epoch = self.tracker.current.epoch
+        # handed: a member's own block at the epoch names it (its callback may not have started it yet: the
+        # coordinator needs no acknowledgement of added partitions, CurrentAssignmentBuilder: STABLE at once)
+        awaited = {
+            tp: m
+            for m in members
+            if (v := self.members[m]).block_epoch == epoch
+            for tp in v.block_assigned
+            if tp not in tl.partitions_of(m)
+        }
+        # a leaving member revokes all it holds for its leave (ConsumerMembershipManager: PREPARE_LEAVING), not
+        # for the epoch: those partitions wait for the bump its leave makes, and their topics stay subscribed
+        on_leave = tl.stopped_on_leave()
+        subscribed = {tp.topic for tp in (*tl.consuming(), *awaited, *on_leave)}
+        released = tl.stopped().keys() - awaited.keys() - on_leave
+        return any(tp.topic in subscribed for tp in released)
 
     def _reconciled_without_target(self, view: MemberView, epoch: int) -> bool:
         if view.left_static:

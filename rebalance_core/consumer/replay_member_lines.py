@@ -175,6 +175,7 @@ class MemberLines:
             revoking=bool((e.attributes or {}).get("revoked")),
             target_epoch=self.tracker.epoch if self.has_coordinator else None,
         )
+        view.block_epoch, view.block_assigned = view.client_epoch, tuple(self._names(e.partitions or ()))
         if self.has_coordinator:
             return
         for tp in self._names(parse_partitions(owned) or ()):

@@ -76,6 +76,10 @@ class MemberView:
     # the epoch its own line showed it STABLE at when it started leaving (PREPARE_LEAVING logs the epoch it
     # holds: AbstractMembershipManager.leaveGroup), one the coordinator may have moved it to silently
     stable_epoch: int | None = None
+    # its own latest "Reconciling assignment" block: the member epoch it logged before it, and the partitions
+    # it names (what the coordinator handed it at that epoch, withheld ones left out)
+    block_epoch: int | None = None
+    block_assigned: tuple[TopicPartition, ...] = ()
     joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
     process: str | None = None  # who logged its own lines (host or file, client id): the consumer process
     # member-side logs only: its process logged a join under another member id with no leave of this one (a

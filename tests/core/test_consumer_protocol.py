@@ -28,7 +28,17 @@ from rebalance_core.consumer.states import (
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.replay import event_order_key
 from rebalance_core.replay_common import ReplaySettings
-from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Subscribe, Timeline
+from rebalance_core.timeline import (
+    Crash,
+    Join,
+    Leave,
+    PartitionCount,
+    Pause,
+    Restart,
+    Stall,
+    Subscribe,
+    Timeline,
+)
 from schemas.events import EventType, RemovalReason
 from tests.logs.kafka_log_fixtures import REAL, parse_fixture
 
@@ -832,6 +842,38 @@ def test_consumer_logs_with_a_4_0_broker_log_a_leave_from_stable_shows_the_epoch
     assert rounds(out) == rounds(sim.truth) == [1, 1, 1, 1]
     epoch_2 = {g["generation_id"]: g for g in out["generations"]}[2]
     assert epoch_2["source"] == "inferred" and epoch_2["stabilized_at"] is not None
+
+
+def test_consumer_logs_with_a_4_0_broker_log_a_leave_from_stable_leaves_partitions_released_to_another_member_in_flight():
+    """c1 joins 5 ms after c2: its heartbeat moves it to epoch 2 with nothing (UNRELEASED_PARTITIONS: c2 still
+    holds its share), c2 revokes that share and moves to epoch 2 silently, then leaves from STABLE at epoch 2
+    before c1's next heartbeat hands it the share (CurrentAssignmentBuilder.computeNextAssignment). Every member
+    is at epoch 2, yet the partitions c2 released for it, of a topic the group still consumes, are in flight:
+    epoch 2 never converged, and the leave's epoch is a further round of its rebalance (random:394)."""
+    _, sim = simulate([Join(0, "c2"), Join(5, "c1"), Leave(7_000, "c2")], topics={"t": 10, "u": 1})
+    out = replay(as_logged(sim, "4.x", "4.x"))
+    assert rounds(out) == rounds(sim.truth) == [1, 2]
+
+
+def test_consumer_logs_with_a_4_0_broker_log_partitions_a_blocked_member_was_handed_are_not_in_flight():
+    """c1's poll loop stalls after it joined: c2 released t-0 and t-1 for it and left from STABLE, and at epoch 4
+    (t grew) c1's "Reconciling assignment" names all of t while its blocked callback starts none. The coordinator
+    needs no acknowledgement of added partitions (CurrentAssignmentBuilder: STABLE at once), so what c1's own
+    block at the epoch names is handed, not in flight: epoch 4 converges and c2's rejoin opens a rebalance of its
+    own (random:914)."""
+    _, sim = simulate(
+        [
+            Join(0, "c2"),
+            Join(20_000, "c1"),
+            Stall(20_100, "c1"),
+            Leave(22_000, "c2"),
+            PartitionCount(25_000, "t", 5),
+            Join(27_000, "c2"),
+        ],
+        topics={"t": 4},
+    )
+    out = replay(as_logged(sim, "4.x", "4.x"))
+    assert rounds(out) == rounds(sim.truth) == [1, 3, 2]
 
 
 def test_an_epochs_assignment_rows_wait_only_for_members_whose_own_log_is_in_the_input():
