@@ -418,10 +418,20 @@ class OwnershipTimeline(TimelineCheckpoint):
         return None
 
     def stops_inferred(self, member: str) -> None:
-        """The open stops of `member` were placed at the latest instant they can be: `inferred`."""
+        """The open stops of `member` were placed at the latest instant they can be: `inferred`. When they
+        were the group's latest stops (no other stop at or after them), the group may have stopped as a
+        whole earlier too: a stop-the-world that began (or begins) there is a lower bound (`_add_stw`)."""
         for stop in self._stopped.values():
             if stop.member == member:
                 stop.source = "inferred"
+        if self._last_stop_ts is not None:
+            self._last_stop_inferred = self._all_inferred_at(self._last_stop_ts)
+        if self._stw_since is not None:
+            self._stw_since_inferred = self._all_inferred_at(self._stw_since)
+
+    def _all_inferred_at(self, ts: int) -> bool:
+        """Whether every open stop at `ts` is an estimate (none observed there)."""
+        return all(stop.source == "inferred" for stop in self._stopped.values() if stop.ts == ts)
 
     def rename_member(self, old: str, new: str) -> None:
         """The member id `old` stood for is `new` (no movement: the same consumer)."""
