@@ -705,3 +705,28 @@ def test_a_leave_while_a_member_without_a_leave_line_may_remain_does_not_empty_t
     ]
     out = run(events)
     assert [(g["generation_id"], g["ended_empty"]) for g in out["generations"]] == [(1, False)]
+
+
+@pytest.mark.parametrize(
+    "signalled, source",
+    [(True, "inferred"), (False, "observed")],
+    ids=["after-an-unanswered-signal", "without-a-signal"],
+)
+def test_a_cooperative_close_after_a_signal_no_join_group_answered_is_the_latest_stop(signalled, source):
+    """c1 (cooperative) learns of a rebalance at 5000 and sends no JoinGroup; at 140000 it revokes all it
+    owns, a close() (ConsumerCoordinator.onLeavePrepare). Its next poll() would have rejoined: the poll
+    loop never came back after the signal, so the stop at the revocation is the latest it can be."""
+    coop = "cooperative-sticky"
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name=coop, client_id="a"),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0", client_id="a"),
+        ev(3, "partitions_assigned", member_id="c1", partitions="t-0", client_id="a"),
+        *([ev(5000, "heartbeat_rebalancing", member_id="c1", client_id="a")] if signalled else []),
+        ev(140000, "partitions_revoked", member_id="c1", partitions="t-0", client_id="a"),
+        ev(145000, "join_response", generation_id=2, member_id="c2", protocol_name=coop, client_id="b"),
+        ev(145001, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0"}),
+        ev(145002, "sync_response", generation_id=2, member_id="c2", partitions="t-0", client_id="b"),
+        ev(145003, "partitions_assigned", member_id="c2", partitions="t-0", client_id="b"),
+    ]
+    (move,) = run(events)["partition_movements"]
+    assert (rel(move, "revoked_at")[0], move["source"]) == (140000, source)
