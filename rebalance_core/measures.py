@@ -144,6 +144,11 @@ class OwnershipTimeline(TimelineCheckpoint):
     def consuming(self) -> dict[TopicPartition, str]:
         return {tp: h.member for tp, h in self._consuming.items()}
 
+    def stopper_of(self, tp: TopicPartition) -> str | None:
+        """The member whose stop of `tp` is open (None: consumed, or never known)."""
+        stop = self._stopped.get(tp)
+        return stop.member if stop else None
+
     def stopped(self) -> dict[TopicPartition, str]:
         """Partitions stopped and not started again: tp -> the member that stopped it."""
         return {tp: s.member for tp, s in self._stopped.items()}
