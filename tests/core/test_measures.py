@@ -226,3 +226,22 @@ def test_a_stop_the_world_from_a_stop_found_an_estimate_later_is_a_lower_bound()
     # c2's observed stop at +1010 was the last: the estimate before it does not move the group's stop
     (ep,) = _stopped_as_a_whole(c1_stop=1005, c2_stop=1010).drain()["rebalance_episodes"]
     assert ep["stw_ms"] == 100 and ep["source"] == "observed"
+
+
+def test_a_stop_the_world_counted_before_its_starting_stop_is_found_an_estimate_is_a_lower_bound():
+    """c1's stops at +1010 start the stop-the-world c2's restart at +1110 ends (episode e1); only in the
+    next episode does c1's poll timeout or removal make them estimates: e1's interval is a lower bound."""
+    tl = OwnershipTimeline("k", "g")
+    for tp, member in ((P0, "c1"), (P1, "c1"), (P2, "c2")):
+        tl.start(tp, member, DAY)
+    tl.begin_episode("e1", DAY + 1000, rebalance_protocol="eager")
+    tl.stop(P2, "c2", DAY + 1005, "revoked")
+    tl.stop(P0, "c1", DAY + 1010, "revoked")
+    tl.stop(P1, "c1", DAY + 1010, "revoked")
+    tl.round_completed(2, DAY + 1100)
+    tl.start(P2, "c2", DAY + 1110, generation_id=2)
+    tl.end_episode()
+    tl.begin_episode("e2", DAY + 5000, rebalance_protocol="eager")
+    tl.stops_inferred("c1")
+    e1 = tl.drain()["rebalance_episodes"][0]
+    assert (e1["episode_id"], e1["stw_ms"], e1["source"]) == ("e1", 100, "inferred")
