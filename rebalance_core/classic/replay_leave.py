@@ -24,6 +24,7 @@ class LeaveLines:
 
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
+        view.revoked_at = e.ts
         pending = view.pending
         at = e.ts
         if pending is not None:  # cooperative: revoking owned - assigned after the sync

@@ -157,12 +157,7 @@ class Ownership:
         at the signal are the latest they can be (`inferred`), as when its removal or poll timeout says so
         (`_polled_out`, the coordinator's removal)."""
         view = self.views.get(stopper) if stopper is not None else None
-        if (
-            view is not None
-            and view.signal_ts is not None
-            and view.join_sent_at is None
-            and self._left_behind(stopper, gen)
-        ):
+        if view is not None and view.signal_unanswered() and self._left_behind(stopper, gen):
             self.timeline.stops_inferred(stopper)
 
     def _left_behind(self, holder: str | None, gen: int | None) -> bool:

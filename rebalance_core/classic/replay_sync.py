@@ -101,7 +101,7 @@ class SyncLines:
                 and member in previous
                 and member not in assignment
             ):
-                if view.join_sent_at is None:
+                if view.signal_unanswered():
                     # nor did it send the JoinGroup its signal asked for: its poll loop never got to
                     # onJoinPrepare, so a stop at its signal is the latest it can be (`_signal_never_acted_on`)
                     self.timeline.stops_inferred(member)
