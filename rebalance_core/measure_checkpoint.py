@@ -37,6 +37,7 @@ class TimelineCheckpoint:
             "last_stop_ts": self._last_stop_ts,
             "last_stop_inferred": self._last_stop_inferred,
             "stw_since_inferred": self._stw_since_inferred,
+            "stw_counted": self._stw_counted,
             "last_handover_stop": self._last_handover_stop,
             "stw_recounted_to": self._stw_recounted_to,
             "owners_known": self._owners_known,
@@ -59,6 +60,7 @@ class TimelineCheckpoint:
         self._last_stop_ts = state["last_stop_ts"]
         self._last_stop_inferred = state.get("last_stop_inferred", False)
         self._stw_since_inferred = state.get("stw_since_inferred", False)
+        self._stw_counted = state.get("stw_counted", [])
         self._last_handover_stop = state.get("last_handover_stop")
         self._stw_recounted_to = state.get("stw_recounted_to")
         self._owners_known = state.get("owners_known", True)

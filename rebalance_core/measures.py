@@ -122,6 +122,9 @@ class OwnershipTimeline(TimelineCheckpoint):
         # stop at or after it): the group may have stopped as a whole earlier than `_stw_since` says
         self._last_stop_inferred = False
         self._stw_since_inferred = False
+        # the stop-the-world intervals counted from observed stops some of which are still open: [start,
+        # the episode it went to] (`stops_inferred` may later find those starting stops estimates)
+        self._stw_counted: list[list] = []
         self._last_handover_stop: int | None = None  # latest stop instant of a partition started again since
         self._stw_recounted_to: int | None = None  # end of the latest gap recount_backdated_stop counted
         self._last_ts: int | None = None  # latest instant the timeline was told about
@@ -143,6 +146,11 @@ class OwnershipTimeline(TimelineCheckpoint):
 
     def consuming(self) -> dict[TopicPartition, str]:
         return {tp: h.member for tp, h in self._consuming.items()}
+
+    def stopper_of(self, tp: TopicPartition) -> str | None:
+        """The member whose stop of `tp` is open (None: consumed, or never known)."""
+        stop = self._stopped.get(tp)
+        return stop.member if stop else None
 
     def stopped(self) -> dict[TopicPartition, str]:
         """Partitions stopped and not started again: tp -> the member that stopped it."""
@@ -422,10 +430,35 @@ class OwnershipTimeline(TimelineCheckpoint):
         return None
 
     def stops_inferred(self, member: str) -> None:
-        """The open stops of `member` were placed at the latest instant they can be: `inferred`."""
+        """The open stops of `member` were placed at the latest instant they can be: `inferred`. When they
+        were the group's latest stops (no other stop at or after them), the group may have stopped as a
+        whole earlier too: a stop-the-world that began (or begins) there is a lower bound (`_add_stw`)."""
         for stop in self._stopped.values():
             if stop.member == member:
                 stop.source = "inferred"
+        if self._last_stop_ts is not None:
+            self._last_stop_inferred = self._all_inferred_at(self._last_stop_ts)
+        if self._stw_since is not None:
+            self._stw_since_inferred = self._all_inferred_at(self._stw_since)
+        if self._stw_counted:
+            starts = {stop.ts for stop in self._stopped.values() if stop.member == member}
+            for since, episode_id in self._stw_counted:
+                if since in starts and self._all_inferred_at(since):
+                    # an interval already counted began at these stops: a lower bound, its episode inferred
+                    self._episode_inferred(episode_id)
+
+    def _episode_inferred(self, episode_id: str | None) -> None:
+        """The open episode, or a closed row not drained yet, with `episode_id` is `inferred`."""
+        if self.episode is not None and self.episode.episode_id == episode_id:
+            self.episode.source = "inferred"
+            return
+        for row in self._out["rebalance_episodes"]:
+            if row["episode_id"] == episode_id:
+                row["source"] = "inferred"
+
+    def _all_inferred_at(self, ts: int) -> bool:
+        """Whether every open stop at `ts` is an estimate (none observed there)."""
+        return all(stop.source == "inferred" for stop in self._stopped.values() if stop.ts == ts)
 
     def rename_member(self, old: str, new: str) -> None:
         """The member id `old` stood for is `new` (no movement: the same consumer)."""
@@ -634,6 +667,11 @@ class OwnershipTimeline(TimelineCheckpoint):
         """`lower_bound`: the interval began at a stop placed at the latest instant it can be (a member
         removed on its session expiry whose own last consumption no line shows, an owner displaced by a
         double ownership): the group may have stopped earlier, so the episode's stop-the-world is `inferred`."""
+        if ms and not lower_bound and self._stw_since is not None:
+            still_open = {stop.ts for stop in self._stopped.values()}
+            self._stw_counted = [c for c in self._stw_counted if c[0] in still_open]
+            if self._stw_since in still_open:
+                self._stw_counted.append([self._stw_since, self.episode.episode_id if self.episode else None])
         if self.episode is not None:
             self.episode.stw_ms += ms
             if lower_bound and ms:

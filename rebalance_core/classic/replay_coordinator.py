@@ -205,7 +205,7 @@ class CoordinatorLines:
                 # the latest it can be, an estimate (`inferred`)
                 at = self._crash_instant(member, e) if reason == RemovalReason.SESSION_TIMEOUT.value else e.ts
                 view = self.views.get(member)
-                if view is not None and view.signal_ts is not None and view.join_sent_at is None:
+                if view is not None and view.signal_unanswered():
                     # an eager stop at its rebalance signal that no JoinGroup followed: its poll loop never
                     # got to onJoinPrepare (a stall, a pause, a death), so that stop is a bound too
                     self.timeline.stops_inferred(member)

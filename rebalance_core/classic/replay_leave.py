@@ -24,6 +24,7 @@ class LeaveLines:
 
     def _m_partitions_revoked(self, e: Event, view: MemberView) -> None:
         listed = list(e.partitions or ())
+        view.revoked_at = e.ts
         pending = view.pending
         at = e.ts
         if pending is not None:  # cooperative: revoking owned - assigned after the sync
@@ -33,9 +34,25 @@ class LeaveLines:
         elif self.protocol != "cooperative":
             view.revoked_unsignalled = True  # a close(), unless a rejoin follows (`_unsignalled_rejoin`)
         self._assume_owned_before_the_log(view, listed)
+        closed_unpolled = self._closed_after_unanswered_signal(view, listed)
         for tp in listed:
             if self.timeline.owner_of(tp) == view.member_id:
                 self._stop(tp, view.member_id, at, "revoked", view.instance)
+        if closed_unpolled:
+            self.timeline.stops_inferred(view.member_id)
+
+    def _closed_after_unanswered_signal(self, view: MemberView, listed: list[TopicPartition]) -> bool:
+        """A cooperative member revokes everything it owns after a rebalance signal, with no JoinGroup sent
+        since: a close() (ConsumerCoordinator.onLeavePrepare revokes all it owns; a rejoin's onJoinPrepare
+        revokes only the partitions its subscription dropped, then sends the JoinGroup). The signal asked
+        its next poll() to rejoin (AbstractCoordinator.ensureActiveGroup), and none did: its poll loop
+        never came back after the signal (a stall, a GC pause), so it consumed nothing since a last poll no
+        line shows. The stops at the revocation are the latest they can be (`inferred`, lower bounds), as
+        for an eager signal stop a removal or poll timeout ends (`_polled_out`)."""
+        if self.protocol != "cooperative" or view.signal_ts is None or view.join_sent_at is not None:
+            return False
+        owned = self.timeline.partitions_of(view.member_id)
+        return bool(owned) and owned <= set(listed)
 
     def _unsignalled_rejoin(self, view: MemberView) -> None:
         """The member rejoins after an eager revocation no rebalance signal of its log preceded. A close()

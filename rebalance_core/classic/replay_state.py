@@ -83,6 +83,16 @@ class MemberView:
     join_sent_at: int | None = None
     unanswered_since: int | None = None
     round_trip_ms: int | None = None  # KIP-394: its JoinGroup without a member id to the one with it
+    revoked_at: int | None = None  # its last "Revoke previously assigned partitions" line
+
+    def signal_unanswered(self) -> bool:
+        """A rebalance signal its poll loop never acted on: no JoinGroup sent and no revocation logged since
+        (onJoinPrepare revokes, then the JoinGroup goes out, in the same poll(): either shows it got there)."""
+        return (
+            self.signal_ts is not None
+            and self.join_sent_at is None
+            and (self.revoked_at is None or self.revoked_at < self.signal_ts)
+        )
 
 
 @dataclass

@@ -101,6 +101,10 @@ class SyncLines:
                 and member in previous
                 and member not in assignment
             ):
+                if view.signal_unanswered():
+                    # nor did it send the JoinGroup its signal asked for: its poll loop never got to
+                    # onJoinPrepare, so a stop at its signal is the latest it can be (`_signal_never_acted_on`)
+                    self.timeline.stops_inferred(member)
                 view.signal_ts = None
 
     def _claim_logged_join(self, member: str, client_id: str | None) -> None:

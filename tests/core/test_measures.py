@@ -200,3 +200,48 @@ def test_a_stop_the_world_open_at_the_end_of_input_makes_the_open_rows_and_episo
     open_rows = [m for m in out["partition_movements"] if m["assigned_at"] is None]
     assert len(open_rows) == 3 and {m["source"] for m in open_rows} == {"inferred"}
     assert out["rebalance_episodes"][-1]["source"] == "inferred"
+
+
+def _stopped_as_a_whole(c1_stop: int, c2_stop: int) -> OwnershipTimeline:
+    """c1 owns p0, p1 and c2 p2; an episode stops them all (observed); c1's stops turn out to be estimates
+    (`stops_inferred`: e.g. its poll timer then expired) before c2 starts p2 again."""
+    tl = OwnershipTimeline("k", "g")
+    for tp, member in ((P0, "c1"), (P1, "c1"), (P2, "c2")):
+        tl.start(tp, member, DAY)
+    tl.begin_episode("e1", DAY + 1000, rebalance_protocol="eager")
+    tl.stop(P0, "c1", DAY + c1_stop, "revoked")
+    tl.stop(P1, "c1", DAY + c1_stop, "revoked")
+    tl.stop(P2, "c2", DAY + c2_stop, "revoked")
+    tl.stops_inferred("c1")
+    tl.round_completed(2, DAY + 1100)
+    tl.start(P2, "c2", DAY + 1110, generation_id=2)
+    tl.end_episode()
+    return tl
+
+
+def test_a_stop_the_world_from_a_stop_found_an_estimate_later_is_a_lower_bound():
+    # c1's stop at +1010 was the group's last: the group may have stopped as a whole before it
+    (ep,) = _stopped_as_a_whole(c1_stop=1010, c2_stop=1005).drain()["rebalance_episodes"]
+    assert ep["stw_ms"] == 100 and ep["source"] == "inferred"
+    # c2's observed stop at +1010 was the last: the estimate before it does not move the group's stop
+    (ep,) = _stopped_as_a_whole(c1_stop=1005, c2_stop=1010).drain()["rebalance_episodes"]
+    assert ep["stw_ms"] == 100 and ep["source"] == "observed"
+
+
+def test_a_stop_the_world_counted_before_its_starting_stop_is_found_an_estimate_is_a_lower_bound():
+    """c1's stops at +1010 start the stop-the-world c2's restart at +1110 ends (episode e1); only in the
+    next episode does c1's poll timeout or removal make them estimates: e1's interval is a lower bound."""
+    tl = OwnershipTimeline("k", "g")
+    for tp, member in ((P0, "c1"), (P1, "c1"), (P2, "c2")):
+        tl.start(tp, member, DAY)
+    tl.begin_episode("e1", DAY + 1000, rebalance_protocol="eager")
+    tl.stop(P2, "c2", DAY + 1005, "revoked")
+    tl.stop(P0, "c1", DAY + 1010, "revoked")
+    tl.stop(P1, "c1", DAY + 1010, "revoked")
+    tl.round_completed(2, DAY + 1100)
+    tl.start(P2, "c2", DAY + 1110, generation_id=2)
+    tl.end_episode()
+    tl.begin_episode("e2", DAY + 5000, rebalance_protocol="eager")
+    tl.stops_inferred("c1")
+    e1 = tl.drain()["rebalance_episodes"][0]
+    assert (e1["episode_id"], e1["stw_ms"], e1["source"]) == ("e1", 100, "inferred")

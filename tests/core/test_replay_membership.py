@@ -705,3 +705,64 @@ def test_a_leave_while_a_member_without_a_leave_line_may_remain_does_not_empty_t
     ]
     out = run(events)
     assert [(g["generation_id"], g["ended_empty"]) for g in out["generations"]] == [(1, False)]
+
+
+@pytest.mark.parametrize(
+    "signalled, source",
+    [(True, "inferred"), (False, "observed")],
+    ids=["after-an-unanswered-signal", "without-a-signal"],
+)
+def test_a_cooperative_close_after_a_signal_no_join_group_answered_is_the_latest_stop(signalled, source):
+    """c1 (cooperative) learns of a rebalance at 5000 and sends no JoinGroup; at 140000 it revokes all it
+    owns, a close() (ConsumerCoordinator.onLeavePrepare). Its next poll() would have rejoined: the poll
+    loop never came back after the signal, so the stop at the revocation is the latest it can be."""
+    coop = "cooperative-sticky"
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name=coop, client_id="a"),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0", client_id="a"),
+        ev(3, "partitions_assigned", member_id="c1", partitions="t-0", client_id="a"),
+        *([ev(5000, "heartbeat_rebalancing", member_id="c1", client_id="a")] if signalled else []),
+        ev(140000, "partitions_revoked", member_id="c1", partitions="t-0", client_id="a"),
+        ev(145000, "join_response", generation_id=2, member_id="c2", protocol_name=coop, client_id="b"),
+        ev(145001, "assignment_computed", generation_id=2, member_id="c2", assignment={"c2": "t-0"}),
+        ev(145002, "sync_response", generation_id=2, member_id="c2", partitions="t-0", client_id="b"),
+        ev(145003, "partitions_assigned", member_id="c2", partitions="t-0", client_id="b"),
+    ]
+    (move,) = run(events)["partition_movements"]
+    assert (rel(move, "revoked_at")[0], move["source"]) == (140000, source)
+
+
+@pytest.mark.parametrize("instance", ["i2", None], ids=["static", "dynamic"])
+def test_an_eager_signal_stop_whose_partition_a_later_generation_gives_away_is_the_latest_stop(instance):
+    """Members' logs: c2 (eager) learns of a rebalance at 5000 and sends no JoinGroup; generation
+    2 forms without it (KIP-345 keeps a static member that does not rejoin; a dynamic one is dropped,
+    GroupCoordinator.onCompleteJoin) and gives t-1 to c1. Its poll
+    loop never got to onJoinPrepare: the stop placed at its signal is the latest it can be."""
+    events = [
+        ev(0, "join_response", generation_id=1, member_id="c1", protocol_name="range", client_id="a"),
+        ev(1, "assignment_computed", generation_id=1, member_id="c1", assignment={"c1": "t-0", "c2": "t-1"}),
+        ev(2, "sync_response", generation_id=1, member_id="c1", partitions="t-0", client_id="a"),
+        ev(3, "partitions_assigned", member_id="c1", partitions="t-0", client_id="a"),
+        ev(
+            0,
+            "join_response",
+            generation_id=1,
+            member_id="c2",
+            protocol_name="range",
+            client_id="b",
+            group_instance_id=instance,
+        ),
+        ev(2, "sync_response", generation_id=1, member_id="c2", partitions="t-1", client_id="b"),
+        ev(3, "partitions_assigned", member_id="c2", partitions="t-1", client_id="b"),
+        ev(5000, "heartbeat_rebalancing", member_id="c2", client_id="b"),
+        ev(5001, "heartbeat_rebalancing", member_id="c1", client_id="a"),
+        ev(5001, "partitions_revoked", member_id="c1", partitions="t-0", client_id="a"),
+        ev(5002, "join_sent", member_id="c1", client_id="a"),
+        ev(9000, "join_response", generation_id=2, member_id="c1", protocol_name="range", client_id="a"),
+        ev(9001, "assignment_computed", generation_id=2, member_id="c1", assignment={"c1": "t-0 t-1"}),
+        ev(9002, "sync_response", generation_id=2, member_id="c1", partitions="t-0 t-1", client_id="a"),
+        ev(9003, "partitions_assigned", member_id="c1", partitions="t-0 t-1", client_id="a"),
+    ]
+    moves = run(events)["partition_movements"]
+    given_away = [m for m in moves if m["from_member_id"] == "c2"]
+    assert [(rel(m, "revoked_at")[0], m["source"]) for m in given_away] == [(5000, "inferred")]
