@@ -37,6 +37,8 @@ DEFAULTS: dict[str, Any] = {
         "topics": {},
         "default_assignor": None,
         "session_timeout_ms": None,
+        "consumer_heartbeat_interval_ms": None,
+        "max_poll_interval_ms": None,
         "offsets_topic_partitions": None,
     },
     # rebalance_core.incidents.IncidentSettings (the same defaults; a test keeps them equal)
@@ -78,6 +80,10 @@ class ReplayOptions:
     topics: dict[str, int] = field(default_factory=dict)
     default_assignor: str | None = None
     session_timeout_ms: int | None = None
+    # KIP-848 thresholds a broker-only log does not state (ReplaySettings): None = unknown, so the
+    # replay flags what depends on them instead of assuming Kafka's defaults
+    consumer_heartbeat_interval_ms: int | None = None  # broker group.consumer.heartbeat.interval.ms
+    max_poll_interval_ms: int | None = None  # the consumers' max.poll.interval.ms
     offsets_topic_partitions: int | None = None  # offsets.topic.num.partitions; None: inferred
 
 
@@ -195,6 +201,12 @@ def _build(doc: dict[str, Any], source: str, given: dict[str, str] | None = None
             default_assignor=_optional_str(replay["default_assignor"], "replay.default_assignor", where),
             session_timeout_ms=_optional_int(
                 replay["session_timeout_ms"], "replay.session_timeout_ms", where
+            ),
+            consumer_heartbeat_interval_ms=_optional_int(
+                replay["consumer_heartbeat_interval_ms"], "replay.consumer_heartbeat_interval_ms", where
+            ),
+            max_poll_interval_ms=_optional_int(
+                replay["max_poll_interval_ms"], "replay.max_poll_interval_ms", where
             ),
             offsets_topic_partitions=_optional_int(
                 replay["offsets_topic_partitions"], "replay.offsets_topic_partitions", where

@@ -44,6 +44,16 @@ def test_the_incident_thresholds_default_to_the_cores_and_the_file_changes_them(
     assert config.replay.offsets_topic_partitions == 200
 
 
+def test_the_kip848_thresholds_a_broker_log_does_not_state_are_unknown_unless_the_file_states_them(tmp_path):
+    # ReplaySettings: None makes the KIP-848 replay flag what depends on them (no default assumed)
+    assert load_config(None).replay.consumer_heartbeat_interval_ms is None
+    assert load_config(None).replay.max_poll_interval_ms is None
+    conf = tmp_path / "c.yaml"
+    conf.write_text("replay: {consumer_heartbeat_interval_ms: 2000, max_poll_interval_ms: 600000}\n")
+    replay = load_config(conf).replay
+    assert (replay.consumer_heartbeat_interval_ms, replay.max_poll_interval_ms) == (2_000, 600_000)
+
+
 def test_nightly_example_loads():
     config = load_config(ROOT / "conf" / "nightly.yaml")
     assert (
@@ -83,6 +93,10 @@ def test_command_line_values_override_the_file(tmp_path):
         (
             "replay: {offsets_topic_partitions: 0}\n",
             "replay.offsets_topic_partitions must be a positive integer",
+        ),
+        (
+            "replay: {max_poll_interval_ms: 5m}\n",
+            "replay.max_poll_interval_ms must be a positive integer, got '5m'",
         ),
     ],
 )
