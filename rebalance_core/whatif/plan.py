@@ -95,22 +95,15 @@ def plan(extracted: ExtractedGroup, scenario: Scenario) -> ScenarioPlan:
             raise NotApplicable(
                 f"the consumer protocol (KIP-848) has server assignors uniform and range, not {name!r}"
             )
-        heartbeat = scenario.heartbeat_interval_ms
-        if heartbeat is None:
-            heartbeat = (
-                actual.heartbeat_interval_ms
-                if actual.group_protocol == "consumer"
-                else DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS
-            )
-        # the consumer protocol's session timeout is the broker's group.consumer.session.timeout.ms
-        # (GroupMetadataManager; KIP-848): a classic group's own session.timeout.ms does not carry over
-        session_timeout = scenario.session_timeout_ms
-        if session_timeout is None:
-            session_timeout = (
-                actual.session_timeout_ms
-                if actual.group_protocol == "consumer"
-                else DEFAULT_KIP848_SESSION_TIMEOUT_MS
-            )
+        heartbeat = _broker_setting(
+            scenario.heartbeat_interval_ms,
+            actual,
+            "heartbeat_interval_ms",
+            DEFAULT_KIP848_HEARTBEAT_INTERVAL_MS,
+        )
+        session_timeout = _broker_setting(
+            scenario.session_timeout_ms, actual, "session_timeout_ms", DEFAULT_KIP848_SESSION_TIMEOUT_MS
+        )
         if static is not False and actual.group_protocol == "classic":
             timeline = _static_restarts_wait_for_release(timeline, bool(static), session_timeout, heartbeat)
         settings = ConsumerSimSettings(
@@ -198,6 +191,16 @@ def _connect_plan(
     except (SimulationError, AssignmentError) as exc:
         raise NotApplicable(str(exc)) from None
     return ScenarioPlan(scenario, timeline, settings, group_protocol)
+
+
+def _broker_setting(stated: int | None, actual: ActualSettings, name: str, kip848_default: int) -> int:
+    """A KIP-848 scenario's heartbeat interval or session timeout: the scenario's, else the actual group's
+    when it already ran the consumer protocol, else the broker's default. Under KIP-848 both are the
+    broker's (group.consumer.heartbeat.interval.ms / group.consumer.session.timeout.ms: GroupMetadataManager),
+    so a classic group's client settings do not carry over."""
+    if stated is not None:
+        return stated
+    return getattr(actual, name) if actual.group_protocol == "consumer" else kip848_default
 
 
 def _scenario_group_protocol(actual: ActualSettings, scenario: Scenario) -> str:
