@@ -123,7 +123,8 @@ from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
-from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter, LogLine
+from rebalance_core.kafka_logs.writer import KafkaLogWriter
+from rebalance_core.kafka_logs.writer_lines import BROKER, CLIENT, LogLine
 from rebalance_core.replay import replay
 from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import SimulationSettings, load_scenario, simulate

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from jobs.usage import UsageError
 from rebalance_core.events import Event
-from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter
+from rebalance_core.kafka_logs.writer import KafkaLogWriter
+from rebalance_core.kafka_logs.writer_lines import BROKER, CLIENT
 from rebalance_core.workload.fleet import CONSUMER, DAY_MS, GroupPlan, plan_group, single_group_plan, topic_id
 from rebalance_core.workload.segments import GroupStream, estimated_events, group_segments, simulate_segment
 

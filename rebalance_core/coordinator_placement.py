@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rebalance_core.kafka_logs.writer import partition_for
+from rebalance_core.kafka_logs.writer_lines import partition_for
 
 # offsets.topic.num.partitions can be set at most this high for the search (Kafka's default is 50).
 MAX_OFFSETS_PARTITIONS = 1000

@@ -23,7 +23,8 @@ Client eras (`CLIENT_ERAS`), the Java consumer:
   a Kafka Connect worker (member events of protocol type `connect`), same eras: `writer_connect`
   (WorkerCoordinator / DistributedHerder of 2.8 and trunk), in connect-log4j's `(%c:%L)` layout
 in Kafka's shipped log4j layout `[%d] %p %m (%c)%n`, `%d` = `yyyy-MM-dd HH:mm:ss,SSS` (here UTC).
-The wordings themselves live in `writer_broker`, `writer_client` and `writer_connect`, one class per era.
+The wordings themselves live in `writer_broker`, `writer_client` and `writer_connect`, one class per era;
+the pieces they share (`LogLine`, the streams, timestamps, hosts) in `writer_lines`.
 
 Pure: events in, `LogLine`s out. One writer per group, fed the group's events in order; it remembers what
 the text needs and the event does not carry (a member's client id and timeouts for the LeaveGroup line,
@@ -43,86 +44,33 @@ left" line there (same millisecond); members dropped at the rebalance timeout sh
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import Event, TopicPartition
-from rebalance_core.java_hash import java_int, java_string_hash
-from schemas.events import EventType, RemovalReason
+from rebalance_core.kafka_logs import writer_broker, writer_client, writer_connect
+from rebalance_core.kafka_logs.writer_lines import (
+    LogLine,
+    MemberRecord,
+    broker_id,
+    is_pending_sync_removal,
+    is_timeout_removal,
+)
+from schemas.events import EventType
 
 E = EventType
-BROKER, CLIENT = "broker", "client"
 BROKER_ERAS = ("0.10", "2.x", "3.x", "4.x")
 CLIENT_ERAS = ("2.x", "3.x", "4.x")
 CONSUMER_PROTOCOL_ERAS = ("3.x", "4.x")  # KIP-848 exists from 3.6 (early access) on
-OFFSETS_TOPIC_PARTITIONS = 50  # offsets.topic.num.partitions default
-COORDINATOR_NODE_ID_BASE = 2_147_483_647  # clients address the coordinator as Integer.MAX_VALUE - brokerId
 
 
 class WriterError(ValueError):
     """An era / protocol combination Kafka never had (e.g. a KIP-848 group in 2.x)."""
 
 
-@dataclass(frozen=True, slots=True)
-class LogLine:
-    ts: int
-    stream: str  # BROKER (server.log) | CLIENT (the consumer's log)
-    text: str  # one log4j entry; a multi-line message spans several lines; no trailing newline
-    event_ids: tuple[str, ...]  # the canonical events this entry renders; (): context Kafka logs around them
-
-
-@functools.lru_cache(maxsize=65536)
-def partition_for(group_id: str, partitions: int = OFFSETS_TOPIC_PARTITIONS) -> int:
-    """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % offsets.topic.num.partitions.
-    Utils.abs is Math.abs with Integer.MIN_VALUE -> 0 (not Utils.toPositive's `& 0x7fffffff`, which gives
-    another partition for a negative hash: "testtopic-app" is in __consumer_offsets-31, not 17)."""
-    h = java_int(java_string_hash(group_id))
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
-
-
-def format_log_ts(ms: int) -> str:
-    """log4j's default %d: `2024-11-08 10:02:05,229` (UTC)."""
-    seconds, millis = divmod(ms, 1000)
-    return f"{_second_text(seconds)},{millis:03d}"
-
-
-@functools.lru_cache(maxsize=4096)
-def _second_text(seconds: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
-
-
-def broker_id(source: str | None) -> int:
-    digits = "".join(ch for ch in (source or "") if ch.isdigit())
-    return int(digits) if digits else 0
-
-
-def client_host(client_id: str | None) -> str:
-    digest = hashlib.blake2b((client_id or "").encode(), digest_size=3).digest()
-    return "/10.{}.{}.{}".format(*digest)
-
-
-def coordinator_node(broker: int) -> str:
-    """Node.toString of the coordinator as a client knows it."""
-    return f"kafka-{broker}:9092 (id: {COORDINATOR_NODE_ID_BASE - broker} rack: null)"
-
-
 # ------------------------------------------------------------------------------------------- state
-@dataclass
-class MemberRecord:
-    """What the broker knows about a classic member from its JoinGroup (MemberMetadata)."""
-
-    client_id: str | None
-    instance_id: str | None
-    session_timeout_ms: str
-    rebalance_timeout_ms: str
-    protocol: str | None
-
-
 @dataclass
 class ClientRecord:
     """A consumer process as its own log knows it."""
@@ -148,8 +96,6 @@ class KafkaLogWriter:
         client_era: str = "3.x",
         record_carried: bool = False,
     ):
-        from rebalance_core.kafka_logs import writer_broker, writer_client, writer_connect
-
         if broker_era not in BROKER_ERAS:
             raise WriterError(f"unknown broker era {broker_era!r}; one of {', '.join(BROKER_ERAS)}")
         if client_era not in CLIENT_ERAS:
@@ -370,20 +316,3 @@ class KafkaLogWriter:
 
 
 _JOINS = (E.JOIN_RECEIVED.value, E.STATIC_MEMBER_REPLACED.value)
-
-
-def is_timeout_removal(event: Event) -> bool:
-    return (
-        event.event_type == E.MEMBER_REMOVED.value and event.reason == RemovalReason.REBALANCE_TIMEOUT.value
-    )
-
-
-def is_pending_sync_removal(event: Event) -> bool:
-    return (
-        event.event_type == E.MEMBER_REMOVED.value
-        and event.reason == RemovalReason.PENDING_SYNC_TIMEOUT.value
-    )
-
-
-def is_leave_removal(event: Event) -> bool:
-    return event.event_type == E.MEMBER_REMOVED.value and event.reason == RemovalReason.LEAVE_GROUP.value

@@ -20,7 +20,7 @@ from schemas.events import EventType, RemovalReason
 if TYPE_CHECKING:
     from rebalance_core.kafka_logs.writer import KafkaLogWriter
 
-from rebalance_core.kafka_logs.writer import (
+from rebalance_core.kafka_logs.writer_lines import (
     BROKER,
     LogLine,
     MemberRecord,

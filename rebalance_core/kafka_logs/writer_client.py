@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from rebalance_core.events import REVOKE_REJOIN_REASON, Event, Partitions, TopicPartition, parse_partitions
-from rebalance_core.kafka_logs.writer import CLIENT, LogLine, coordinator_node, format_log_ts
+from rebalance_core.kafka_logs.writer_lines import CLIENT, LogLine, coordinator_node, format_log_ts
 from schemas.events import EventType
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rebalance_core.kafka_logs.writer import partition_for
+from rebalance_core.kafka_logs.writer_lines import partition_for
 
 DAY_MS = 86_400_000
 MINUTE_MS = 60_000

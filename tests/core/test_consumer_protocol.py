@@ -677,7 +677,8 @@ def as_logged(sim, broker_era: str | None = "4.x", client_era: str | None = None
     """The simulated history as Kafka logs it (KafkaLogWriter), parsed back: the broker's server.log in
     `broker_era` wording and/or each consumer's own log in `client_era` wording."""
     from rebalance_core.kafka_logs import parse_lines
-    from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter
+    from rebalance_core.kafka_logs.writer import KafkaLogWriter
+    from rebalance_core.kafka_logs.writer_lines import BROKER
 
     writer = KafkaLogWriter(
         consumer_protocol=True, broker_era=broker_era or "3.x", client_era=client_era or "3.x"

@@ -16,7 +16,7 @@ from rebalance_core.coordinator_placement import check_placement, infer_partitio
 from rebalance_core.explain import replay_explained
 from rebalance_core.java_hash import java_int, java_string_hash
 from rebalance_core.kafka_logs.parser import parse_lines
-from rebalance_core.kafka_logs.writer import partition_for
+from rebalance_core.kafka_logs.writer_lines import partition_for
 from tests.core.replay_helpers import T0, ev
 from tests.logs.kafka_log_fixtures import REAL, parse_fixture
 

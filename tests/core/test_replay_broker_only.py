@@ -756,7 +756,8 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 
 from rebalance_core.assignors.protocols import KIP415_PROTOCOLS  # noqa: E402
 from rebalance_core.kafka_logs import parse_lines  # noqa: E402
-from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter  # noqa: E402
+from rebalance_core.kafka_logs.writer import KafkaLogWriter  # noqa: E402
+from rebalance_core.kafka_logs.writer_lines import BROKER  # noqa: E402
 from rebalance_core.replay import ReplaySettings, replay  # noqa: E402
 from tests.core.test_roundtrip import simulations  # noqa: E402
 

@@ -105,7 +105,8 @@ def test_simulated_pending_join_reads_back_from_the_brokers_log_line_unchanged()
     """The broker's "Dynamic member with unknown member id joins group ... Created a new member id X and
     request the member to rejoin with this id" parses to the join_received the simulator emits."""
     from rebalance_core.kafka_logs import parse_lines
-    from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter
+    from rebalance_core.kafka_logs.writer import KafkaLogWriter
+    from rebalance_core.kafka_logs.writer_lines import BROKER
 
     result = sim(Join(0, "c1"), Join(30 * S, "c2"))
     pending = [e for e in result.events if e.attributes.get("pending")]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from rebalance_core.kafka_logs import parse_lines
-from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter
+from rebalance_core.kafka_logs.writer import KafkaLogWriter
+from rebalance_core.kafka_logs.writer_lines import BROKER, CLIENT
 from rebalance_core.replay import replay
 from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import SimulationSettings, simulate

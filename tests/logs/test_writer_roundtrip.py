@@ -13,16 +13,13 @@ from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import (
-    BROKER,
     BROKER_ERAS,
-    CLIENT,
     CLIENT_ERAS,
     CONSUMER_PROTOCOL_ERAS,
     KafkaLogWriter,
     WriterError,
-    format_log_ts,
-    partition_for,
 )
+from rebalance_core.kafka_logs.writer_lines import BROKER, CLIENT, format_log_ts, partition_for
 from rebalance_core.simulate import SimulationSettings, simulate
 from rebalance_core.timeline import Crash, Join, Leave, PartitionCount, Pause, Restart, Timeline
 from rebalance_core.workload.fleet import GROUP_KINDS, plan_fleet, topic_id

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from rebalance_core.kafka_logs import parse_lines
-from rebalance_core.kafka_logs.writer import CLIENT, KafkaLogWriter
+from rebalance_core.kafka_logs.writer import KafkaLogWriter
+from rebalance_core.kafka_logs.writer_lines import CLIENT
 from rebalance_core.simulate import SimulationSettings, simulate
 from rebalance_core.timeline import Crash, Join, Restart, Timeline
 from schemas.events import EventType
