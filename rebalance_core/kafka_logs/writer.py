@@ -45,19 +45,19 @@ left" line there (same millisecond); members dropped at the rebalance timeout sh
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
-from rebalance_core.events import Event, TopicPartition
+from rebalance_core.events import Event
 from rebalance_core.kafka_logs import writer_broker, writer_client, writer_connect
 from rebalance_core.kafka_logs.writer_lines import (
     LogLine,
-    MemberRecord,
     broker_id,
     is_pending_sync_removal,
     is_timeout_removal,
 )
+from rebalance_core.kafka_logs.writer_memory import GroupLogMemory
 from schemas.events import EventType
 
 E = EventType
@@ -70,19 +70,7 @@ class WriterError(ValueError):
     """An era / protocol combination Kafka never had (e.g. a KIP-848 group in 2.x)."""
 
 
-# ------------------------------------------------------------------------------------------- state
-@dataclass
-class ClientRecord:
-    """A consumer process as its own log knows it."""
-
-    protocol: str | None = None
-    owned: set[TopicPartition] = field(default_factory=set)
-    last_revoked: tuple[TopicPartition, ...] = ()
-    joined_subscription: tuple[str, ...] = ()  # topics of its last JoinGroup (from the broker's side)
-    assignment_counts: dict[str, int] = field(default_factory=dict)  # leader: counts its assignment used
-
-
-class KafkaLogWriter:
+class KafkaLogWriter(GroupLogMemory):
     """One group's canonical events -> log entries (see the module docstring). `consumer_protocol`: the
     group uses KIP-848. `topic_ids` (topic -> id) is needed for KIP-848 broker lines, which print topic
     ids. `broker_era` / `client_era`: the wording of each side (`BROKER_ERAS`, `CLIENT_ERAS`)."""
@@ -105,28 +93,12 @@ class KafkaLogWriter:
         ):
             raise WriterError("KIP-848 consumer groups exist from Kafka 3.6 on: eras 3.x and 4.x only")
         self.consumer_protocol = consumer_protocol
-        self.topic_ids = dict(topic_ids or {})
         self.broker_era, self.client_era = broker_era, client_era
         self.broker = writer_broker.wording(broker_era, consumer_protocol)
         self.client = writer_client.wording(client_era, consumer_protocol)
         self.worker = writer_connect.wording(client_era)  # a Connect worker's member events
-        self.members: dict[str, MemberRecord] = {}
-        self.pending: set[str] = set()  # KIP-394: member ids created by a JoinGroup without one
-        self.leave_reasons: dict[str, str] = {}
-        self.clients: dict[str, ClientRecord] = {}
-        self.epochs: dict[str, int] = {}
-        self.topics: dict[str, int] = {}  # partition counts as the group's events show them
-        self.coordinator = 0  # broker id of the group's coordinator, as its events name it
-        # 0.10: an emptied group is deleted and recreated at generation 0, so the printed generation is
-        # the simulated one minus `generation_base`; (first simulated generation, base) per change
-        self.generation_base = 0
-        self.renumbering: list[tuple[int, int]] = []
-        self.joined: dict[
-            int | None, tuple[int, str | None]
-        ] = {}  # generation -> (members, leader) at its join
+        super().__init__(topic_ids, self.broker.deletes_empty_groups)
         self._held: list[Event] = []  # coordinator events whose line waits for the next event
-        # write_all's look-ahead: a subscription change's new topics (the member's next JoinGroup)
-        self.next_subscription: dict[str, tuple[str, ...]] = {}
         self.record_carried = record_carried  # keep `carried` of each written event (tests)
         self._carried: dict[str, tuple[str, dict[str, Any]]] = {}
 
@@ -227,92 +199,6 @@ class KafkaLogWriter:
     def member_wording(self, protocol_type: str | None):
         """A member's wording: a Connect worker's (its events' protocol type `connect`) or the consumer's."""
         return self.worker if protocol_type == CONNECT_PROTOCOL_TYPE else self.client
-
-    # -- state ---------------------------------------------------------------------------------
-    def client_state(self, event: Event) -> ClientRecord:
-        return self.clients.setdefault(event.client_id or event.source or "", ClientRecord())
-
-    def printed_generation(self, generation: int | None) -> int | None:
-        return generation - self.generation_base if generation is not None else None
-
-    def _note(self, event: Event) -> None:
-        """What later lines need to know of this event (after its own lines are written)."""
-        kind = event.event_type
-        if kind == E.JOIN_RECEIVED.value:
-            self._note_join(event)
-        elif kind == E.STATIC_MEMBER_REPLACED.value:
-            old = self.members.get(event.attributes.get("old_member_id", ""))
-            if event.member_id and old is not None:
-                self.members[event.member_id] = old
-            if event.client_id and event.subscription is not None:
-                self.clients.setdefault(event.client_id, ClientRecord()).joined_subscription = tuple(
-                    sorted(event.subscription)
-                )
-        elif kind == E.MEMBER_REMOVED.value:
-            self.pending.discard(event.member_id or "")
-        elif kind == E.JOIN_COMPLETED.value:
-            # a member of a generation is no longer pending (events that model one JoinGroup per new
-            # member: that one event stood for both)
-            self.pending.difference_update(event.members or ())
-            count = event.member_count if event.member_count is not None else len(event.members or ())
-            self.joined = {event.generation_id: (count, event.leader_id)}
-        elif kind == E.GROUP_DEAD.value:  # deleted: the next group of that name starts at generation 0
-            self.generation_base = 0
-        elif kind == E.TOPIC_METADATA_CHANGED.value:
-            for key, value in event.attributes.items():
-                if key.startswith("topic.") and value.isdigit():
-                    self.topics[key.removeprefix("topic.")] = int(value)
-        elif kind == E.GROUP_EMPTY.value and self.broker.deletes_empty_groups:
-            generation = event.generation_id or 0
-            self.generation_base = generation
-            self.renumbering.append((generation + 1, generation))
-        elif kind == E.MEMBER_EPOCH_UPDATED.value and event.member_id and event.member_epoch is not None:
-            self.epochs[event.member_id] = event.member_epoch
-        elif kind == E.LEAVE_SENT.value and event.member_id:
-            self.leave_reasons[event.member_id] = event.reason or "not provided"
-        self._note_client(event)
-
-    def _note_join(self, event: Event) -> None:
-        member_id = event.member_id or ""
-        if member_id in self.pending and event.attributes.get("pending") != "true":
-            self.pending.discard(member_id)  # KIP-394's second JoinGroup, with the id: added now
-        elif member_id not in self.members and not event.group_instance_id:
-            self.pending.add(member_id)  # KIP-394: told to rejoin with this id
-        if member_id not in self.members:
-            attributes = event.attributes
-            self.members[member_id] = MemberRecord(
-                event.client_id,
-                event.group_instance_id,
-                attributes.get("session_timeout_ms", "45000"),
-                attributes.get("rebalance_timeout_ms", "300000"),
-                event.protocol_name,
-            )
-        if event.client_id and event.subscription is not None:
-            self.clients.setdefault(event.client_id, ClientRecord()).joined_subscription = tuple(
-                sorted(event.subscription)
-            )
-
-    def _note_client(self, event: Event) -> None:
-        kind = event.event_type
-        if event.is_coordinator:
-            return
-        client = self.client_state(event)
-        if kind == E.JOIN_SENT.value and not event.member_id:
-            client.owned.clear()  # a new process (or one whose member id was reset) owns nothing
-        elif kind == E.JOIN_RESPONSE.value:
-            client.protocol = event.protocol_name
-        elif kind == E.ASSIGNMENT_COMPUTED.value:
-            for partitions in (event.assignment or {}).values():
-                for tp in partitions:
-                    self.topics[tp.topic] = max(self.topics.get(tp.topic, 0), tp.partition + 1)
-            client.assignment_counts = dict(self.topics)
-        elif kind == E.PARTITIONS_REVOKED.value:
-            client.owned -= set(event.partitions or ())
-            client.last_revoked = tuple(sorted(event.partitions or ()))
-        elif kind == E.PARTITIONS_ASSIGNED.value:
-            client.owned |= set(event.partitions or ())
-        elif kind == E.PARTITIONS_LOST.value:
-            client.owned.clear()
 
 
 _JOINS = (E.JOIN_RECEIVED.value, E.STATIC_MEMBER_REPLACED.value)

@@ -12,18 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rebalance_core.events import Event, TopicPartition, parse_partitions
-from schemas.events import EventType, RemovalReason
-
-if TYPE_CHECKING:
-    from rebalance_core.kafka_logs.writer import KafkaLogWriter
-
 from rebalance_core.kafka_logs.writer_lines import (
     BROKER,
     LogLine,
-    MemberRecord,
     broker_id,
     client_host,
     format_log_ts,
@@ -32,6 +26,8 @@ from rebalance_core.kafka_logs.writer_lines import (
     is_timeout_removal,
     partition_for,
 )
+from rebalance_core.kafka_logs.writer_memory import GroupLogMemory, MemberRecord
+from schemas.events import EventType, RemovalReason
 
 E = EventType
 
@@ -108,7 +104,7 @@ class BrokerWording:
     fields: dict[EventType, tuple[str, ...]] = {}
     deletes_empty_groups = False  # 0.10.0: an emptied group is deleted (generations restart)
 
-    def render(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def render(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         method: Callable | None = getattr(self, event.event_type, None)
         return method(w, event) if method is not None else []
 
@@ -116,10 +112,10 @@ class BrokerWording:
         """Whether the event's line waits for the next event (same-instant reordering, shared lines)."""
         return False
 
-    def timeout_removals(self, w: KafkaLogWriter, events: list[Event]) -> list[LogLine]:
+    def timeout_removals(self, w: GroupLogMemory, events: list[Event]) -> list[LogLine]:
         return []
 
-    def carried(self, w: KafkaLogWriter, event: Event) -> tuple[str, dict[str, Any]]:
+    def carried(self, w: GroupLogMemory, event: Event) -> tuple[str, dict[str, Any]]:
         names = self.fields.get(EventType(event.event_type), ())
         return event.event_type, {name: getattr(event, name) for name in names}
 
@@ -207,7 +203,7 @@ class ClassicBroker(BrokerWording):
         return f"Removing Set({', '.join(_ids(p['members']))}) on pending sync request expiration"
 
     # -- event types -------------------------------------------------------------------------------
-    def join_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         member_id = event.member_id or ""
         if member_id in w.members:
             return []  # a known member's JoinGroup is logged at DEBUG only
@@ -225,21 +221,21 @@ class ClassicBroker(BrokerWording):
             )
         return [self.line(event, message)]
 
-    def rebalance_prepared(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def rebalance_prepared(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Preparing to rebalance group {event.group_id} in state PreparingRebalance with old generation "
             f"{event.generation_id} {self.offsets(event)} (reason: {self.reason(event)})"
         )
         return [self.line(event, message)]
 
-    def join_completed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_completed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Stabilized group {event.group_id} generation {event.generation_id} {self.offsets(event)} "
             f"with {_member_count(event)} members"
         )
         return [self.line(event, message)]
 
-    def leader_elected(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def leader_elected(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         """GroupMetadata.maybeElectNewJoinedLeader (2.3-3.9): the new leader printed as its MemberMetadata."""
         previous = event.attributes.get("previous_leader_id", "")
         instance = _member_record(w, event, previous).instance_id
@@ -251,7 +247,7 @@ class ClassicBroker(BrokerWording):
         text = f"[{format_log_ts(event.ts)}] INFO {message} ({SCALA_GROUP_METADATA})"
         return [LogLine(event.ts, BROKER, text, (event.event_id,))]
 
-    def member_metadata(self, w: KafkaLogWriter, event: Event, member_id: str) -> str:
+    def member_metadata(self, w: GroupLogMemory, event: Event, member_id: str) -> str:
         """MemberMetadata.toString."""
         known = _member_record(w, event, member_id)
         return (
@@ -261,7 +257,7 @@ class ClassicBroker(BrokerWording):
             f"supportedProtocols=List({known.protocol or 'range'}), )"
         )
 
-    def assignment_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def assignment_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         static = event.attributes.get("static_member_count", "0")
         message = (
             f"Assignment received from leader {_leader(w, event)} for group {event.group_id} for generation "
@@ -269,7 +265,7 @@ class ClassicBroker(BrokerWording):
         )
         return [self.line(event, message)]
 
-    def member_removed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def member_removed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         member_id = event.member_id or ""
         if event.reason == RemovalReason.SESSION_TIMEOUT.value and event.attributes.get("pending") == "true":
             # a KIP-394 pending member that never rejoined with its id (Scala GroupCoordinator.onExpireHeartbeat,
@@ -288,7 +284,7 @@ class ClassicBroker(BrokerWording):
     def failed_message(self, event: Event) -> str:
         return f"Member {event.member_id} in group {event.group_id} has failed, removing it from the group"
 
-    def left_message(self, w: KafkaLogWriter, event: Event, known: MemberRecord) -> str:
+    def left_message(self, w: GroupLogMemory, event: Event, known: MemberRecord) -> str:
         member_id = event.member_id
         metadata = (
             f"MemberMetadata(memberId={member_id}, groupInstanceId={scala_option(known.instance_id)}, "
@@ -299,7 +295,7 @@ class ClassicBroker(BrokerWording):
         reason = w.leave_reasons.get(member_id or "", "not provided")
         return f"Member {metadata} has left group {event.group_id} through explicit `LeaveGroup`; client reason: {reason}"
 
-    def timeout_removals(self, w: KafkaLogWriter, events: list[Event]) -> list[LogLine]:
+    def timeout_removals(self, w: GroupLogMemory, events: list[Event]) -> list[LogLine]:
         """onCompleteJoin: one line names every dynamic member that did not rejoin."""
         first = events[0]
         message = f"Group {first.group_id} removed dynamic members who haven't joined: {self.id_set(e.member_id or '' for e in events)}"
@@ -308,7 +304,7 @@ class ClassicBroker(BrokerWording):
     def id_set(self, ids: Iterable[str]) -> str:
         return f"Set({', '.join(ids)})"
 
-    def static_member_replaced(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def static_member_replaced(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         state = event.attributes.get("state", "Stable")
         message = (
             f"Static member with groupInstanceId={event.group_instance_id} and unknown member id joins group "
@@ -322,26 +318,26 @@ class ClassicBroker(BrokerWording):
 
     no_rebalance_message = "Static member which joins during Stable stage and doesn't affect selectProtocol will not trigger rebalance."
 
-    def group_empty(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_empty(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Group {event.group_id} with generation {event.generation_id} is now empty {self.offsets(event)}"
         )
         return [self.line(event, message)]
 
-    def group_dead(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_dead(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Group {event.group_id} transitioned to Dead in generation {event.generation_id}"
         return [self.metadata_manager_line(event, message)]
 
-    def group_loaded(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_loaded(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Loading group metadata for {event.group_id} with generation {event.generation_id}"
         return [self.line(event, message)]
 
-    def group_unloaded(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_unloaded(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Unloading group metadata for {event.group_id} with generation {event.generation_id}"
         return [self.line(event, message)]
 
     # -- what the text carries ----------------------------------------------------------------------
-    def carried(self, w: KafkaLogWriter, event: Event) -> tuple[str, dict[str, Any]]:
+    def carried(self, w: GroupLogMemory, event: Event) -> tuple[str, dict[str, Any]]:
         kind, values = super().carried(w, event)
         if "reason" in values and event.event_type == E.REBALANCE_PREPARED.value:
             values["reason"] = self.reason(event)
@@ -379,7 +375,7 @@ class ClassicBroker2(ClassicBroker):
     def reason_leave(self, p: dict[str, str]) -> str:
         return f"removing member {p['member']} on LeaveGroup"
 
-    def join_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         if event.member_id in w.members or not event.group_instance_id:
             return []
         message = (
@@ -388,7 +384,7 @@ class ClassicBroker2(ClassicBroker):
         )
         return [self.line(event, message)]
 
-    def assignment_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def assignment_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         static = event.attributes.get("static_member_count", "0")
         message = (
             f"Assignment received from leader for group {event.group_id} for generation {event.generation_id}. "
@@ -396,13 +392,13 @@ class ClassicBroker2(ClassicBroker):
         )
         return [self.line(event, message)]
 
-    def left_message(self, w: KafkaLogWriter, event: Event, known: MemberRecord) -> str:
+    def left_message(self, w: GroupLogMemory, event: Event, known: MemberRecord) -> str:
         return (
             f"Member[group.instance.id {scala_option(known.instance_id)}, member.id {event.member_id}] in group "
             f"{event.group_id} has left, removing it from the group"
         )
 
-    def static_member_replaced(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def static_member_replaced(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Static member {event.group_instance_id} of group {event.group_id} with unknown member id rejoins, "
             f"assigning new member id {event.member_id}, while old member id "
@@ -437,45 +433,45 @@ class ClassicBroker010(ClassicBroker):
     def holds(self, event: Event) -> bool:
         return False
 
-    def join_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []
 
-    def leader_elected(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def leader_elected(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # maybeElectNewJoinedLeader came with KIP-345 (2.3)
 
-    def static_member_replaced(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def static_member_replaced(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # static membership (KIP-345) came with 2.3
 
-    def member_removed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def member_removed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # "Member … has failed" is TRACE; leaves are not logged
 
-    def rebalance_prepared(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def rebalance_prepared(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Preparing to restabilize group {event.group_id} with old generation "
             f"{w.printed_generation(event.generation_id)}"
         )
         return [self.line(event, message)]
 
-    def join_completed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_completed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Stabilized group {event.group_id} generation {w.printed_generation(event.generation_id)}"
         return [self.line(event, message)]
 
-    def assignment_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def assignment_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Assignment received from leader for group {event.group_id} for generation "
             f"{w.printed_generation(event.generation_id)}"
         )
         return [self.line(event, message)]
 
-    def group_empty(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_empty(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         # no initNextGeneration for an emptied group: it dies with the generation it had
         generation = w.printed_generation((event.generation_id or 1) - 1)
         return [self.line(event, f"Group {event.group_id} generation {generation} is dead and removed")]
 
-    def group_dead(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_dead(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # offset expiry deleted groups silently in 0.10.0
 
-    def carried(self, w: KafkaLogWriter, event: Event) -> tuple[str, dict[str, Any]]:
+    def carried(self, w: GroupLogMemory, event: Event) -> tuple[str, dict[str, Any]]:
         base = w.generation_base  # (called as the event is written)
         if event.event_type == E.GROUP_EMPTY.value:
             return E.GROUP_DEAD.value, {"generation_id": (event.generation_id or 1) - 1 - base}
@@ -523,7 +519,7 @@ class ClassicBroker4(ClassicBroker):
     def id_set(self, ids: Iterable[str]) -> str:
         return f"[{', '.join(ids)}]"
 
-    def leader_elected(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def leader_elected(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         """ClassicGroup.maybeElectNewJoinedLeader: the new leader printed as its ClassicGroupMember."""
         previous = event.attributes.get("previous_leader_id", "")
         instance = _member_record(w, event, previous).instance_id or "None"
@@ -541,7 +537,7 @@ class ClassicBroker4(ClassicBroker):
         )
         return [self.line(event, message, logger=JAVA_CLASSIC_GROUP)]
 
-    def join_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         member_id = event.member_id or ""
         state = event.attributes.get("state", "Stable")
         if member_id in w.pending and event.attributes.get("pending") != "true":
@@ -564,21 +560,21 @@ class ClassicBroker4(ClassicBroker):
             )
         return [self.line(event, message)]
 
-    def rebalance_prepared(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def rebalance_prepared(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Preparing to rebalance group {event.group_id} in state PreparingRebalance with old generation "
             f"{event.generation_id} (reason: {self.reason(event)})."
         )
         return [self.line(event, message)]
 
-    def join_completed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_completed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Stabilized group {event.group_id} generation {event.generation_id} with {_member_count(event)} members."
         return [self.line(event, message)]
 
     def failed_message(self, event: Event) -> str:
         return f"Member {event.member_id} in group {event.group_id} has failed, removing it from the group."
 
-    def left_message(self, w: KafkaLogWriter, event: Event, known: MemberRecord) -> str:
+    def left_message(self, w: GroupLogMemory, event: Event, known: MemberRecord) -> str:
         reason = w.leave_reasons.get(event.member_id or "", "not provided")
         return (
             f"[Group {event.group_id}] Member {event.member_id} has left group through explicit `LeaveGroup` "
@@ -590,19 +586,19 @@ class ClassicBroker4(ClassicBroker):
         "a rebalance."
     )
 
-    def group_empty(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_empty(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return [
             self.line(event, f"Group {event.group_id} with generation {event.generation_id} is now empty.")
         ]
 
-    def group_dead(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_dead(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []
 
-    def group_loaded(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_loaded(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         count = event.member_count if event.member_count is not None else len(event.members or ())
         return [self.line(event, f"Loaded classic group {event.group_id} with {count} members.")]
 
-    def group_unloaded(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_unloaded(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"[GroupId={event.group_id}] Unloading group metadata for generation {event.generation_id}."
         return [self.line(event, message)]
 
@@ -629,17 +625,17 @@ class ConsumerGroupBroker(BrokerWording):
         text = f"[{format_log_ts(event.ts)}] INFO {prefix}{message} ({JAVA_METADATA_MANAGER})"
         return LogLine(event.ts, BROKER, text, (event.event_id,))
 
-    def topic_id(self, w: KafkaLogWriter, topic: str) -> str:
+    def topic_id(self, w: GroupLogMemory, topic: str) -> str:
         return w.topic_ids.get(topic, topic)
 
-    def id_partitions(self, w: KafkaLogWriter, partitions: Iterable[TopicPartition] | None) -> str:
+    def id_partitions(self, w: GroupLogMemory, partitions: Iterable[TopicPartition] | None) -> str:
         return (
             "["
             + ", ".join(f"{self.topic_id(w, tp.topic)}-{tp.partition}" for tp in sorted(partitions or ()))
             + "]"
         )
 
-    def join_received(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_received(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         if event.group_instance_id:
             message = (
                 f"Static member {event.member_id} with instance id {event.group_instance_id} joins the consumer "
@@ -649,7 +645,7 @@ class ConsumerGroupBroker(BrokerWording):
             message = f"Member {event.member_id} joins the consumer group using the consumer protocol."
         return [self.line(event, message)]
 
-    def static_member_replaced(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def static_member_replaced(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Static member with instance id {event.group_instance_id} re-joins the consumer group using the "
             f"consumer protocol. Created a new member {event.member_id} to replace the existing member "
@@ -657,7 +653,7 @@ class ConsumerGroupBroker(BrokerWording):
         )
         return [self.line(event, message)]
 
-    def member_removed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def member_removed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         member_id = event.member_id
         if event.reason == RemovalReason.LEAVE_GROUP.value:
             if event.member_epoch == -2 and event.group_instance_id:
@@ -682,10 +678,10 @@ class ConsumerGroupBroker(BrokerWording):
             return []
         return [self.line(event, message)]
 
-    def group_epoch_bumped(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def group_epoch_bumped(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return [self.line(event, f"Bumped group epoch to {event.group_epoch}.")]
 
-    def target_map(self, w: KafkaLogWriter, event: Event) -> str:
+    def target_map(self, w: GroupLogMemory, event: Event) -> str:
         members = []
         for member_id, partitions in sorted((event.assignment or {}).items()):
             by_topic: dict[str, list[int]] = {}
@@ -695,14 +691,14 @@ class ConsumerGroupBroker(BrokerWording):
             members.append(f"{member_id}=MemberAssignment(partitions={{{topics}}})")
         return "{" + ", ".join(members) + "}"
 
-    def target_assignment_computed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def target_assignment_computed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Computed a new target assignment for epoch {event.assignment_epoch} with '{event.protocol_name}' "
             f"assignor in {_compute_ms(event)}ms: {self.target_map(w, event)}."
         )
         return [self.line(event, message)]
 
-    def member_epoch_updated(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def member_epoch_updated(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         attributes = event.attributes
         revoked = parse_partitions(attributes["revoked"].split(",")) if attributes.get("revoked") else ()
         message = (
@@ -713,7 +709,7 @@ class ConsumerGroupBroker(BrokerWording):
         )
         return [self.line(event, message)]
 
-    def topic_metadata_changed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def topic_metadata_changed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         topics = [
             (key.removeprefix("topic."), value)
             for key, value in sorted(event.attributes.items())
@@ -738,14 +734,14 @@ class ConsumerGroupBroker4(ConsumerGroupBroker):
         E.TARGET_ASSIGNMENT_COMPUTED: ("assignment_epoch", "protocol_name"),
     }
 
-    def target_assignment_computed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def target_assignment_computed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = (
             f"Computed a new target assignment for epoch {event.assignment_epoch} with '{event.protocol_name}' "
             f"assignor in {_compute_ms(event)}ms."
         )
         return [self.line(event, message)]
 
-    def member_epoch_updated(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def member_epoch_updated(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []
 
 
@@ -754,7 +750,7 @@ def _member_count(event: Event) -> int:
     return event.member_count if event.member_count is not None else len(event.members or ())
 
 
-def _synced_count(w: KafkaLogWriter, event: Event) -> int:
+def _synced_count(w: GroupLogMemory, event: Event) -> int:
     """The group's size at the leader's SyncGroup: the event's, else its assignment's, else its join phase's."""
     if event.member_count is not None:
         return event.member_count
@@ -763,7 +759,7 @@ def _synced_count(w: KafkaLogWriter, event: Event) -> int:
     return w.joined.get(event.generation_id, (0, None))[0]
 
 
-def _leader(w: KafkaLogWriter, event: Event) -> str | None:
+def _leader(w: GroupLogMemory, event: Event) -> str | None:
     return event.leader_id or w.joined.get(event.generation_id, (0, None))[1]
 
 
@@ -771,7 +767,7 @@ def _compute_ms(event: Event) -> int:
     return len(event.assignment or {}) // 50  # the assignor's run time, as printed
 
 
-def _member_record(w: KafkaLogWriter, event: Event, member_id: str) -> MemberRecord:
+def _member_record(w: GroupLogMemory, event: Event, member_id: str) -> MemberRecord:
     return w.members.get(member_id) or MemberRecord(
         event.client_id,
         event.group_instance_id,

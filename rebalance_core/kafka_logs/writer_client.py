@@ -17,7 +17,7 @@ from rebalance_core.kafka_logs.writer_lines import CLIENT, LogLine, coordinator_
 from schemas.events import EventType
 
 if TYPE_CHECKING:
-    from rebalance_core.kafka_logs.writer import KafkaLogWriter
+    from rebalance_core.kafka_logs.writer_memory import GroupLogMemory
 
 E = EventType
 _CLIENTS = "org.apache.kafka.clients.consumer.internals."
@@ -50,7 +50,7 @@ def tp_list(partitions: Iterable[TopicPartition] | None) -> str:
 class ClientWording:
     fields: dict[EventType, tuple[str, ...]] = {}
 
-    def render(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def render(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         method: Callable | None = getattr(self, event.event_type, None)
         return method(w, event) if method is not None else []
 
@@ -62,14 +62,14 @@ class ClientWording:
         text = f"[{format_log_ts(event.ts)}] {level} {prefix}{message} ({logger})"
         return LogLine(event.ts, CLIENT, text, (event.event_id,) if renders else ())
 
-    def carried(self, w: KafkaLogWriter, event: Event) -> tuple[str, dict[str, Any]]:
+    def carried(self, w: GroupLogMemory, event: Event) -> tuple[str, dict[str, Any]]:
         names = self.fields.get(EventType(event.event_type), ())
         values = {name: getattr(event, name) for name in names}
         if "reason" in values:
             values["reason"] = self.logged_reason(w, event)
         return event.event_type, values
 
-    def logged_reason(self, w: KafkaLogWriter, event: Event) -> str | None:
+    def logged_reason(self, w: GroupLogMemory, event: Event) -> str | None:
         return event.reason
 
     # the rebalance callbacks' partition lists
@@ -118,7 +118,7 @@ class ClassicClient(ClientWording):
         )
 
     # -- reasons (AbstractCoordinator.requestRejoin logs the full reason) ----------------------------
-    def logged_reason(self, w: KafkaLogWriter, event: Event) -> str | None:
+    def logged_reason(self, w: GroupLogMemory, event: Event) -> str | None:
         reason = event.reason or ""
         if event.event_type == E.LEAVE_SENT.value:
             return f"{_POLL_TIMEOUT}." if reason == _POLL_TIMEOUT else reason
@@ -139,7 +139,7 @@ class ClassicClient(ClientWording):
         return reason
 
     # -- event types -------------------------------------------------------------------------------
-    def client_config(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def client_config(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         """AbstractConfig.logAll at the consumer's construction: `ConsumerConfig values: ` then one
         `\tkey = value` line per setting, keys sorted, under the config class's own logger (no
         `[Consumer …]` prefix); the settings a group's membership runs with (3.7+ adds group.protocol)."""
@@ -166,18 +166,18 @@ class ClassicClient(ClientWording):
         )
         return [LogLine(event.ts, CLIENT, text, (event.event_id,))]
 
-    def join_requested(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_requested(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Request joining group due to: {self.logged_reason(w, event)}"
         return [self.line(event, message, self.coordinator_logger)]
 
-    def join_sent(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_sent(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return [self.line(event, "(Re-)joining group", self.coordinator_logger)]
 
-    def join_response(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_response(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Successfully joined group with generation {self.generation(event, event.protocol_name)}"
         return [self.line(event, message, self.coordinator_logger)]
 
-    def assignment_computed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def assignment_computed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         body = ", ".join(
             f"{member}=Assignment(partitions={tp_list(partitions)})"
             for member, partitions in (event.assignment or {}).items()
@@ -185,7 +185,7 @@ class ClassicClient(ClientWording):
         message = f"Finished assignment for group at generation {event.generation_id}: {{{body}}}"
         return [self.line(event, message, CONSUMER_COORDINATOR)]
 
-    def sync_response(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def sync_response(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         client = w.client_state(event)
         assigned: Partitions = event.partitions or ()
         synced = f"Successfully synced group in generation {self.generation(event, client.protocol)}"
@@ -204,11 +204,11 @@ class ClassicClient(ClientWording):
         lines.append(self.line(event, notify, CONSUMER_COORDINATOR, renders=False))
         return lines
 
-    def partitions_revoked(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_revoked(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Revoke previously assigned partitions {self.callback_partitions(event.partitions)}"
         return [self.line(event, message, self.callback_logger)]
 
-    def partitions_assigned(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_assigned(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Adding newly assigned partitions: {self.callback_partitions(event.partitions)}"
         return [self.line(event, message, self.callback_logger)]
 
@@ -217,21 +217,21 @@ class ClassicClient(ClientWording):
         "indicating that consumer is in old state or no longer part of the group"
     )
 
-    def partitions_lost(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_lost(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Lost previously assigned partitions {self.callback_partitions(event.partitions)}"
         return [
             self.line(event, self.lost_context, CONSUMER_COORDINATOR, renders=False),
             self.line(event, message, self.callback_logger),
         ]
 
-    def poll_timeout_expired(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def poll_timeout_expired(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"{_POLL_TIMEOUT}. {_POLL_TIMEOUT_ADVICE}"
         lines = [self.line(event, message, self.coordinator_logger, level="WARN")]
         if event.group_instance_id:  # a static member sends no LeaveGroup (no leave_sent) but resets too
             lines.extend(self.reset_on_leave(event))
         return lines
 
-    def leave_sent(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def leave_sent(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         node = coordinator_node(_coordinator_id(w, event))
         message = (
             f"Member {event.member_id} sending LeaveGroup request to coordinator {node} due to "
@@ -247,13 +247,13 @@ class ClassicClient(ClientWording):
             for message in ("Resetting generation and member id", "Request joining group")
         ]
 
-    def coordinator_discovered(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def coordinator_discovered(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         node = coordinator_node(_coordinator_id(w, event))
         return [self.line(event, f"Discovered group coordinator {node}", self.coordinator_logger)]
 
     unavailable_separator = ". "  # "… due to cause: C. isDisconnected: …" (3.3+)
 
-    def coordinator_unavailable(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def coordinator_unavailable(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         node = coordinator_node(_coordinator_id(w, event))
         cause = event.attributes.get("cause", "coordinator unavailable")
         message = (
@@ -287,7 +287,7 @@ class ClassicClient2(ClassicClient):
     )
     unavailable_separator = "."  # "… due to cause: C.isDisconnected: …" (2.7-3.2)
 
-    def logged_reason(self, w: KafkaLogWriter, event: Event) -> str | None:
+    def logged_reason(self, w: GroupLogMemory, event: Event) -> str | None:
         reason = event.reason or ""
         if event.event_type == E.LEAVE_SENT.value:
             return f"{_POLL_TIMEOUT}. {_POLL_TIMEOUT_ADVICE}" if reason == _POLL_TIMEOUT else reason
@@ -304,7 +304,7 @@ class ClassicClient2(ClassicClient):
             )
         return None  # not logged at INFO
 
-    def join_requested(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_requested(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         reason = self.logged_reason(w, event)
         if reason is None:
             return []
@@ -314,14 +314,14 @@ class ClassicClient2(ClassicClient):
             message = f"Requesting to re-join the group and trigger rebalance since the {reason}"
         return [self.line(event, message, CONSUMER_COORDINATOR)]
 
-    def heartbeat_rebalancing(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def heartbeat_rebalancing(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return [
             self.line(
                 event, "Attempt to heartbeat failed since group is rebalancing", self.coordinator_logger
             )
         ]
 
-    def poll_timeout_expired(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def poll_timeout_expired(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []
 
     def reset_on_leave(self, event: Event) -> list[LogLine]:
@@ -353,7 +353,7 @@ class ConsumerClient(ClientWording):
     }
     transition_level = "TRACE"
 
-    def member_state_changed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def member_state_changed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         attributes = event.attributes
         message = (
             f"Member {event.member_id} with epoch {event.member_epoch} transitioned from "
@@ -361,7 +361,7 @@ class ConsumerClient(ClientWording):
         )
         return [self.line(event, message, MEMBERSHIP_MANAGER, level=self.transition_level)]
 
-    def sync_response(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def sync_response(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         """The reconciliation's start: the member's new target assignment and what it owns (3.9's argument
         order; 3.8's MembershipManagerImpl swapped the member id and the local epoch)."""
         attributes = event.attributes or {}
@@ -380,7 +380,7 @@ class ConsumerClient(ClientWording):
         )
         return [self.line(event, block, MEMBERSHIP_MANAGER)]
 
-    def partitions_revoked(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_revoked(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         revoking = f"Revoking previously assigned partitions {tp_list(event.partitions)}"
         message = f"Revoke previously assigned partitions {self.callback_partitions(event.partitions)}"
         return [
@@ -388,15 +388,15 @@ class ConsumerClient(ClientWording):
             self.line(event, message, LISTENER_INVOKER),
         ]
 
-    def partitions_assigned(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_assigned(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Adding newly assigned partitions: {self.callback_partitions(event.partitions)}"
         return [self.line(event, message, LISTENER_INVOKER)]
 
-    def partitions_lost(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_lost(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Lost previously assigned partitions {self.callback_partitions(event.partitions)}"
         return [self.line(event, message, LISTENER_INVOKER)]
 
-    def poll_timeout_expired(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def poll_timeout_expired(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Consumer poll timeout has expired. {_POLL_TIMEOUT_ADVICE}"
         return [self.line(event, message, HEARTBEAT_MANAGER, level="WARN")]
 
@@ -411,7 +411,7 @@ class ConsumerClient4(ConsumerClient):
 
 
 # ---------------------------------------------------------------------------------------- helpers
-def _coordinator_id(w: KafkaLogWriter, event: Event) -> int:
+def _coordinator_id(w: GroupLogMemory, event: Event) -> int:
     coordinator = event.attributes.get("coordinator_id")
     return int(coordinator) if coordinator and coordinator.isdigit() else w.coordinator
 

@@ -39,7 +39,7 @@ from rebalance_core.kafka_logs.writer_lines import CLIENT, LogLine, format_log_t
 from schemas.events import EventType
 
 if TYPE_CHECKING:
-    from rebalance_core.kafka_logs.writer import KafkaLogWriter
+    from rebalance_core.kafka_logs.writer_memory import GroupLogMemory
 
 E = EventType
 _DISTRIBUTED = "org.apache.kafka.connect.runtime.distributed."
@@ -151,13 +151,13 @@ class Worker(ClassicClient):
         text = f"[{format_log_ts(ts)}] {level} {prefix}{message} ({logger}:{number})"
         return LogLine(ts, CLIENT, text, ids)
 
-    def logged_reason(self, w: KafkaLogWriter, event: Event) -> str | None:
+    def logged_reason(self, w: GroupLogMemory, event: Event) -> str | None:
         if event.event_type == E.LEAVE_SENT.value:  # AbstractCoordinator's LeaveGroup reason, as a consumer's
             return self.consumer_wording.logged_reason(self, w, event)
         return event.reason
 
     # -- driving: the "Joined group" line waits for its instant (see the module docstring) -------------
-    def render(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def render(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         client = event.client_id or event.source or ""
         out: list[LogLine] = []
         for other in [c for c, p in self.pending.items() if c != client and not p.waiting]:
@@ -226,7 +226,7 @@ class Worker(ClassicClient):
         )
 
     # -- event types -------------------------------------------------------------------------------
-    def client_config(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def client_config(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         """ConnectDistributed builds the worker's DistributedConfig at start, whose constructor logs it
         whole (AbstractConfig.logAll): `DistributedConfig values: ` then one `\tkey = value` line per
         setting, keys sorted, under the config logger, with no connector context and no `[Worker …]`
@@ -249,12 +249,12 @@ class Worker(ClassicClient):
         )
         return [LogLine(event.ts, CLIENT, text, (event.event_id,))]
 
-    def join_requested(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def join_requested(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         if event.reason != REBALANCE_STARTED:  # WorkerCoordinator.requestRejoin: DEBUG
             return []
         return [self.line(event, "Rebalance started", WORKER_COORDINATOR)]
 
-    def sync_response(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def sync_response(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         client = w.client_state(event)
         synced = f"Successfully synced group in generation {self.generation(event, client.protocol)}"
         a = event.attributes
@@ -262,19 +262,19 @@ class Worker(ClassicClient):
         self.pending[event.client_id or event.source or ""] = _PendingJoin(event, event.ts, revoking)
         return [self.line(event, synced, self.coordinator_logger)]
 
-    def assignment_computed(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def assignment_computed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # IncrementalCooperativeAssignor / EagerAssignor log the assignment at DEBUG
 
-    def partitions_revoked(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_revoked(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # only in the "Joined group" line (render)
 
-    def partitions_assigned(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_assigned(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []
 
-    def partitions_lost(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def partitions_lost(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # a worker has no lost-partitions callback
 
-    def heartbeat_rebalancing(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def heartbeat_rebalancing(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # 3.0+: requestRejoin("group is already rebalancing"), WorkerCoordinator's: DEBUG
 
     def reset_on_leave(self, event: Event) -> list[LogLine]:
@@ -295,11 +295,11 @@ class Worker2(Worker):
     fields = {**Worker.fields, E.HEARTBEAT_REBALANCING: ("member_id",)}
     unavailable_separator = "."
 
-    def heartbeat_rebalancing(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def heartbeat_rebalancing(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = "Attempt to heartbeat failed since group is rebalancing"
         return [self.line(event, message, self.coordinator_logger)]
 
-    def poll_timeout_expired(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
+    def poll_timeout_expired(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         return []  # 2.8: only the LeaveGroup's reason says it
 
     def reset_on_leave(self, event: Event) -> list[LogLine]:

@@ -1,7 +1,7 @@
 """The pieces every log writer shares (`writer` and its wordings `writer_broker`, `writer_client`,
 `writer_connect` import them; none imports the writer): the two streams a line goes to, the `LogLine`
-itself, log4j's timestamp, the hosts and node names Kafka prints, the broker's record of a classic member
-(`MemberMetadata`), and which removal an event is.
+itself, log4j's timestamp, the hosts and node names Kafka prints, and which
+removal an event is.
 
 `partition_for` is `GroupMetadataManager.partitionFor` (the group's __consumer_offsets partition, hence
 its coordinator); `coordinator_node` is the coordinator's `Node.toString` as `AbstractCoordinator` logs it.
@@ -65,17 +65,6 @@ def client_host(client_id: str | None) -> str:
 def coordinator_node(broker: int) -> str:
     """Node.toString of the coordinator as a client knows it."""
     return f"kafka-{broker}:9092 (id: {COORDINATOR_NODE_ID_BASE - broker} rack: null)"
-
-
-@dataclass
-class MemberRecord:
-    """What the broker knows about a classic member from its JoinGroup (MemberMetadata)."""
-
-    client_id: str | None
-    instance_id: str | None
-    session_timeout_ms: str
-    rebalance_timeout_ms: str
-    protocol: str | None
 
 
 def is_timeout_removal(event: Event) -> bool:
