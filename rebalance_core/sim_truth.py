@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import Event, TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
 from schemas.events import EventType

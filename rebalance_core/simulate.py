@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from rebalance_core.assignors import SERVER_ASSIGNORS, AssignmentError, RebalanceProtocol, get_assignor
-from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, DEFAULT_MAX_DELAY_MS
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
+from rebalance_core.classic.connect import DEFAULT_MAX_DELAY_MS
 from rebalance_core.classic.member_order import IMPLEMENTATIONS, SCALA_2_13
 from rebalance_core.classic.simulator import ClassicSimulation
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group

@@ -3,12 +3,14 @@
 (`supportedProtocols`: only CooperativeStickyAssignor supports COOPERATIVE), Kafka Streams'
 `StreamsPartitionAssignor` ("stream", cooperative) and Kafka Connect's protocols
 (`ConnectProtocolCompatibility`: EAGER's protocol is named "default"; COMPATIBLE and SESSIONED run the
-IncrementalCooperativeAssignor, KIP-415). One definition for the replayer, the log extractors, the
-simulator and the what-if.
+IncrementalCooperativeAssignor, KIP-415), and the protocol type Connect's workers join with. One
+definition for the replayer, the log extractors, the simulator and the what-if.
 """
 
 from __future__ import annotations
 
+# the JoinGroup protocol type of Connect's workers (WorkerCoordinator.protocolType)
+CONNECT_PROTOCOL_TYPE = "connect"
 # Connect protocol name -> subprotocol version (ConnectProtocolCompatibility); the eager `default`
 # (EagerAssignor) is not modelled
 CONNECT_PROTOCOLS: dict[str, int] = {"compatible": 1, "sessioned": 2}

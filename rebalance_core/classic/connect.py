@@ -55,10 +55,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import TopicPartition
 from rebalance_core.java_hash import java_string_order, table_size_of_copy
-
-CONNECT_PROTOCOL_TYPE = "connect"
 
 DEFAULT_MAX_DELAY_MS = 300_000  # DistributedConfig.SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT
 KIP415_NOT_APPLICABLE = (

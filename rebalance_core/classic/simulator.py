@@ -35,7 +35,8 @@ from typing import Any
 
 from rebalance_core import timeline as tl
 from rebalance_core.assignors import RebalanceProtocol, get_assignor
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE, WorkerAssignment
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE
+from rebalance_core.classic.connect import WorkerAssignment
 from rebalance_core.classic.member_order import MemberMapOrder
 from rebalance_core.classic.sim_coordinator import CoordinatorSide
 from rebalance_core.classic.sim_join import CoordinatorJoin

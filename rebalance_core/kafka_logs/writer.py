@@ -48,7 +48,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs import writer_broker, writer_client, writer_connect
 from rebalance_core.kafka_logs.writer_lines import (

@@ -23,8 +23,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
 from rebalance_core.consumer import is_consumer_protocol_event
 from rebalance_core.events import Event, format_ts
 from rebalance_core.latency import LatencyFit

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_core.assignors import CLIENT_ASSIGNORS, AssignmentError, get_assignor
-from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.events import Event
 from rebalance_core.latency import kip848_one_way_ms

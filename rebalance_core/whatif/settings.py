@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_core.assignors import CLIENT_ASSIGNORS
-from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS, rebalance_protocol_of
-from rebalance_core.classic.connect import CONNECT_PROTOCOL_TYPE
+from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, rebalance_protocol_of
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs.patterns import PATTERNS
 from rebalance_core.latency import LatencyModel
