@@ -11,6 +11,7 @@ import datetime as dt
 from dataclasses import asdict, fields
 from typing import Any
 
+from rebalance_core.checkpoint_rows import row_from_json, row_to_json
 from rebalance_core.events import TopicPartition
 from rebalance_core.measure_records import DayTotals, EpisodeRecord, Holder, Stop
 
@@ -43,7 +44,7 @@ class TimelineCheckpoint:
             "owners_known": self._owners_known,
             "episode": episode,
             "days": {d.isoformat(): asdict(t) for d, t in sorted(self._days.items())},
-            "out": {name: [_row_to_json(r) for r in rows] for name, rows in self._out.items()},
+            "out": {name: [row_to_json(r) for r in rows] for name, rows in self._out.items()},
         }
 
     def _restore(self, state: dict) -> None:
@@ -73,18 +74,4 @@ class TimelineCheckpoint:
             dt.date.fromisoformat(d): DayTotals(**{k: v for k, v in t.items() if k in names})
             for d, t in state["days"].items()
         }
-        self._out = {name: [_row_from_json(r) for r in rows] for name, rows in state["out"].items()}
-
-
-def _row_to_json(row: dict) -> dict:
-    out = dict(row)
-    if isinstance(out.get("event_date"), dt.date):
-        out["event_date"] = out["event_date"].isoformat()
-    return out
-
-
-def _row_from_json(row: dict) -> dict:
-    out = dict(row)
-    if isinstance(out.get("event_date"), str):
-        out["event_date"] = dt.date.fromisoformat(out["event_date"])
-    return out
+        self._out = {name: [row_from_json(r) for r in rows] for name, rows in state["out"].items()}

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rebalance_core.checkpoint_rows import row_from_json, row_to_json
 from rebalance_core.events import TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
 from rebalance_core.replay_common import unlogged_generation_row
@@ -683,17 +684,6 @@ def _by_member(owners: Mapping[TopicPartition, str]) -> dict[str, tuple[TopicPar
     for tp, member in owners.items():
         out.setdefault(member, []).append(tp)
     return {m: tuple(sorted(tps)) for m, tps in out.items()}
-
-
-def row_to_json(row: dict) -> dict:
-    """A row with its event_date as ISO text (snapshots are JSON)."""
-    date = row.get("event_date")
-    return {**row, "event_date": date.isoformat() if isinstance(date, dt.date) else date}
-
-
-def row_from_json(row: dict) -> dict:
-    date = row.get("event_date")
-    return {**row, "event_date": dt.date.fromisoformat(date) if isinstance(date, str) else date}
 
 
 def _tps_to_json(tps) -> list[list]:

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from rebalance_core.consumer.epochs import row_from_json, row_to_json
+from rebalance_core.checkpoint_rows import row_from_json, row_to_json
 from rebalance_core.consumer.replay_state import MemberView
 from rebalance_core.events import TopicPartition
 from rebalance_core.replay_common import check_checkpoint, checkpoint_header
