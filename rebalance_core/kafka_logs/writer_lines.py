@@ -1,7 +1,6 @@
 """The pieces every log writer shares (`writer` and its wordings `writer_broker`, `writer_client`,
 `writer_connect` import them; none imports the writer): the two streams a line goes to, the `LogLine`
-itself, log4j's timestamp, the hosts and node names Kafka prints, and which
-removal an event is.
+itself, log4j's timestamp, the hosts and node names Kafka prints, and which removal an event is.
 
 `partition_for` is `GroupMetadataManager.partitionFor` (the group's __consumer_offsets partition, hence
 its coordinator); `coordinator_node` is the coordinator's `Node.toString` as `AbstractCoordinator` logs it.
