@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
         "session_timeout_ms": None,
         "consumer_heartbeat_interval_ms": None,
         "max_poll_interval_ms": None,
+        "clock_skew_ms": 100,
         "offsets_topic_partitions": None,
     },
     # rebalance_core.incidents.IncidentSettings (the same defaults; a test keeps them equal)
@@ -84,6 +85,7 @@ class ReplayOptions:
     # replay flags what depends on them instead of assuming Kafka's defaults
     consumer_heartbeat_interval_ms: int | None = None  # broker group.consumer.heartbeat.interval.ms
     max_poll_interval_ms: int | None = None  # the consumers' max.poll.interval.ms
+    clock_skew_ms: int = 100  # how far two hosts' clocks may disagree (ReplaySettings.clock_skew_ms)
     offsets_topic_partitions: int | None = None  # offsets.topic.num.partitions; None: inferred
 
 
@@ -208,6 +210,7 @@ def _build(doc: dict[str, Any], source: str, given: dict[str, str] | None = None
             max_poll_interval_ms=_optional_int(
                 replay["max_poll_interval_ms"], "replay.max_poll_interval_ms", where
             ),
+            clock_skew_ms=_int(replay["clock_skew_ms"], "replay.clock_skew_ms", where, least=0),
             offsets_topic_partitions=_optional_int(
                 replay["offsets_topic_partitions"], "replay.offsets_topic_partitions", where
             ),

@@ -482,6 +482,7 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
         session_timeout_ms=config.replay.session_timeout_ms,
         consumer_heartbeat_interval_ms=config.replay.consumer_heartbeat_interval_ms,
         max_poll_interval_ms=config.replay.max_poll_interval_ms,
+        clock_skew_ms=config.replay.clock_skew_ms,
         incidents=config.incidents,
         run_end_ms=_day_end_ms(date_to),
     )

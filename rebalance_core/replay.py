@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rebalance_core.classic.replayer import GroupReplayer
+from rebalance_core.clock_alignment import align_member_clocks
 from rebalance_core.consumer import ConsumerGroupReplayer, is_consumer_protocol_event
 from rebalance_core.events import Event
 from rebalance_core.replay_common import ReplaySettings, add_rows, empty_tables
@@ -88,7 +89,9 @@ def new_replayer(
     return cls(cluster, group_id, settings, state=state)
 
 
-def events_by_group(events: Iterable[Event]) -> dict[tuple[str, str], list[Event]]:
+def events_by_group(
+    events: Iterable[Event], clock_skew_ms: int = ReplaySettings.clock_skew_ms
+) -> dict[tuple[str, str], list[Event]]:
     """(cluster, group_id) -> the group's events sorted by `event_order_key`, in key order. An offsets
     partition's hand-over (group_id `__consumer_offsets-P`) names no group and is left out: the run's
     coordinator moves read it (coordinator_moves.across_groups)."""
@@ -96,7 +99,11 @@ def events_by_group(events: Iterable[Event]) -> dict[tuple[str, str], list[Event
     for e in events:
         if e.event_type not in BROKER_WIDE_EVENT_TYPES:
             by_group.setdefault((e.cluster, e.group_id), []).append(e)
-    return {key: sorted(by_group[key], key=event_order_key) for key in sorted(by_group)}
+    # a member log whose clock contradicts the protocol's order against the broker's is aligned first
+    return {
+        key: sorted(align_member_clocks(by_group[key], clock_skew_ms), key=event_order_key)
+        for key in sorted(by_group)
+    }
 
 
 def replay(
@@ -107,7 +114,8 @@ def replay(
     """Replay the events of any number of groups: grouped by (cluster, group_id), each sorted by
     `event_order_key`, one replayer each (`new_replayer`; resumed from `states` where given)."""
     out = empty_tables()
-    for key, group_events in events_by_group(events).items():
+    skew = (settings or ReplaySettings()).clock_skew_ms
+    for key, group_events in events_by_group(events, skew).items():
         replayer = new_replayer(key[0], key[1], settings, (states or {}).get(key), group_events)
         replayer.feed(group_events)
         add_rows(out, replayer.finish())

@@ -36,6 +36,9 @@ class ReplaySettings:
     # the Java coordinator's lines (3.6+) are read as java.util.HashMap whatever this says
     coordinator_member_map: str | None = None
     session_timeout_ms: int | None = None  # when the log does not say
+    # the most two hosts' clocks may disagree (NTP drift), for instants of different logs (a broker's and a
+    # client's, two clients'): a difference within it does not order them (`ordered_across_logs`)
+    clock_skew_ms: int = 100
     # KIP-848 groups, when the log does not say: the broker's group.consumer.heartbeat.interval.ms (or the
     # group's own, 4.0 GroupConfig), and the members' max.poll.interval.ms (their rebalance timeout). None:
     # unknown, and a replay that needs one says its result is inferred rather than assume Kafka's default
@@ -200,3 +203,11 @@ def check_checkpoint(state: Mapping[str, Any], version: int, group_protocol: str
             f"not a {what} replay state (version {state.get('state_version')!r}, "
             f"group_protocol {state.get('group_protocol')!r})"
         )
+
+
+def ordered_across_logs(earlier: int, later: int, skew_ms: int) -> bool:
+    """Whether instant `earlier` of one host's log surely precedes instant `later` of another's: by more
+    than the clocks' disagreement allowance (`ReplaySettings.clock_skew_ms`). Within it the clocks do not
+    order them; a rule then uses the protocol's own order (a response follows its request) or says the
+    fact is unknown. Instants of one log need no allowance (compare them directly)."""
+    return earlier + skew_ms < later

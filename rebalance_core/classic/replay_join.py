@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from rebalance_core.classic.replay_state import (
     MemberView,
     alias_of,
+    process_of,
 )
 from rebalance_core.events import Event
 
@@ -96,7 +97,7 @@ class JoinLines:
         )
         if rnd is not None:
             if rnd.join_completed_at is None:
-                rnd.join_completed_at = e.ts
+                rnd.join_completed_at, rnd.join_completed_by = e.ts, process_of(e)
             if sent is not None:
                 rnd.latest_member_join = max(rnd.latest_member_join or sent, sent)
             if e.leader_id:

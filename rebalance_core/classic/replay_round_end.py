@@ -23,6 +23,7 @@ from rebalance_core.classic.replay_state import (
 )
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import utc_date
+from rebalance_core.replay_common import ordered_across_logs
 
 # the broker's group.initial.rebalance.delay.ms default (GroupCoordinatorConfig): an Empty group's first join
 # phase lasts at most max(it, the rebalance timeout) (InitialDelayedJoin); a members'-logs view cannot see it
@@ -288,7 +289,7 @@ class RoundEnds:
                 # not expire first; a static member stays until its session expires
                 continue
             timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
-            if self._unanswered_join_may_be_in(view, rnd, formed, timeout):
+            if self._unanswered_join_may_be_in(view, rnd, formed, timeout, self.settings.clock_skew_ms):
                 views_may_be_in = True
         # every silent joiner's state advances with each generation, whatever the views say
         return self._silent_joiners_may_be_in(rnd, formed) or views_may_be_in
@@ -349,12 +350,13 @@ class RoundEnds:
         may_be_in, unnamed, matched = False, 0, set()
         for process, joins in list(self.unanswered_processes.items()):
             open_joins = []
+            skew = self._skew_from_formation(rnd, process)
             for entry in joins:
                 sent, left, member = entry[:3]
-                if sent >= formed:
+                if sent >= formed + skew:
                     open_joins.append(entry)  # its response, if any, names a later generation
                     continue
-                if left is not None and round_trip is not None and left + round_trip <= formed:
+                if left is not None and round_trip is not None and left + round_trip + skew <= formed:
                     continue  # its LeaveGroup arrived before the phase completed
                 if member is None:
                     unnamed += 1
@@ -362,7 +364,7 @@ class RoundEnds:
                     matched.add(member)
                 else:
                     may_be_in = True  # a member the generation's lines do not name
-                if round_trip is None or sent + round_trip > formed:
+                if round_trip is None or sent + round_trip + skew > formed:
                     open_joins.append(entry)  # it may have missed this phase for the next
             if open_joins:
                 self.unanswered_processes[process] = open_joins
@@ -392,10 +394,11 @@ class RoundEnds:
         the next. A LeaveGroup reaches the coordinator within a round trip of its line and removes the
         member (GroupCoordinator.removeMemberAndUpdateGroup): a generation formed later does not count it."""
         may_be_in, still_open = False, []
+        skew = self.settings.clock_skew_ms  # a silent joiner's log shows nothing of the generation
         infos = {m: self.group.members.get(m) for m in rnd.members or ()}
         named = [(m, i.client_id if i else None, self._instance_of(m)) for m, i in infos.items()]
         for joiner in self.silent_joiners:
-            if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0):
+            if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0) + skew:
                 continue  # its LeaveGroup arrived first
             rtt = joiner.round_trip_ms
             # every member the generation's lines name, and the joiner, must show its own dump: the group's
@@ -406,18 +409,21 @@ class RoundEnds:
             if (
                 longest_phase is not None
                 and rtt is not None
-                and joiner.join_sent_at + 2 * rtt + max(longest_phase, KAFKA_INITIAL_REBALANCE_DELAY_MS)
-                < formed
+                and ordered_across_logs(
+                    joiner.join_sent_at + 2 * rtt + max(longest_phase, KAFKA_INITIAL_REBALANCE_DELAY_MS),
+                    formed,
+                    skew,
+                )
             ):
                 # the join phase its JoinGroup entered ended within the group's rebalance timeout
                 # (DelayedJoin / InitialDelayedJoin): a generation no line shows counted it, and this one,
                 # formed later, removed it (onCompleteJoin: dynamic members not rejoined)
                 continue
-            if joiner.join_sent_at >= formed:
+            if joiner.join_sent_at >= formed + skew:
                 still_open.append(joiner)
                 continue
             may_be_in = True
-            clearly_before = self._unanswered_join_may_be_in(joiner, rnd, formed, timeout=None)
+            clearly_before = self._unanswered_join_may_be_in(joiner, rnd, formed, None, skew)
             if not clearly_before and joiner.unanswered_since is None:
                 joiner.unanswered_since = formed
                 still_open.append(joiner)  # it may be in the next generation instead
@@ -426,14 +432,15 @@ class RoundEnds:
 
     @staticmethod
     def _unanswered_join_may_be_in(
-        joiner: MemberView | SilentJoiner, rnd: Round, formed: int, timeout: int | None
+        joiner: MemberView | SilentJoiner, rnd: Round, formed: int, timeout: int | None, skew: int
     ) -> bool:
-        """`_silent_joiner_may_be_in` for one JoinGroup no line answered (`joiner.join_sent_at`)."""
+        """`_silent_joiner_may_be_in` for one JoinGroup no line answered (`joiner.join_sent_at`). Its log
+        is not the one of the instants it is compared with: within `skew` of them, it may be before."""
         if joiner.unanswered_since is None:
             awaited, rtt = rnd.latest_member_join, joiner.round_trip_ms
-            before_awaited = awaited is not None and joiner.join_sent_at < awaited
+            before_awaited = awaited is not None and joiner.join_sent_at < awaited + skew
             # its JoinGroup's way there and the response's way back, each bounded by a round trip
-            before_completion = rtt is not None and joiner.join_sent_at < formed - 2 * rtt
+            before_completion = rtt is not None and joiner.join_sent_at < formed - 2 * rtt + skew
             if not (before_awaited or before_completion):
                 return False
             joiner.unanswered_since = formed
@@ -467,11 +474,17 @@ class RoundEnds:
         if not rnd.members_listed or rnd.members is None or view.member_id in rnd.members:
             return False
         round_trip = self._longest_join_round_trip()
+        # the round's start is another member's line (or the broker's): a clock-skew allowance apart
         return (
             round_trip is not None
             and rnd.started_at is not None
-            and view.signal_ts + round_trip < rnd.started_at
+            and ordered_across_logs(view.signal_ts + round_trip, rnd.started_at, self.settings.clock_skew_ms)
         )
+
+    def _skew_from_formation(self, rnd: Round, process: str) -> int:
+        """The clock-skew allowance between `process`'s log and the instant generation `rnd` formed
+        (`ReplaySettings.clock_skew_ms`): none when that instant is its own JoinGroup response."""
+        return 0 if rnd.join_completed_by == process else self.settings.clock_skew_ms
 
     def _longest_join_round_trip(self) -> int | None:
         """The longest join round trip the members' logs show (`MemberView.round_trip_ms`), None if none."""

@@ -155,6 +155,9 @@ class Round:
     # member-side logs: the latest JoinGroup of a member whose response named this generation: the
     # join phase still awaited it then (`_silent_joiner_may_be_in`)
     latest_member_join: int | None = None
+    # members' logs only: the process (`process_of`) whose JoinGroup response dates `join_completed_at`:
+    # its own instants compare with it without a clock-skew allowance (`RoundEnds._skew_from_formation`)
+    join_completed_by: str | None = None
     # member-side logs: the last member's LeaveGroup at this instant left the group no member to wait
     # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
     emptied_at: int | None = None

@@ -243,6 +243,8 @@ class MemberSide:
             return
         p.frozen_until, p.failed_at = None, None
         queued, p.frozen_queue = p.frozen_queue, []
+        if duration_ms > self.s.session_timeout_ms and p.member_id is not None and p.state in HEARTBEATING:
+            self._session_timed_out(p)
         polled_out = (
             duration_ms > self.s.max_poll_interval_ms and p.member_id is not None and p.state in HEARTBEATING
         )
@@ -254,6 +256,22 @@ class MemberSide:
             self._heartbeat(p)
         for fn, args, poll_loop in queued:  # each its own step, in order (see run())
             self._member_later(0, p, fn, *args, poll_loop=poll_loop)
+
+    def _session_timed_out(self, p: Process) -> None:
+        """The heartbeat thread wakes from a GC pause longer than session.timeout.ms: no heartbeat response
+        within the session, so it takes the coordinator for unhealthy before anything else
+        (AbstractCoordinator.HeartbeatThread.run: `heartbeat.sessionTimeoutExpired` ->
+        markCoordinatorUnknown("session timed out without receiving a heartbeat response"), INFO "Group
+        coordinator X is unavailable or invalid due to cause: ... Rediscovery will be attempted." from 2.7;
+        checked before the poll timeout), then finds it again (lookupCoordinator ->
+        FindCoordinatorResponseHandler: "Discovered group coordinator X"). The coordinator has not moved."""
+        self._member_event(
+            p,
+            EventType.COORDINATOR_UNAVAILABLE,
+            member_id=None,
+            attributes={"cause": "session timed out without receiving a heartbeat response"},
+        )
+        self._member_event(p, EventType.COORDINATOR_DISCOVERED, member_id=None)
 
     def _slow_poll(self, p: Process, duration_ms: int) -> None:
         """The application spends `duration_ms` between two polls (STALLED_FOR_GOOD: it never polls

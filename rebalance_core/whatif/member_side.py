@@ -33,6 +33,8 @@ from schemas.events import EventType
 _NOTICED_REBALANCE = re.compile(r"already rebalancing|group is rebalancing", re.IGNORECASE)
 # AbstractCoordinator's rejoin after MEMBER_ID_REQUIRED: 2.x "... needs to have a valid member id before
 # actually entering a consumer group", 3.x "need to re-join with the given member-id"
+# AbstractCoordinator.HeartbeatThread's cause when no heartbeat response came within session.timeout.ms
+_SESSION_TIMED_OUT = "session timed out without receiving a heartbeat response"
 _MEMBER_ID_REQUIRED = re.compile(r"valid member id before|re-join with the given member-id", re.IGNORECASE)
 
 
@@ -163,6 +165,27 @@ class MemberEvidence(MembershipBook):
             if e.partitions is not None:  # its own assignment (a static rejoin gets it with no rebalance)
                 inc.owns = bool(e.partitions)
         self.round_signal = self.metadata_signal = None
+
+    def _m_coordinator_unavailable(self, e: Event) -> None:
+        """The line names no member id: it revives the process's incarnation the group dropped when it is
+        the heartbeat thread's wake-up from a pause past the session timeout
+        (AbstractCoordinator.HeartbeatThread: markCoordinatorUnknown("session timed out without receiving
+        a heartbeat response"), its first line after the pause, before the heartbeat that learns of the
+        removal)."""
+        if _SESSION_TIMED_OUT not in (e.attributes or {}).get("cause", ""):
+            return
+        key = client_key(e)
+        # the process's latest incarnation (an earlier one of a restarted process is not this JVM's)
+        inc = max(
+            (i for i in self.current.values() if i.client_key == key),
+            key=lambda i: i.first_seen,
+            default=None,
+        )
+        if inc is None or inc.end_kind in (None, REPLACED) or inc.revived_at is not None:
+            return
+        dropped = [t for t in (inc.end, inc.removed_at, inc.poll_timeout_at) if t is not None]
+        if e.ts > max(dropped):
+            inc.alive_after_end, inc.revived_at = True, e.ts
 
     def _m_partitions_lost(self, e: Event) -> None:
         inc = self._m_any(e)

@@ -4,6 +4,7 @@ lower bound), never a phantom stop-the-world, unavailability or move (issue 12).
 
 from __future__ import annotations
 
+from rebalance_core.replay_common import ReplaySettings
 from tests.core.replay_helpers import ev, lone_consumer_closes_at_5000, rel, run
 
 
@@ -324,10 +325,20 @@ def test_a_connect_worker_whose_join_group_went_unanswered_makes_the_generations
 
 def test_a_connect_worker_joining_after_the_awaited_join_groups_leaves_the_generations_members_known():
     """w3's JoinGroup was sent after every JoinGroup the generation's workers sent: it may have missed
-    that join phase (its response would name the next generation), so the logged workers stay the list."""
-    out = run(_w3_joins_then_falls_silent(1005))
+    that join phase (its response would name the next generation), so the logged workers stay the list.
+    The hosts' clocks are taken to agree (`clock_skew_ms` 0): else see the next test."""
+    out = run(_w3_joins_then_falls_silent(1005), ReplaySettings(clock_skew_ms=0))
     members = {g["generation_id"]: g["members"] for g in out["generations"]}
     assert members == {1: ["w1-a", "w2-a"], 2: ["w1-a", "w2-a"]}
+
+
+def test_a_join_group_within_the_clock_skew_of_the_awaited_ones_leaves_the_members_unknown():
+    """w3's JoinGroup is 4 ms after w2's, in another host's log: within the clocks' disagreement allowance
+    (`ReplaySettings.clock_skew_ms`, 100 ms by default) it may have been sent first and joined the phase,
+    so generation 2's list is not known (null), never a confident [w1, w2]."""
+    out = run(_w3_joins_then_falls_silent(1005))
+    members = {g["generation_id"]: g["members"] for g in out["generations"]}
+    assert members == {1: ["w1-a", "w2-a"], 2: None}
 
 
 def test_a_restarted_workers_old_member_id_with_an_unanswered_join_group_may_still_be_in_the_group():

@@ -54,6 +54,13 @@ def test_the_kip848_thresholds_a_broker_log_does_not_state_are_unknown_unless_th
     assert (replay.consumer_heartbeat_interval_ms, replay.max_poll_interval_ms) == (2_000, 600_000)
 
 
+def test_the_clock_skew_allowance_defaults_to_the_replays_and_the_file_may_set_it_to_zero(tmp_path):
+    assert load_config(None).replay.clock_skew_ms == ReplaySettings().clock_skew_ms
+    conf = tmp_path / "c.yaml"
+    conf.write_text("replay: {clock_skew_ms: 0}\n")
+    assert load_config(conf).replay.clock_skew_ms == 0
+
+
 def test_nightly_example_loads():
     config = load_config(ROOT / "conf" / "nightly.yaml")
     assert (
