@@ -11,7 +11,8 @@ from collections import defaultdict
 
 from rebalance_core.clock_alignment import member_log_offsets
 from rebalance_core.kafka_logs import parse_lines
-from rebalance_core.kafka_logs.writer import BROKER, KafkaLogWriter
+from rebalance_core.kafka_logs.writer import KafkaLogWriter
+from rebalance_core.kafka_logs.writer_lines import BROKER
 from rebalance_core.replay import replay
 from rebalance_core.simulate import SimulationSettings, simulate
 from rebalance_core.timeline import Join, Leave, Timeline
