@@ -70,7 +70,8 @@ and the truth, per measure:
                   truth's rebalance start minus the slack to its join completion; KIP-848: a static member's
                   replacement, for the group epoch in force; a member named before that no line says left or
                   was fenced, for each later epoch) are exactly its truth members (more named candidates
-                  than members do not say which were in it)
+                  than members do not say which were in it; classic coordinator entries alone name no
+                  member rejoining, so also an entry of the generation must count or list its members)
     leader        ... when an entry of that generation names the leader (a leader id, or the leader's own
                   assignment line)
     assignments   ... when, for a flagged generation, an entry of that generation states each truth member's
@@ -880,6 +881,11 @@ class Stated:
     member_instants: set[tuple[str, int]] = field(default_factory=set)
     # per generation, the members with a line of their own carrying it (KIP-848: whether they started)
     own_lines: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    # classic coordinator entries only: per generation, the member count an entry states; the generations an
+    # entry lists in full (a member list or an assignment map)
+    classic_coordinator_only: bool = False
+    counted: dict[int, int] = field(default_factory=dict)
+    listed: set[int] = field(default_factory=set)
 
     def states_instant(self, member: str, ts: int) -> bool:
         client = self.client_of.get(member)
@@ -895,8 +901,17 @@ class Stated:
 
     def states_members(self, generation: int, members: Iterable[str]) -> bool:
         """The lines name exactly the generation's members: more candidates than members (a member that
-        left in the join phase, another that joined) leave which ones made it unstated."""
-        return set(members) == self.named.get(generation, set()) and not self.in_doubt.get(generation)
+        left in the join phase, another that joined) leave which ones made it unstated. A classic
+        coordinator names the members that joined anew, its leader, those it removed, but no line per
+        member rejoining (GroupCoordinator logs "Preparing to rebalance" for the trigger only): without a
+        member count or list for the generation, a member of the previous one no entry names may be in
+        it (hand:cooperative_two_rounds events-broker: generation 1's members are before the events)."""
+        members = set(members)
+        if self.classic_coordinator_only and not (
+            generation in self.listed or self.counted.get(generation) == len(members)
+        ):
+            return False
+        return members == self.named.get(generation, set()) and not self.in_doubt.get(generation)
 
     def states_assignment(self, generation: int, assignment: Mapping[str, Iterable]) -> bool:
         """A line states each member's partitions of the generation as given (member -> partitions): a line
@@ -953,9 +968,10 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
     first_named: dict[str, int] = {}  # KIP-848: member -> the first instant a line names it
     departed: dict[str, int] = {}  # ... -> the first instant a line states it left the group
     own_epochs: dict[str, list[tuple[int, int]]] = defaultdict(list)  # ... -> (ts, epoch) of its own lines
-    coordinator_lines = False
+    coordinator_lines = member_lines = False
     for e in events:
         coordinator_lines = coordinator_lines or e.is_coordinator
+        member_lines = member_lines or not e.is_coordinator
         if consumer_protocol:
             _note_membership(e, first_named, departed)
             if not e.is_coordinator and e.member_id and e.member_epoch is not None:
@@ -995,6 +1011,10 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             continue
         stated.generations.add(g)
         stated.named[g] |= names
+        if e.member_count is not None:
+            stated.counted[g] = e.member_count
+        if e.members or e.assignment:
+            stated.listed.add(g)
         if not e.is_coordinator and e.member_id:
             stated.own_lines[g].add(e.member_id)
         if e.leader_id or e.event_type == "assignment_computed":
@@ -1003,6 +1023,7 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             stated.assigned[g][e.member_id].add(_partition_key(e.partitions))
         for member, tps in (e.assignment or {}).items():
             stated.assigned[g][member].add(_partition_key(tps))
+    stated.classic_coordinator_only = not consumer_protocol and not member_lines
     if consumer_protocol:
         # KIP-848: a member stays in the group, and so in each later epoch, until it leaves or the coordinator
         # fences it. The broker logs each leave and fencing: a member it named and did not remove is in the

@@ -21,7 +21,7 @@ from rebalance_core.classic.replay_state import (
     len_or_none,
     process_of,
 )
-from rebalance_core.events import Event, TopicPartition
+from rebalance_core.events import Event, TopicPartition, classic_member_owner
 from rebalance_core.measures import utc_date
 from rebalance_core.replay_common import ordered_across_logs
 
@@ -132,6 +132,11 @@ class RoundEnds:
             )
         if rnd.generation_id is None:
             return  # the join phase never completed: no generation (its time counts in the episode)
+        previous_members = (  # the last closed generation's, if known (`_absent_static_member_may_be_in`)
+            self.remaining_members
+            if self.closed_generation is not None and self.closed_generation < rnd.generation_id
+            else None
+        )
         self.closed_generation = rnd.generation_id
         self.closed_leader = None if rnd.ended_empty else rnd.leader_id
         connect = (rnd.protocol_type or self.group.protocol_type) == "connect"
@@ -160,7 +165,7 @@ class RoundEnds:
             and (
                 self._silent_joiner_may_be_in(rnd)
                 or (not connect and (self._unanswered_process_may_be_in(rnd) or rnd.join_unlogged))
-                or self._absent_static_member_may_be_in(rnd)
+                or self._absent_static_member_may_be_in(rnd, previous_members)
             )
         ):
             # members' logs only, and no leader's assignment listing them (a Connect leader logs none): the
@@ -170,6 +175,8 @@ class RoundEnds:
             # `_absent_static_member_may_be_in`); then the list is not known.
             members = stood_in = None
             rnd.member_count = None
+        elif not self.has_coordinator and rnd.members_listed:
+            self._forget_unlisted_joins(rnd)
         if not connect and self._assignment_incomplete(rnd, members):
             rnd.source = "inferred"
         if (
@@ -320,6 +327,10 @@ class RoundEnds:
             if answers and e.member_id and e.member_id not in rnd.answered:
                 rnd.answered.append(e.member_id)
             if waiting is not None:
+                if answers:
+                    # a member of the generation sent it: the join phase awaited it (its member view has
+                    # no JoinGroup of its own when the line named no id: a static member, KIP-394's first)
+                    rnd.latest_member_join = max(rnd.latest_member_join or waiting[0], waiting[0])
                 joins.pop()
                 for earlier in joins:  # a dead predecessor's: the live member's lines are not theirs
                     earlier[3:] = [True]
@@ -375,15 +386,60 @@ class RoundEnds:
         named_only = [m for m in members if m not in rnd.answered and m not in matched]
         return may_be_in or unnamed > len(named_only)
 
-    def _absent_static_member_may_be_in(self, rnd: Round) -> bool:
+    def _forget_unlisted_joins(self, rnd: Round) -> None:
+        """Consumers' logs only, a generation the leader's assignment lists in full
+        (ConsumerCoordinator.onLeaderElected: every member of the JoinGroup response): an unanswered
+        JoinGroup (`_note_process_join`) that reached the coordinator before this join phase completed
+        and whose member the list leaves out was answered in this or an earlier phase, and its member
+        removed since (GroupCoordinator.onCompleteJoin, a session expiry, a LeaveGroup). Only a new
+        JoinGroup, which its log would show, brings the process back, so the entry counts for no later
+        generation. Reached it before: sent before the JoinGroup of a listed member the phase awaited
+        (`Round.latest_member_join`, as `_unanswered_join_may_be_in`), or a full join round trip
+        (`MemberView.round_trip_ms`) before the formation."""
+        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
+        if formed is None or rnd.members is None:
+            return
+        round_trip = self._longest_join_round_trip()
+        awaited = rnd.latest_member_join
+
+        def reached_before(sent: int) -> bool:
+            return (awaited is not None and sent < awaited) or (
+                round_trip is not None and sent + round_trip <= formed
+            )
+
+        for process, joins in list(self.unanswered_processes.items()):
+            kept = [entry for entry in joins if entry[2] in rnd.members or not reached_before(entry[0])]
+            if kept:
+                self.unanswered_processes[process] = kept
+            else:
+                del self.unanswered_processes[process]
+
+    def _absent_static_member_may_be_in(self, rnd: Round, previous_members: list[str] | None) -> bool:
         """Members' logs only: whether a static member (KIP-345) whose log shows nothing of generation
         `rnd` may be in it. The completion of a join phase removes only the dynamic members that did not
         rejoin; a static one keeps its place, with its last metadata, until its session expires
         (GroupCoordinator.onCompleteJoin: `notYetRejoinedMembers.filterNot(_.isStaticMember)`; ClassicGroup
         in 4.0), and a static member's JoinGroup in a Stable group gets the current generation back
         without a rebalance (GroupCoordinator.updateStaticMemberAndRebalance), so the generation may have
-        formed before the logs begin. Where the logs show static members, one no line shows may be in it."""
-        return any(view.instance for view in self.views.values())
+        formed before the logs begin. Where the logs show static members, one no line shows may be in it,
+        unless the members of the last generation the logs closed are known (`previous_members`: its
+        leader's assignment listed them, or it ended Empty; None: not known): then this one formed within
+        the logs, and a member no line of it names is one of those that did not rejoin, which only a
+        static one survives (a member joining since sent a JoinGroup its log shows, answered with a
+        generation the logs show or `_unanswered_process_may_be_in`). A static
+        member keeps its group.instance.id, which begins its member id (GroupMetadata / ClassicGroup
+        .generateMemberId): one whose instance a member of this generation has was replaced by it."""
+        if not any(view.instance for view in self.views.values()):
+            return False
+        if previous_members is None:
+            return True
+        members = rnd.members or ()
+        instances = {self._instance_of(m) or classic_member_owner(m) for m in members}
+        for member in previous_members:
+            instance = self._instance_of(member)
+            if member not in members and instance is not None and instance not in instances:
+                return True
+        return False
 
     def _silent_joiners_may_be_in(self, rnd: Round, formed: int) -> bool:
         """`_silent_joiner_may_be_in` for the members no line named, or only their LeaveGroup

@@ -279,6 +279,38 @@ def _last_generation(truth: dict) -> dict:
     return max((r for r in truth["generations"] if r["members"]), key=lambda r: r["generation_id"])
 
 
+def _stabilized(gen: dict) -> Event:
+    """The classic coordinator's "Stabilized group ... generation N ... with M members" (3.x+)."""
+    at = gen["join_completed_at"] or gen["stabilized_at"]
+    return _entry(
+        99,
+        "coordinator",
+        "join_completed",
+        at,
+        generation_id=gen["generation_id"],
+        member_count=len(gen["members"]),
+    )
+
+
+def test_classic_coordinator_lines_state_a_member_list_only_with_its_count():
+    """A classic coordinator logs no line per member rejoining a join phase (only the member that triggers
+    it, GroupCoordinator "Preparing to rebalance"): entries naming exactly the members, but neither counting
+    nor listing them, leave a member of the previous generation unstated (hand:cooperative_two_rounds
+    events-broker)."""
+    case = f.build_case("sim:01_eager_join")
+    gen = _last_generation(case.truth)
+    named = [
+        _entry(i, "coordinator", "join_received", gen["rebalance_started_at"], member_id=m)
+        for i, m in enumerate(gen["members"])
+    ]
+    assert not f.stated_by(named, case.truth, False, case.slack_ms).states_members(
+        gen["generation_id"], gen["members"]
+    )
+    assert f.stated_by([_stabilized(gen), *named], case.truth, False, case.slack_ms).states_members(
+        gen["generation_id"], gen["members"]
+    )
+
+
 def test_a_null_member_list_is_over_cautious_when_each_member_wrote_a_line_of_that_generation():
     case = f.build_case("sim:01_eager_join")
     gen = _last_generation(case.truth)
@@ -310,8 +342,11 @@ def test_a_null_member_list_is_justified_when_the_lines_name_more_candidates_tha
     replayed = _null_members_of(case.truth, gen["generation_id"])
     members = list(gen["members"]) + ["c9-0a1b2c3d-0000-4000-8000-000000000000"]
     entries = [
-        _entry(i, "coordinator", "join_received", gen["rebalance_started_at"], member_id=m)
-        for i, m in enumerate(members)
+        _stabilized(gen),
+        *(
+            _entry(i, "coordinator", "join_received", gen["rebalance_started_at"], member_id=m)
+            for i, m in enumerate(members)
+        ),
     ]
     view = f.VIEW_BY_NAME["broker-3.x"]
     outcome = f.compare(case, view, case.truth, replayed, entries)["members"]
@@ -327,10 +362,10 @@ def test_a_join_line_without_a_generation_names_its_member_for_the_generation_wh
     inside = [
         _entry(i, "coordinator", "join_received", start, member_id=m) for i, m in enumerate(gen["members"])
     ]
-    stated = f.stated_by(inside, case.truth, False, case.slack_ms)
+    stated = f.stated_by([_stabilized(gen), *inside], case.truth, False, case.slack_ms)
     assert stated.states_members(gen["generation_id"], gen["members"])
     later = [dataclasses.replace(e, ts=gen["stabilized_at"] + 60_000) for e in inside]
-    stated = f.stated_by(later, case.truth, False, case.slack_ms)
+    stated = f.stated_by([_stabilized(gen), *later], case.truth, False, case.slack_ms)
     assert not stated.states_members(gen["generation_id"], gen["members"])
 
 

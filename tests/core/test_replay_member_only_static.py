@@ -46,3 +46,123 @@ def test_a_dynamic_members_first_generation_stays_observed():
     out = run(restarted_static_member_alone_in_the_view(instance=None))
     # (its close is a LeaveGroup that empties the group: a second episode, which members' logs only infer)
     assert out["rebalance_episodes"][0]["source"] == "observed"
+
+
+def _static_id(instance: str, n: int) -> str:
+    """A static member id as the coordinator makes it: `{group.instance.id}-{UUID}`."""
+    return f"{instance}-00000000-0000-4000-8000-{n:012d}"
+
+
+I1A, I2A, I2B, I3A = _static_id("i1", 1), _static_id("i2", 2), _static_id("i2", 3), _static_id("i3", 4)
+
+
+def static_group_restarted_after_a_listed_generation(listed: bool = True, third_member: bool = False):
+    """random:27's members' events: i4's JoinGroup at 0 is never answered (it died); i2 forms generation 3
+    alone, its leader's assignment listing it (unless `listed` is False; with `third_member`, i3 is in it
+    too and shows nothing later); i2 dies silently, generation 4 is in no line; i1 and i2's new process join
+    generation 5, led by i1's member, whose process logs nothing else of it."""
+    members = {I2A: "t-0 t-1"} | ({I3A: "t-2"} if third_member else {})
+    events = [
+        ev(0, "join_sent", client_id="i4", group_instance_id="i4", source="h4"),
+        ev(120000, "join_sent", client_id="i2", group_instance_id="i2", source="h2"),
+        ev(
+            123049,
+            "join_response",
+            generation_id=3,
+            member_id=I2A,
+            client_id="i2",
+            leader_id=I2A,
+            group_instance_id="i2",
+            source="h2",
+        ),
+        ev(
+            123063,
+            "sync_response",
+            generation_id=3,
+            member_id=I2A,
+            client_id="i2",
+            partitions="t-0 t-1",
+            source="h2",
+        ),
+        ev(420515, "join_sent", client_id="i1", group_instance_id="i1", source="h1"),
+        ev(420516, "join_sent", client_id="i2", group_instance_id="i2", source="h2b"),
+        ev(
+            426554,
+            "join_response",
+            generation_id=5,
+            member_id=I2B,
+            client_id="i2",
+            leader_id=I1A,
+            group_instance_id="i2",
+            source="h2b",
+        ),
+        ev(
+            426570,
+            "sync_response",
+            generation_id=5,
+            member_id=I2B,
+            client_id="i2",
+            partitions="t-1",
+            source="h2b",
+        ),
+    ]
+    if listed:
+        events.append(
+            ev(
+                123051,
+                "assignment_computed",
+                generation_id=3,
+                member_id=I2A,
+                client_id="i2",
+                assignment=members,
+                source="h2",
+            )
+        )
+    if third_member:
+        events += [
+            ev(120001, "join_sent", client_id="i3", group_instance_id="i3", source="h3"),
+            ev(
+                123050,
+                "join_response",
+                generation_id=3,
+                member_id=I3A,
+                client_id="i3",
+                leader_id=I2A,
+                group_instance_id="i3",
+                source="h3",
+            ),
+            ev(
+                123064,
+                "sync_response",
+                generation_id=3,
+                member_id=I3A,
+                client_id="i3",
+                partitions="t-2",
+                source="h3",
+            ),
+        ]
+    return events
+
+
+def _members(out, generation):
+    return next(r["members"] for r in out["generations"] if r["generation_id"] == generation)
+
+
+def test_static_members_of_a_generation_after_a_listed_one_are_its_lines_members():
+    """Generation 3's listing leaves out i4, whose JoinGroup it outlived: i4 is gone for good. So a
+    static member no line of generation 5 names would be one of generation 3's: only i2, replaced."""
+    out = run(static_group_restarted_after_a_listed_generation())
+    assert sorted(_members(out, 5)) == sorted([I1A, I2B])
+
+
+def test_static_members_stay_unknown_when_no_earlier_generation_is_listed():
+    """Without generation 3's listing, a static member no line shows may hold its place since before."""
+    out = run(static_group_restarted_after_a_listed_generation(listed=False))
+    assert _members(out, 5) is None
+
+
+def test_a_listed_static_member_that_did_not_rejoin_may_still_be_in_the_next_generation():
+    """i3 was in generation 3 and shows nothing later: a static member keeps its place until its session
+    expires (GroupCoordinator.onCompleteJoin keeps static members that did not rejoin)."""
+    out = run(static_group_restarted_after_a_listed_generation(third_member=True))
+    assert _members(out, 5) is None
