@@ -108,6 +108,9 @@ class ClassicClient(ClientWording):
 
     fields = _CLASSIC_FIELDS
     prints_group_protocol = True  # group.protocol (KIP-848's switch) is a consumer config from 3.7
+    # AbstractConfig.logAll's logger: up to 3.9 an instance field, getLogger(getClass()), so the config class's
+    # own (ConsumerConfig); from 4.0 one static getLogger(AbstractConfig.class) (KAFKA-17185, not in 3.9)
+    config_logger = "org.apache.kafka.clients.consumer.ConsumerConfig"
     coordinator_logger = CONSUMER_COORDINATOR  # AbstractCoordinator's lines
     callback_logger = LISTENER_INVOKER
 
@@ -141,8 +144,8 @@ class ClassicClient(ClientWording):
     # -- event types -------------------------------------------------------------------------------
     def client_config(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
         """AbstractConfig.logAll at the consumer's construction: `ConsumerConfig values: ` then one
-        `\tkey = value` line per setting, keys sorted, under the config class's own logger (no
-        `[Consumer …]` prefix); the settings a group's membership runs with (3.7+ adds group.protocol)."""
+        `\tkey = value` line per setting, keys sorted, under AbstractConfig.logAll's logger (`config_logger`;
+        no `[Consumer …]` prefix); the settings a group's membership runs with (3.7+ adds group.protocol)."""
         attributes = event.attributes or {}
         settings = {
             "client.id": event.client_id or "",
@@ -160,10 +163,7 @@ class ClassicClient(ClientWording):
                 "[" + ", ".join(f"class org.apache.kafka.clients.consumer.{c}" for c in classes) + "]"
             )
         body = "\n".join(f"\t{key} = {value}" for key, value in sorted(settings.items()))
-        text = (
-            f"[{format_log_ts(event.ts)}] INFO ConsumerConfig values: \n{body} "
-            "(org.apache.kafka.clients.consumer.ConsumerConfig)"
-        )
+        text = f"[{format_log_ts(event.ts)}] INFO ConsumerConfig values: \n{body} ({self.config_logger})"
         return [LogLine(event.ts, CLIENT, text, (event.event_id,))]
 
     def join_requested(self, w: KafkaLogWriter, event: Event) -> list[LogLine]:
@@ -331,7 +331,10 @@ class ClassicClient2(ClassicClient):
 # ------------------------------------------------------------------------------------ classic, 4.x
 class ClassicClient4(ClassicClient):
     """3.9's wording (trunk of the 4.0 line logs the same) with the callbacks' partition lists in
-    brackets, as 4.1-era clients print them (TEMPLATES.md, observed)."""
+    brackets, as 4.1-era clients print them (TEMPLATES.md, observed); the config dump under AbstractConfig's
+    own logger (KAFKA-17185: AbstractConfig declares one static logger from 4.0)."""
+
+    config_logger = "org.apache.kafka.common.config.AbstractConfig"
 
     def callback_partitions(self, partitions: Partitions | None) -> str:
         return tp_list(partitions)

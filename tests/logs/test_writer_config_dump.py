@@ -75,3 +75,25 @@ def test_the_config_event_is_a_member_event_before_its_first_join():
         if e.side == "member" and e.client_id not in first:
             first[e.client_id] = e.event_type
     assert first == {"c1": EventType.CLIENT_CONFIG.value, "c2": EventType.CLIENT_CONFIG.value}
+
+
+@pytest.mark.parametrize(
+    ("client_era", "logger"),
+    [
+        ("2.x", "org.apache.kafka.clients.consumer.ConsumerConfig"),
+        ("3.x", "org.apache.kafka.clients.consumer.ConsumerConfig"),  # 3.9: getLogger(getClass())
+        ("4.x", "org.apache.kafka.common.config.AbstractConfig"),  # KAFKA-17185: one static logger
+    ],
+)
+def test_the_consumer_config_dump_is_logged_by_abstract_configs_logger_of_its_era(client_era, logger):
+    """AbstractConfig.logAll logs through AbstractConfig's `log`: up to 3.9 an instance field made by
+    getLogger(getClass()) (the ConsumerConfig logger), from 4.0 a static getLogger(AbstractConfig.class).
+    The parser reads the dump under either."""
+    lines = KafkaLogWriter(consumer_protocol=False, broker_era="3.x", client_era=client_era).write_all(
+        _crash_history("range").events
+    )
+    dumps = [line.text for line in lines if line.stream == CLIENT and "ConsumerConfig values:" in line.text]
+    assert dumps and all(text.endswith(f"({logger})") for text in dumps)
+    text = [part for dump in dumps for part in dump.split("\n")]
+    result = parse_lines(text, file="client.log", cluster="sim")
+    assert [e.event_type for e in result.events] == [EventType.CLIENT_CONFIG.value] * len(dumps)
