@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import BROKER, CLIENT, KafkaLogWriter
 from rebalance_core.replay import replay
@@ -97,3 +98,32 @@ def test_the_consumer_config_dump_is_logged_by_abstract_configs_logger_of_its_er
     text = [part for dump in dumps for part in dump.split("\n")]
     result = parse_lines(text, file="client.log", cluster="sim")
     assert [e.event_type for e in result.events] == [EventType.CLIENT_CONFIG.value] * len(dumps)
+
+
+@pytest.mark.parametrize(
+    ("client_era", "logger"),
+    [
+        ("3.x", "org.apache.kafka.clients.consumer.ConsumerConfig"),
+        ("4.x", "org.apache.kafka.common.config.AbstractConfig"),  # KAFKA-17185
+    ],
+)
+def test_a_kip848_consumers_config_dump_says_group_protocol_consumer_and_its_max_poll_interval(
+    client_era, logger
+):
+    """The KIP-848 consumer (AsyncKafkaConsumer) logs the same ConsumerConfig dump, group.protocol = consumer:
+    its max.poll.interval.ms is its poll timer and the rebalance timeout it sends
+    (AbstractHeartbeatRequestManager / ConsumerHeartbeatRequestManager), which the KIP-848 replay reads."""
+    dump = Event(
+        "e0", 1_704_067_200_000, "sim", "g1", "member", EventType.CLIENT_CONFIG.value, client_id="c1",
+        group_instance_id="i1", attributes={"max_poll_interval_ms": "60000"},
+    )  # fmt: skip
+    (line,) = KafkaLogWriter(consumer_protocol=True, broker_era="4.x", client_era=client_era).write_all(
+        [dump]
+    )
+    assert line.text.endswith(f"({logger})")
+    (event,) = parse_lines(line.text.split("\n"), file="client.log", cluster="sim").events
+    assert (event.event_type, event.client_id, event.group_instance_id) == ("client_config", "c1", "i1")
+    assert (event.attributes["group_protocol"], event.attributes["max_poll_interval_ms"]) == (
+        "consumer",
+        "60000",
+    )
