@@ -23,6 +23,7 @@ from rebalance_core.events import Event, classic_member_owner
 _KEPT_ATTRIBUTES = (
     "session_timeout_ms",
     "rebalance_timeout_ms",
+    "max_poll_interval_ms",
     "heartbeat_interval_ms",
     "assignors",
     "rebalance_protocol",
@@ -67,6 +68,19 @@ def session_timeout_ms(
 ) -> int | None:
     record = of_member(configs, member_id, client_id, instance)
     value = (record or {}).get("session_timeout_ms", "")
+    return int(value) if value.isdigit() else None
+
+
+def own_max_poll_interval_ms(
+    configs: ClientConfigs, member_id: str | None, client_id: str | None = None, instance: str | None = None
+) -> int | None:
+    """A member's max.poll.interval.ms from a dump of its own (not the unnamed one, which may be another
+    member's): the poll timer of its client (ConsumerConfig; the KIP-848 client's AbstractHeartbeatRequestManager
+    leaves the group when it expires, and sends it as the member's rebalance timeout). None: no dump says."""
+    record = of_member(configs, member_id, client_id, instance)
+    if record is None or record is configs.get(""):
+        return None
+    value = record.get("max_poll_interval_ms", "")
     return int(value) if value.isdigit() else None
 
 

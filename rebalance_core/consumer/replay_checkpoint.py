@@ -56,6 +56,7 @@ class Checkpoint:
             "targets_logged": self.targets_logged,
             "reopened_epoch": self.reopened_epoch,
             "round_unknown_until": self.round_unknown_until,
+            "client_configs": {key: dict(record) for key, record in self.client_configs.items()},
             "anomalies": [row_to_json(r) for r in self._anomalies],
         }
 
@@ -78,6 +79,7 @@ class Checkpoint:
         self.skipped_members = {int(epoch): dict(m) for epoch, m in state.get("skipped_members", {}).items()}
         self.history_in_input = state.get("history_in_input", False)
         self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
+        self.client_configs = {key: dict(record) for key, record in state.get("client_configs", {}).items()}
         self.new_partitions_epoch = state.get("new_partitions_epoch")
         self.emptied = state["emptied"]
         self.partition_counts = {**self.partition_counts, **state.get("partition_counts", {})}

@@ -12,17 +12,51 @@ A mixin of `consumer.replayer.ConsumerGroupReplayer`.
 
 from __future__ import annotations
 
+from rebalance_core import client_config
 from rebalance_core.consumer.replay_state import (
     CLIENT_RECONCILING,
-    DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
+    CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS,
     MemberView,
 )
 from rebalance_core.consumer.states import ClientState, MemberState
-from rebalance_core.events import TopicPartition
+from rebalance_core.events import Event, TopicPartition
 
 
 class Convergence:
     """Group epochs opening and converging (GroupMetadataManager, CurrentAssignmentBuilder)."""
+
+    # -- thresholds: what the logs (or the user) state, never Kafka's default taken as a fact --------------
+    def _m_client_config(self, e: Event) -> None:
+        """A client's config dump (AbstractConfig.logAll at the consumer's construction): its max.poll.interval.ms
+        (rebalance_core.client_config, the reader the classic replayer uses too)."""
+        client_config.note(self.client_configs, e)
+
+    def _longest_heartbeat_interval_ms(self) -> int:
+        """The broker's group.consumer.heartbeat.interval.ms, the interval a KIP-848 member heartbeats at: the
+        coordinator tells it in every heartbeat response (ConsumerHeartbeatRequestManager
+        .heartbeatIntervalForResponse; AbstractHeartbeatRequestManager starts at 0 and logs the interval at no
+        INFO line), so no client log states it, and the client's own heartbeat.interval.ms (its config dump) is
+        the classic protocol's, unused here. As the user states it (ReplaySettings), else the longest Kafka
+        allows, a bound: below the session timeout (GroupCoordinatorConfig requires interval < session timeout),
+        the one stated, else the broker's default group.consumer.max.session.timeout.ms."""
+        return (
+            self.settings.consumer_heartbeat_interval_ms
+            or self.settings.session_timeout_ms
+            or CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS
+        )
+
+    def _max_poll_interval_ms(self, view: MemberView) -> int | None:
+        """A member's max.poll.interval.ms: as the coordinator's line states its rebalance timeout (the client
+        sends max.poll.interval.ms as RebalanceTimeoutMs: ConsumerHeartbeatRequestManager), else its own config
+        dump, else the user's setting (ReplaySettings); None: unknown (the client's setting has no upper
+        bound, so no default stands in for it)."""
+        if view.rebalance_timeout_ms is not None:
+            return view.rebalance_timeout_ms
+        client_id = view.process.rsplit("/", 1)[-1] if view.process else None
+        own = client_config.own_max_poll_interval_ms(
+            self.client_configs, view.member_id, client_id, view.instance
+        )
+        return own if own is not None else self.settings.max_poll_interval_ms
 
     def _cause(self, ts: int, reason: str | None) -> None:
         """Something that bumps the group epoch happened; the bump itself may not be logged."""
@@ -79,12 +113,14 @@ class Convergence:
         once its onPartitionsAssigned has run, and it acknowledges that in a later heartbeat that no broker line
         shows (the member's state does not change: GroupMetadataManager logs a new assignment state only on a
         change). Whether it owned them before this rebalance, and so whether they move in it, is unknown: the
-        episode's movement count is inferred (never an exact-looking count of moves it cannot see)."""
+        episode's movement count is inferred (never an exact-looking count of moves it cannot see). Without a
+        stated interval, the longest Kafka allows (_longest_heartbeat_interval_ms)."""
         episode = self.timeline.episode
+        interval = self._longest_heartbeat_interval_ms()
         for view in self.members.values():
             if view.member_timed or not view.server_started or view.server_started_at is None:
                 continue
-            if opened_at - view.server_started_at >= DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+            if opened_at - view.server_started_at >= interval:
                 continue
             if set(view.server_started) & self.timeline.partitions_of(view.member_id):
                 episode.source = "inferred"
@@ -159,18 +195,19 @@ class Convergence:
         """A STABLE member whose own log never stated `epoch` (4.x logs no line when the coordinator moves a
         member's epoch without changing its assignment: ConsumerMembershipManager updates the epoch silently)
         may not have heartbeated since the target was computed: until one heartbeat interval has passed, the
-        group may still be Reconciling (ConsumerGroup.maybeUpdateGroupState) and no line tells which."""
+        group may still be Reconciling (ConsumerGroup.maybeUpdateGroupState) and no line tells which (an unstated
+        interval: the longest Kafka allows)."""
         target_at = self.tracker.current.target_at
-        if target_at is not None and ts >= target_at + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS:
+        if target_at is not None and ts >= target_at + self._longest_heartbeat_interval_ms():
             return False
         return any(not v.server_lines and v.client_epoch != epoch for v in views)
 
     def _heartbeat_due(self, ts: int) -> int:
         """When every member has heartbeated since the current epoch's target (computed at the latest at `ts`):
         one group.consumer.heartbeat.interval.ms after it (GroupMetadataManager answers each heartbeat with the
-        member's next assignment step)."""
+        member's next assignment step); an unstated interval: the longest Kafka allows."""
         target_at = self.tracker.current.target_at
-        return (target_at if target_at is not None else ts) + DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+        return (target_at if target_at is not None else ts) + self._longest_heartbeat_interval_ms()
 
     def _round_unknown_until(self, ts: int) -> None:
         """A rebalance opening at or before `ts` may be a further round of the current one (see

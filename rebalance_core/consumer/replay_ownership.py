@@ -48,7 +48,7 @@ class Ownership:
         inferred."""
         if view.member_timed or not view.server_started or view.server_started_at is None:
             return
-        max_poll = view.rebalance_timeout_ms or self.settings.max_poll_interval_ms
+        max_poll = self._max_poll_interval_ms(view)  # its line's, its own config dump's, or the user's
         if max_poll is not None and removed_at - view.server_started_at > max_poll:
             return  # it polled since (else it would have left sooner): its callback ran
         self._infer_unacted_starts(view, (removed_at, cause))

@@ -18,11 +18,7 @@ from rebalance_core.consumer.coordinator import (
     REASON_REBALANCE_TIMEOUT,
     REASON_SESSION,
 )
-from rebalance_core.consumer.replay_state import (
-    DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS,
-    DEFAULT_MAX_POLL_INTERVAL_MS,
-    MemberView,
-)
+from rebalance_core.consumer.replay_state import DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS, MemberView
 from rebalance_core.consumer.states import ClientState
 
 # bump causes after which no member has anything to revoke: each reconciles at its next heartbeat
@@ -65,7 +61,10 @@ class PresumedConvergence:
         if self.has_member_side:
             return  # the members' own lines tell
         intervals = 1 if cur.reason in FREEING_REASONS else 2
-        self.presumed_converged = ts + intervals * DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+        # the interval as the user states it, else Kafka's default as an estimate only: what it decides (the
+        # convergence instant, or a merge with the next bump) says inferred either way (_settle_presumed)
+        interval = self.settings.consumer_heartbeat_interval_ms or DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+        self.presumed_converged = ts + intervals * interval
 
     def _settled_alone(self, view: MemberView) -> bool:
         """`view`, the group's one member, has nothing to revoke: its own log shows it STABLE (its previous
@@ -113,18 +112,27 @@ class PresumedConvergence:
         computed since (less a heartbeat interval: the target reaches it at its next heartbeat) may never have
         happened, and the rebalance this leave opens may be a further round of that one: it says inferred.
         Not so for a member that joined less than max.poll.interval.ms before: it joins at a poll
-        (AbstractMembershipManager.onConsumerPoll), so its poll timer cannot have expired yet."""
+        (AbstractMembershipManager.onConsumerPoll), so its poll timer cannot have expired yet. Only a stated
+        max.poll.interval.ms (_max_poll_interval_ms) dates its last poll: without one, it may have stalled at
+        any time, and any presumed convergence is in doubt."""
         if view.member_timed or view.server_lines:
             return  # its own log shows a poll timeout; the coordinator's states show its reconciliation
-        last_poll = ts - DEFAULT_MAX_POLL_INTERVAL_MS
-        joined = view.heartbeat_seen_at
-        if joined is not None and joined > last_poll:
-            return
-        since = last_poll - DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS
+        max_poll = self._max_poll_interval_ms(view)
+        since = None
+        if max_poll is not None:
+            last_poll = ts - max_poll
+            joined = view.heartbeat_seen_at
+            if joined is not None and joined > last_poll:
+                return
+            since = last_poll - self._longest_heartbeat_interval_ms()
         cur = self.tracker.current
-        settled = self.presumed_target_at is not None and self.presumed_target_at > since
+        settled = self.presumed_target_at is not None and (since is None or self.presumed_target_at > since)
         # presumed, not yet settled (the next bump settles it): the current epoch's
-        pending = self.presumed_converged is not None and cur.target_at is not None and cur.target_at > since
+        pending = (
+            self.presumed_converged is not None
+            and cur.target_at is not None
+            and (since is None or cur.target_at > since)
+        )
         if settled:
             self._presumption_failed()
         if settled or pending:

@@ -1,5 +1,5 @@
 """The KIP-848 replayer's vocabulary and records: the broker's and the client's defaults it falls back on
-(GroupCoordinatorConfig group.consumer.*, ConsumerConfig max.poll.interval.ms), the anomaly rules of its own,
+(GroupCoordinatorConfig group.consumer.*), the anomaly rules of its own,
 the client states it groups (ConsumerMembershipManager / MembershipManagerImpl's MemberState), and
 `MemberView`: one member as the coordinator's lines (GroupMetadataManager.consumerGroupHeartbeat,
 CurrentAssignmentBuilder's member states) and its own log show it.
@@ -21,10 +21,6 @@ DEFAULT_CONSUMER_HEARTBEAT_INTERVAL_MS = 5_000
 # GroupCoordinatorConfig.CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS_DEFAULT (group.consumer.max.session.timeout.ms):
 # the longest session a member can have on a broker with default settings
 CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS = 60_000
-# ConsumerConfig max.poll.interval.ms default: a member whose application thread (and so its rebalance
-# callbacks) is blocked longer leaves the group (AbstractMembershipManager.transitionToSendingLeaveGroup
-# on the expired poll timer); a member still in the group after it has polled, and run its callbacks
-DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 
 INVALID_TRANSITION = "invalid_transition"
 UNKNOWN_STATE = "unknown_state"

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rebalance_core import client_config
 from rebalance_core.consumer.epochs import EpochTracker
 from rebalance_core.consumer.replay_checkpoint import Checkpoint
 from rebalance_core.consumer.replay_convergence import Convergence
@@ -165,6 +166,8 @@ class ConsumerGroupReplayer(
         self.round_unknown_until: int | None = None
         # the member the event just replayed removed never had the current epoch (see _c_member_removed)
         self.removed_unreconciled = False
+        # clients' own settings from their config dumps (rebalance_core.client_config): max.poll.interval.ms
+        self.client_configs: client_config.ClientConfigs = {}
         if state is not None:
             timeline_state, tracker_state = self._restore(state)
         self.timeline = OwnershipTimeline(cluster, group_id, settings.scenario, state=timeline_state)

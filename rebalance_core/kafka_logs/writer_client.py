@@ -49,6 +49,11 @@ def tp_list(partitions: Iterable[TopicPartition] | None) -> str:
 
 class ClientWording:
     fields: dict[EventType, tuple[str, ...]] = {}
+    # group.protocol as the config dump prints it (KIP-848's switch, a consumer config from 3.7; None: older)
+    group_protocol: str | None = "classic"
+    # AbstractConfig.logAll's logger: up to 3.9 an instance field, getLogger(getClass()), so the config class's
+    # own (ConsumerConfig); from 4.0 one static getLogger(AbstractConfig.class) (KAFKA-17185, not in 3.9)
+    config_logger = "org.apache.kafka.clients.consumer.ConsumerConfig"
 
     def render(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         method: Callable | None = getattr(self, event.event_type, None)
@@ -71,6 +76,32 @@ class ClientWording:
 
     def logged_reason(self, w: GroupLogMemory, event: Event) -> str | None:
         return event.reason
+
+    def client_config(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
+        """AbstractConfig.logAll at the consumer's construction: `ConsumerConfig values: ` then one
+        `\tkey = value` line per setting, keys sorted, under AbstractConfig.logAll's logger (`config_logger`;
+        no `[Consumer …]` prefix); the settings a group's membership runs with (3.7+ adds group.protocol). A
+        KIP-848 client prints heartbeat.interval.ms and session.timeout.ms too (every ConsumerConfig key): the
+        classic protocol's, unused by it (the broker's group.consumer.* settings rule its membership)."""
+        attributes = event.attributes or {}
+        settings = {
+            "client.id": event.client_id or "",
+            "group.id": event.group_id,
+            "group.instance.id": event.group_instance_id or "null",
+            "heartbeat.interval.ms": attributes.get("heartbeat_interval_ms", "3000"),
+            "max.poll.interval.ms": attributes.get("max_poll_interval_ms", "300000"),
+            "session.timeout.ms": attributes.get("session_timeout_ms", "45000"),
+        }
+        if self.group_protocol:
+            settings["group.protocol"] = self.group_protocol
+        classes = [_ASSIGNOR_CLASSES.get(a) for a in (attributes.get("assignors") or "").split(",") if a]
+        if classes and None not in classes:
+            settings["partition.assignment.strategy"] = (
+                "[" + ", ".join(f"class org.apache.kafka.clients.consumer.{c}" for c in classes) + "]"
+            )
+        body = "\n".join(f"\t{key} = {value}" for key, value in sorted(settings.items()))
+        text = f"[{format_log_ts(event.ts)}] INFO ConsumerConfig values: \n{body} ({self.config_logger})"
+        return [LogLine(event.ts, CLIENT, text, (event.event_id,))]
 
     # the rebalance callbacks' partition lists
     def callback_partitions(self, partitions: Partitions | None) -> str:
@@ -107,7 +138,6 @@ class ClassicClient(ClientWording):
     the callbacks under ConsumerRebalanceListenerInvoker from 3.7)."""
 
     fields = _CLASSIC_FIELDS
-    prints_group_protocol = True  # group.protocol (KIP-848's switch) is a consumer config from 3.7
     coordinator_logger = CONSUMER_COORDINATOR  # AbstractCoordinator's lines
     callback_logger = LISTENER_INVOKER
 
@@ -139,33 +169,6 @@ class ClassicClient(ClientWording):
         return reason
 
     # -- event types -------------------------------------------------------------------------------
-    def client_config(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
-        """AbstractConfig.logAll at the consumer's construction: `ConsumerConfig values: ` then one
-        `\tkey = value` line per setting, keys sorted, under the config class's own logger (no
-        `[Consumer …]` prefix); the settings a group's membership runs with (3.7+ adds group.protocol)."""
-        attributes = event.attributes or {}
-        settings = {
-            "client.id": event.client_id or "",
-            "group.id": event.group_id,
-            "group.instance.id": event.group_instance_id or "null",
-            "heartbeat.interval.ms": attributes.get("heartbeat_interval_ms", "3000"),
-            "max.poll.interval.ms": attributes.get("max_poll_interval_ms", "300000"),
-            "session.timeout.ms": attributes.get("session_timeout_ms", "45000"),
-        }
-        if self.prints_group_protocol:
-            settings["group.protocol"] = "classic"
-        classes = [_ASSIGNOR_CLASSES.get(a) for a in (attributes.get("assignors") or "").split(",") if a]
-        if classes and None not in classes:
-            settings["partition.assignment.strategy"] = (
-                "[" + ", ".join(f"class org.apache.kafka.clients.consumer.{c}" for c in classes) + "]"
-            )
-        body = "\n".join(f"\t{key} = {value}" for key, value in sorted(settings.items()))
-        text = (
-            f"[{format_log_ts(event.ts)}] INFO ConsumerConfig values: \n{body} "
-            "(org.apache.kafka.clients.consumer.ConsumerConfig)"
-        )
-        return [LogLine(event.ts, CLIENT, text, (event.event_id,))]
-
     def join_requested(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
         message = f"Request joining group due to: {self.logged_reason(w, event)}"
         return [self.line(event, message, self.coordinator_logger)]
@@ -272,7 +275,7 @@ class ClassicClient2(ClassicClient):
     group due to" (3.0), the generation resets and KIP-394's MEMBER_ID_REQUIRED are DEBUG, the poll
     timeout shows only as the LeaveGroup's reason (a static member's not at all)."""
 
-    prints_group_protocol = False
+    group_protocol = None  # no group.protocol before 3.7
 
     coordinator_logger = ABSTRACT_COORDINATOR
     callback_logger = CONSUMER_COORDINATOR
@@ -331,7 +334,10 @@ class ClassicClient2(ClassicClient):
 # ------------------------------------------------------------------------------------ classic, 4.x
 class ClassicClient4(ClassicClient):
     """3.9's wording (trunk of the 4.0 line logs the same) with the callbacks' partition lists in
-    brackets, as 4.1-era clients print them (TEMPLATES.md, observed)."""
+    brackets, as 4.1-era clients print them (TEMPLATES.md, observed); the config dump under AbstractConfig's
+    own logger (KAFKA-17185: AbstractConfig declares one static logger from 4.0)."""
+
+    config_logger = "org.apache.kafka.common.config.AbstractConfig"
 
     def callback_partitions(self, partitions: Partitions | None) -> str:
         return tp_list(partitions)
@@ -350,7 +356,9 @@ class ConsumerClient(ClientWording):
         E.PARTITIONS_LOST: ("partitions",),
         E.POLL_TIMEOUT_EXPIRED: ("member_id",),
         E.MEMBER_STATE_CHANGED: ("member_id", "member_epoch"),
+        E.CLIENT_CONFIG: ("client_id", "group_instance_id"),
     }
+    group_protocol = "consumer"
     transition_level = "TRACE"
 
     def member_state_changed(self, w: GroupLogMemory, event: Event) -> list[LogLine]:
@@ -405,6 +413,7 @@ class ConsumerClient4(ConsumerClient):
     """4.x: the state transitions at INFO, bracketed callback lists (observed in 4.1-era clients)."""
 
     transition_level = "INFO"
+    config_logger = "org.apache.kafka.common.config.AbstractConfig"  # KAFKA-17185 (4.0)
 
     def callback_partitions(self, partitions: Partitions | None) -> str:
         return tp_list(partitions)

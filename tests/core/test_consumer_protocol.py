@@ -2081,16 +2081,22 @@ def log_4_0_presumed_convergence_then_a_late_fence(fenced: str) -> Log:
     return log
 
 
-@pytest.mark.parametrize(("fenced", "source"), [("05:40,000", "inferred"), ("06:30,000", "observed")])
+@pytest.mark.parametrize(
+    ("fenced", "max_poll_interval_ms", "source"),
+    [("05:40,000", 300_000, "inferred"), ("06:30,000", 300_000, "observed"), ("06:30,000", None, "inferred")],
+)
 def test_a_4_0_broker_log_a_fence_showing_a_member_silent_before_a_presumed_convergence_makes_the_next_rebalance_inferred(
-    fenced, source
+    fenced, max_poll_interval_ms, source
 ):
     """With a 4.0 broker log alone, epoch 2 is presumed converged once the members' heartbeats were due (10 s),
     so m2's leave at 05:20 opens a new rebalance. m1 fenced at 05:40 was silent since 04:55, before epoch 2's
     target: it never had epoch 2 and the group is not Stable until every member has (ConsumerGroup
     .maybeUpdateGroupState), so epochs 3-4 may be further rounds of epoch 2's rebalance: that rebalance is
-    inferred. Fenced at 06:30, m1 heartbeated until 05:45, long after epoch 2's target: nothing says otherwise."""
-    out = log_4_0_presumed_convergence_then_a_late_fence(fenced).replay()
+    inferred. Fenced at 06:30, m1 heartbeated until 05:45, long after epoch 2's target: nothing says otherwise,
+    provided m2's leave 20 s after its join is no poll-timer leave (AbstractHeartbeatRequestManager), which only
+    a stated max.poll.interval.ms longer than that shows; unstated, it may be, and the rebalance is inferred."""
+    settings = ReplaySettings(max_poll_interval_ms=max_poll_interval_ms)
+    out = log_4_0_presumed_convergence_then_a_late_fence(fenced).replay(settings)
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
     assert episodes[2]["source"] == source
@@ -2585,14 +2591,22 @@ def log_4_0_convergence_a_silent_member_may_not_confirm(joined: str) -> Log:
     return log
 
 
-@pytest.mark.parametrize(("joined", "source"), [("14,500", "inferred"), ("30,000", "observed")])
-def test_a_rebalance_opening_before_a_silent_member_surely_heartbeated_may_be_a_further_round(joined, source):
+@pytest.mark.parametrize(
+    ("joined", "heartbeat_interval_ms", "source"),
+    [("14,500", 5_000, "inferred"), ("30,000", 5_000, "observed"), ("30,000", None, "inferred")],
+)
+def test_a_rebalance_opening_before_a_silent_member_surely_heartbeated_may_be_a_further_round(
+    joined, heartbeat_interval_ms, source
+):
     """Epoch 2 looks converged at 14:00:14 (both members STABLE, every partition consumed), but m1's log never
     states epoch 2 (ConsumerMembershipManager updates the epoch silently when nothing changes for it) and its
     next heartbeat, one group.consumer.heartbeat.interval.ms after the target, may still be due: the group may
     be Reconciling (ConsumerGroup.maybeUpdateGroupState). m3's join before 14:00:15 opens a rebalance that may be
-    a further round of epoch 2's: inferred. At 14:00:30 m1 has heartbeated since: a rebalance of its own."""
-    out = log_4_0_convergence_a_silent_member_may_not_confirm(joined).replay()
+    a further round of epoch 2's: inferred. At 14:00:30 m1 has heartbeated since a stated 5 s interval: a
+    rebalance of its own. Unstated, the interval (told in each heartbeat response, ConsumerHeartbeatRequestManager,
+    logged by no client INFO line) may be anything below the session timeout: still inferred."""
+    settings = ReplaySettings(consumer_heartbeat_interval_ms=heartbeat_interval_ms)
+    out = log_4_0_convergence_a_silent_member_may_not_confirm(joined).replay(settings)
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert [r["first_generation_id"] for r in episodes] == [1, 2, 3]
     assert episodes[2]["source"] == source
@@ -2617,19 +2631,31 @@ def log_4_0_leave_after_a_presumed_convergence(left: str, leaver: str) -> Log:
 
 
 @pytest.mark.parametrize(
-    ("left", "leaver", "source"),
-    [("05:30,000", M1, "inferred"), ("06:10,000", M1, "observed"), ("05:10,000", M2, "observed")],
+    ("left", "leaver", "stated", "source"),
+    [
+        ("05:30,000", M1, True, "inferred"),
+        ("06:10,000", M1, True, "observed"),
+        ("05:10,000", M2, True, "observed"),
+        ("06:10,000", M1, False, "inferred"),
+        ("05:10,000", M2, False, "inferred"),
+    ],
 )
 def test_a_4_0_broker_log_a_leave_that_may_be_a_poll_timeout_makes_its_rebalance_inferred(
-    left, leaver, source
+    left, leaver, stated, source
 ):
     """The broker logs the same leave for a closed consumer and for one whose poll timer expired
     (AbstractMembershipManager.transitionToSendingLeaveGroup): m1 leaving at 14:05:30 may have blocked in a
     callback since its last poll at 14:00:30, after epoch 3's target (14:01:00), never acknowledging a
     revocation: epoch 3 may never have converged, and the leave's rebalance may be a further round of it.
-    Leaving at 14:06:10, its last poll (14:01:10) came after epoch 3's target reached it; m2 leaving at 14:05:10
-    joined less than max.poll.interval.ms before (a member joins at a poll): neither can have blocked it."""
-    out = log_4_0_leave_after_a_presumed_convergence(left, leaver).replay()
+    With max.poll.interval.ms stated (300 s) and the heartbeat interval (5 s): leaving at 14:06:10, its last poll
+    (14:01:10) came after epoch 3's target reached it; m2 leaving at 14:05:10 joined less than max.poll.interval.ms
+    before (a member joins at a poll): neither can have blocked it. Unstated, the client's max.poll.interval.ms
+    has no upper bound nor a floor above 1 ms (ConsumerConfig): either leave may be its poll timer's."""
+    settings = ReplaySettings(
+        max_poll_interval_ms=300_000 if stated else None,
+        consumer_heartbeat_interval_ms=5_000 if stated else None,
+    )
+    out = log_4_0_leave_after_a_presumed_convergence(left, leaver).replay(settings)
     episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
     assert episodes[-1]["first_generation_id"] == 4
     assert episodes[-1]["source"] == source
@@ -2802,3 +2828,42 @@ def test_simulator_an_epoch_closed_without_a_target_while_a_member_was_frozen_ha
     (no_target,) = [g["generation_id"] for g in truth["generations"] if g["join_completed_at"] is None]
     assert [g["members"] for g in truth["generations"] if g["generation_id"] == no_target] == [["b"]]
     assert [r for r in truth["assignments"] if r["generation_id"] == no_target] == []
+
+
+@pytest.mark.parametrize(
+    ("dumped", "source"), [("300000", "observed"), ("270000", "inferred"), (None, "inferred")]
+)
+def test_a_static_leavers_own_config_dump_states_the_max_poll_interval_that_rules_out_a_poll_timeout(
+    dumped, source
+):
+    """m2, static (instance i2), joins at 14:00:20 and leaves at 14:05:10. Its client's config dump
+    (AbstractConfig.logAll: "ConsumerConfig values:") states max.poll.interval.ms, which the KIP-848 client sends
+    as its rebalance timeout and leaves on (AbstractHeartbeatRequestManager's poll timer): 300 s, more than it
+    was in the group, so the leave is no poll timeout (it joined at a poll) and its rebalance is a rebalance of its
+    own; 270 s, and its last poll may have been at 14:00:40, before epoch 3's target (14:01:00) reached it, a
+    revocation never acknowledged; no dump (nor ReplaySettings), and the leave may be the poll timer's: inferred."""
+    log = log_4_0_leave_after_a_presumed_convergence("05:10,000", M2)
+    log.events = [
+        dataclasses.replace(e, group_instance_id="i2") if e.member_id == M2 else e for e in log.events
+    ]
+    if dumped is not None:
+        log.add("2025-03-10 14:00:19,000", "member", EventType.CLIENT_CONFIG, client_id="c2",
+                group_instance_id="i2", attributes={"max_poll_interval_ms": dumped})  # fmt: skip
+    out = log.replay(ReplaySettings(consumer_heartbeat_interval_ms=5_000))
+    episodes = sorted(out["rebalance_episodes"], key=lambda r: r["started_at"])
+    assert episodes[-1]["first_generation_id"] == 4
+    assert episodes[-1]["source"] == source
+
+
+def test_the_client_config_dumps_a_kip848_replay_read_survive_its_checkpoint():
+    log = Log("g")
+    log.add("2025-03-10 14:00:00,000", "member", EventType.CLIENT_CONFIG, client_id="c1",
+            attributes={"max_poll_interval_ms": "60000"})  # fmt: skip
+    replayer = ConsumerGroupReplayer("k", "g")
+    replayer.feed(log.events)
+    resumed = ConsumerGroupReplayer("k", "g", state=replayer.snapshot())
+    assert (
+        resumed.client_configs
+        == replayer.client_configs
+        == {"c1": {"max_poll_interval_ms": "60000", "client_id": "c1"}}
+    )

@@ -139,3 +139,16 @@ def test_a_dump_saying_group_protocol_consumer_makes_the_group_a_kip848_one():
         config_dump("2024-06-01 10:00:00,000", "ConsumerConfig", consumer_3x()), file="a", cluster="k"
     )
     assert isinstance(new_replayer("k", "g1", events=classic.events), GroupReplayer)
+
+
+def test_a_members_own_max_poll_interval_comes_from_its_own_dump_never_the_unnamed_one():
+    """max.poll.interval.ms bounds a member's poll timer (AbstractHeartbeatRequestManager: the KIP-848 client
+    leaves when it expires): only the member's own dump states it; an unnamed dump may be another client's."""
+    configs: client_config.ClientConfigs = {}
+    for client, instance, max_poll in (("c1", None, "60000"), ("c2", "i-2", "600000"), ("", None, "10000")):
+        dump = ev(0, "client_config", client_id=client or None, group_instance_id=instance)
+        dump.attributes = {"max_poll_interval_ms": max_poll}
+        client_config.note(configs, dump)
+    assert client_config.own_max_poll_interval_ms(configs, "u1", client_id="c1") == 60_000
+    assert client_config.own_max_poll_interval_ms(configs, "u2", instance="i-2") == 600_000
+    assert client_config.own_max_poll_interval_ms(configs, "u3", client_id="c3") is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from rebalance_core.events import Event
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.kafka_logs.writer import KafkaLogWriter
 from rebalance_core.kafka_logs.writer_lines import BROKER, CLIENT
@@ -76,3 +77,54 @@ def test_the_config_event_is_a_member_event_before_its_first_join():
         if e.side == "member" and e.client_id not in first:
             first[e.client_id] = e.event_type
     assert first == {"c1": EventType.CLIENT_CONFIG.value, "c2": EventType.CLIENT_CONFIG.value}
+
+
+@pytest.mark.parametrize(
+    ("client_era", "logger"),
+    [
+        ("2.x", "org.apache.kafka.clients.consumer.ConsumerConfig"),
+        ("3.x", "org.apache.kafka.clients.consumer.ConsumerConfig"),  # 3.9: getLogger(getClass())
+        ("4.x", "org.apache.kafka.common.config.AbstractConfig"),  # KAFKA-17185: one static logger
+    ],
+)
+def test_the_consumer_config_dump_is_logged_by_abstract_configs_logger_of_its_era(client_era, logger):
+    """AbstractConfig.logAll logs through AbstractConfig's `log`: up to 3.9 an instance field made by
+    getLogger(getClass()) (the ConsumerConfig logger), from 4.0 a static getLogger(AbstractConfig.class).
+    The parser reads the dump under either."""
+    lines = KafkaLogWriter(consumer_protocol=False, broker_era="3.x", client_era=client_era).write_all(
+        _crash_history("range").events
+    )
+    dumps = [line.text for line in lines if line.stream == CLIENT and "ConsumerConfig values:" in line.text]
+    assert dumps and all(text.endswith(f"({logger})") for text in dumps)
+    text = [part for dump in dumps for part in dump.split("\n")]
+    result = parse_lines(text, file="client.log", cluster="sim")
+    assert [e.event_type for e in result.events] == [EventType.CLIENT_CONFIG.value] * len(dumps)
+
+
+@pytest.mark.parametrize(
+    ("client_era", "logger"),
+    [
+        ("3.x", "org.apache.kafka.clients.consumer.ConsumerConfig"),
+        ("4.x", "org.apache.kafka.common.config.AbstractConfig"),  # KAFKA-17185
+    ],
+)
+def test_a_kip848_consumers_config_dump_says_group_protocol_consumer_and_its_max_poll_interval(
+    client_era, logger
+):
+    """The KIP-848 consumer (AsyncKafkaConsumer) logs the same ConsumerConfig dump, group.protocol = consumer:
+    its max.poll.interval.ms is its poll timer and the rebalance timeout it sends
+    (AbstractHeartbeatRequestManager / ConsumerHeartbeatRequestManager), which the KIP-848 replay reads."""
+    dump = Event(
+        "e0", 1_704_067_200_000, "sim", "g1", "member", EventType.CLIENT_CONFIG.value, client_id="c1",
+        group_instance_id="i1", attributes={"max_poll_interval_ms": "60000"},
+    )  # fmt: skip
+    (line,) = KafkaLogWriter(consumer_protocol=True, broker_era="4.x", client_era=client_era).write_all(
+        [dump]
+    )
+    assert line.text.endswith(f"({logger})")
+    (event,) = parse_lines(line.text.split("\n"), file="client.log", cluster="sim").events
+    assert (event.event_type, event.client_id, event.group_instance_id) == ("client_config", "c1", "i1")
+    assert (event.attributes["group_protocol"], event.attributes["max_poll_interval_ms"]) == (
+        "consumer",
+        "60000",
+    )
