@@ -27,7 +27,7 @@ finish().
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -475,8 +475,10 @@ class EpochTracker:
             row["static_member_count"] = sum(1 for instance in members.values() if instance)
         self._out["generations"].append(row)
 
-    def maybe_end_episode(self) -> None:
-        """End the episode once its last epoch converged and the target is consumed by its owners."""
+    def maybe_end_episode(self, awaited_by_nobody: Collection[TopicPartition] = ()) -> None:
+        """End the episode once its last epoch converged and the target is consumed by its owners. Without
+        the target: once every partition stopped is consumed again, but those the caller knows no member
+        will take (`awaited_by_nobody`: of a topic the group no longer subscribes)."""
         cur = self.current
         tl = self.timeline
         if cur is None or not cur.closed or tl.episode is None or tl.episode.episode_id != cur.episode_id:
@@ -485,7 +487,7 @@ class EpochTracker:
             for member, tps in cur.target.items():
                 if any(tl.owner_of(tp) != member for tp in tps):
                     return
-        elif tl.stopped():
+        elif any(tp not in awaited_by_nobody for tp in tl.stopped()):
             return
         tl.end_episode()
 

@@ -137,6 +137,24 @@ class Ownership:
         if asked_at is not None and ts - asked_at > interval:
             self.timeline.stops_inferred(view.member_id)
 
+    def _stops_awaited_by_nobody(self) -> frozenset[TopicPartition]:
+        """Partitions stopped that no member of the group will take: of a topic no member consumes, nor names
+        in its "Reconciling assignment" block at the current epoch (the whole assignment the coordinator
+        handed it, ConsumerMembershipManager.maybeReconcile), so no member subscribes it any more and the
+        target has none of them (the broker's assignors hand a topic's partitions to its subscribers only).
+        Known only when every member has its own log with a block at the epoch (the target map is not logged,
+        4.0+ at DEBUG; an older block may predate the target handing it more) and no bump is on its way (a
+        leaver's partitions wait for the epoch its leave makes)."""
+        stopped = self.timeline.stopped()
+        if not stopped or self.pending_start is not None:
+            return frozenset()
+        views = [self.members[m] for m in self._group_members()]
+        if not views or not all(v.member_timed and v.block_epoch == self.tracker.epoch for v in views):
+            return frozenset()
+        subscribed = {tp.topic for tp in self.timeline.consuming()}
+        subscribed.update(tp.topic for v in views for tp in v.block_assigned)
+        return frozenset(tp for tp in stopped if tp.topic not in subscribed)
+
     def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
         problem = self.timeline.start(
             tp, view.member_id, ts, instance=view.instance, generation_id=self.tracker.epoch, source=source
