@@ -392,6 +392,23 @@ class EpochTracker:
             # every member stated its assignment at the epoch and none of them was withheld a partition
             # (CurrentAssignmentBuilder.computeNextAssignment: UNRELEASED_PARTITIONS)
             rows = {m: (stated[m], "observed") for m in held.members}
+        elif (
+            any(m in stated for m in held.members)
+            and not self.revoked_toward.get(held.epoch)
+            and all(m in stated or self.logs_own_lines(m) for m in held.members)
+        ):
+            # some members logged no line at the epoch (nothing changed for them: their epoch moved without a
+            # reconciliation, AbstractMembershipManager.maybeReconcile); those that did stated their whole
+            # assignment, none withheld: a partition withheld is one another member still owned and had to
+            # revoke towards the epoch (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS), which its own log
+            # would show. The others' rows stay what they consumed (inferred)
+            named = {tp for m in held.members if m in stated for tp in stated[m]}
+            rows = {
+                m: (kept, source)
+                for m, (tps, source) in rows.items()
+                if m not in stated and (kept := tuple(tp for tp in tps if tp not in named))
+            }
+            rows.update({m: (stated[m], "observed") for m in held.members if m in stated})
         self._assignment_rows(held.epoch, held.date, held.instances, rows)
         for epoch in [e for e in self.member_assigned if e <= held.epoch]:
             if not any(h.epoch == epoch for h in self.held):

@@ -1,11 +1,12 @@
 """KIP-848, a 4.0+ broker's log (no target map, no member assignment states: DEBUG) with the members' own logs:
-when an episode ends. Without the target, the episode ends once every partition stopped is consumed again, but
+when an episode ends, and which assignment rows the members' blocks state. Without the target, the episode ends once every partition stopped is consumed again, but
 those of a topic no member subscribes any more, which the target hands to nobody (the broker's assignors give a
 topic's partitions to its subscribers only): each member's "Reconciling assignment" block at the epoch names its
 whole assignment (ConsumerMembershipManager.maybeReconcile)."""
 
 from __future__ import annotations
 
+from rebalance_core.events import TopicPartition
 from schemas.events import EventType
 from tests.core.test_consumer_protocol import Log, tps
 
@@ -112,3 +113,26 @@ def test_a_partition_of_a_topic_nobody_subscribes_any_more_does_not_hold_the_epi
     assert (episodes["epoch-3"]["partitions_moved"], episodes["epoch-3"]["source"]) == (1, "observed")
     assert episodes["epoch-3"]["partition_unavailable_ms"] == 19_999  # t-0: m1's revocation -> m2's callback
     assert out["anomalies"] == []
+
+
+def test_a_members_own_block_states_its_row_though_another_member_logged_none_at_the_epoch():
+    """m2 (subscribed to u) joins at epoch 2 and its block names u-0; m1's assignment does not change, so it logs no
+    block at epoch 2 (its epoch moves without a reconciliation). m2's poll loop is stuck: it never consumes u-0 and
+    leaves on its poll timer. No member revoked anything towards epoch 2, so nothing was withheld from m2: its row
+    is u-0 as its block states (observed), m1's what it consumed (inferred)."""
+    log = Log("g")
+    joins(log, "00:00", "m1", 1, tps("t", 0, 1))
+    state(log, "00:10,000", "m2", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(DAY + "00:10,001", C, EventType.JOIN_RECEIVED, member_id="m2")
+    bump(log, "00:10,001", 2)
+    state(log, "00:10,002", "m2", 2, "JOINING", "RECONCILING")
+    block(log, "00:10,003", "m2", tps("u", 0), ())
+    state(log, "05:10,004", "m2", 2, "RECONCILING", "PREPARE_LEAVING")
+    state(log, "05:10,004", "m2", -1, "PREPARE_LEAVING", "LEAVING")
+    state(log, "05:10,004", "m2", 2, "LEAVING", "UNSUBSCRIBED")
+    log.add(DAY + "05:10,005", C, EventType.MEMBER_REMOVED, member_id="m2", reason="leave_group")
+    log.add(DAY + "05:10,005", C, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    out = log.replay()
+    rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
+                  for r in out["assignments"] if r["generation_id"] == 2)  # fmt: skip
+    assert rows == [("m1", "t-0", "inferred"), ("m1", "t-1", "inferred"), ("m2", "u-0", "observed")]
