@@ -27,7 +27,7 @@ finish().
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -393,6 +393,23 @@ class EpochTracker:
             # every member stated its assignment at the epoch and none of them was withheld a partition
             # (CurrentAssignmentBuilder.computeNextAssignment: UNRELEASED_PARTITIONS)
             rows = {m: (stated[m], "observed") for m in held.members}
+        elif (
+            any(m in stated for m in held.members)
+            and not self.revoked_toward.get(held.epoch)
+            and all(m in stated or self.logs_own_lines(m) for m in held.members)
+        ):
+            # some members logged no line at the epoch (nothing changed for them: their epoch moved without a
+            # reconciliation, AbstractMembershipManager.maybeReconcile); those that did stated their whole
+            # assignment, none withheld: a partition withheld is one another member still owned and had to
+            # revoke towards the epoch (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS), which its own log
+            # would show. The others' rows stay what they consumed (inferred)
+            named = {tp for m in held.members if m in stated for tp in stated[m]}
+            rows = {
+                m: (kept, source)
+                for m, (tps, source) in rows.items()
+                if m not in stated and (kept := tuple(tp for tp in tps if tp not in named))
+            }
+            rows.update({m: (stated[m], "observed") for m in held.members if m in stated})
         self._assignment_rows(held.epoch, held.date, held.instances, rows)
         for epoch in [e for e in self.member_assigned if e <= held.epoch]:
             if not any(h.epoch == epoch for h in self.held):
@@ -476,8 +493,10 @@ class EpochTracker:
             row["static_member_count"] = sum(1 for instance in members.values() if instance)
         self._out["generations"].append(row)
 
-    def maybe_end_episode(self) -> None:
-        """End the episode once its last epoch converged and the target is consumed by its owners."""
+    def maybe_end_episode(self, awaited_by_nobody: Collection[TopicPartition] = ()) -> None:
+        """End the episode once its last epoch converged and the target is consumed by its owners. Without
+        the target: once every partition stopped is consumed again, but those the caller knows no member
+        will take (`awaited_by_nobody`: of a topic the group no longer subscribes)."""
         cur = self.current
         tl = self.timeline
         if cur is None or not cur.closed or tl.episode is None or tl.episode.episode_id != cur.episode_id:
@@ -486,7 +505,7 @@ class EpochTracker:
             for member, tps in cur.target.items():
                 if any(tl.owner_of(tp) != member for tp in tps):
                     return
-        elif tl.stopped():
+        elif any(tp not in awaited_by_nobody for tp in tl.stopped()):
             return
         tl.end_episode()
 

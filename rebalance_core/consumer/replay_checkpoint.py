@@ -97,6 +97,7 @@ def view_to_json(view: MemberView) -> dict:
     for key in ("server_assigned", "server_started"):
         if out[key] is not None:
             out[key] = [[tp.topic, tp.partition] for tp in getattr(view, key)]
+    out["server_started_each"] = [[tp.topic, tp.partition, at] for tp, at in view.server_started_each.items()]
     return out
 
 
@@ -105,4 +106,7 @@ def view_from_json(data: Mapping[str, Any]) -> MemberView:
     for key in ("server_assigned", "server_started"):
         if data.get(key) is not None:
             data[key] = [TopicPartition(t, p) for t, p in data[key]]
+    data["server_started_each"] = {
+        TopicPartition(t, p): at for t, p, at in data.get("server_started_each", ())
+    }
     return MemberView(**data)

@@ -214,6 +214,7 @@ class CoordinatorLines:
         assigned = sorted(self._names(e.partitions or ()))
         if not view.member_timed:
             self._revocations_acknowledged(view, e.ts)
+            self._callbacks_ran(view, state, e.ts)
             self._coordinator_timing(view, assigned, e.ts, missing_state_line(view.server_epoch, attributes))
         view.joined = view.server_lines = True
         view.heartbeat_seen_at = e.ts  # the coordinator states an assignment in answer to its heartbeat

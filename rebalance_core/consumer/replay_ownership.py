@@ -34,24 +34,52 @@ class Ownership:
             self._start(tp, view, ts, source)
         if now - before:
             view.server_started, view.server_started_at = sorted(now - before), ts
+            view.server_started_each.update(dict.fromkeys(now - before, ts))
 
     def _unacted_starts_inferred(self, view: MemberView, removed_at: int, cause: str) -> None:
-        """A member timed by the coordinator alone leaves within max.poll.interval.ms of the line that gave it
-        partitions: whether its onPartitionsAssigned ever ran, no broker line tells (the member is STABLE for the
-        coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder), and a callback
-        blocked by a busy poll loop ends in exactly such a leave (the poll timer's, which the broker logs as any
-        leave; a static member's poll-timer leave is its "temporarily left", epoch -2, ConsumerMembershipManager
-        .leaveGroupEpoch). Its consumption of them, and so their movement, is inferred: the stop now and the start
-        at that line, with the episode that counted them as moved to it. (A session-timeout removal is a crash,
-        whose stop is placed at its last heartbeat already.) Only a stated max.poll.interval.ms proves a later
-        leave came after a poll: the client's setting has no upper bound, so without one every such leave is
-        inferred."""
-        if view.member_timed or not view.server_started or view.server_started_at is None:
+        """A member timed by the coordinator alone leaves within max.poll.interval.ms of lines that gave it
+        partitions: whether its onPartitionsAssigned ever ran for them, no broker line tells (the member is
+        STABLE for the coordinator as soon as nothing it is given is held by another, CurrentAssignmentBuilder),
+        and a callback blocked by a busy poll loop ends in exactly such a leave (the poll timer's, which the
+        broker logs as any leave; a static member's poll-timer leave is its "temporarily left", epoch -2,
+        ConsumerMembershipManager.leaveGroupEpoch). Its heartbeats go on from the background thread meanwhile,
+        so lines keep handing it partitions: every line within the interval counts, not only the latest. Its
+        consumption of them, and so their movement, is inferred: the stop now and the start at each line, with
+        the episodes that counted them as moved to it. (A session-timeout removal is a crash, whose stop is
+        placed at its last heartbeat already.) Only a stated max.poll.interval.ms proves a later leave came
+        after a poll: the client's setting has no upper bound, so without one every line since its callbacks
+        last provably ran counts."""
+        if view.member_timed:
             return
         max_poll = self._max_poll_interval_ms(view)  # its line's, its own config dump's, or the user's
-        if max_poll is not None and removed_at - view.server_started_at > max_poll:
-            return  # it polled since (else it would have left sooner): its callback ran
-        self._infer_unacted_starts(view, (removed_at, cause))
+        earliest = view.callbacks_ran_at
+        if max_poll is not None:
+            # a line longer ago: it polled since (else it would have left sooner), so its callback ran
+            earliest = max(earliest or 0, removed_at - max_poll)
+        owned = self.timeline.partitions_of(view.member_id)
+        handed: dict[int, list[TopicPartition]] = {}
+        for tp, at in sorted(view.server_started_each.items()):
+            if tp in owned and (earliest is None or at >= earliest):
+                handed.setdefault(at, []).append(tp)
+        for at, tps in sorted(handed.items()):
+            for tp in tps:
+                self.timeline.stop(
+                    tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
+                )
+            # and the rebalance that handed them over counted them as moved to it
+            self.timeline.starts_inferred(view.member_id, tps, at)
+
+    def _callbacks_ran(self, view: MemberView, state: MemberState, ts: int) -> None:
+        """The coordinator's line moving a member on from UNREVOKED_PARTITIONS: its heartbeat no longer owns the
+        revoked partitions, so its onPartitionsRevoked ran on its application thread, and so did every callback
+        of the reconciliations before (ConsumerMembershipManager reconciles one assignment at a time, the
+        callbacks on the application thread when a listener is set). The partitions lines handed it before
+        this one it surely consumed."""
+        if (
+            view.server_state == MemberState.UNREVOKED_PARTITIONS.value
+            and state is not MemberState.UNREVOKED_PARTITIONS
+        ):
+            view.callbacks_ran_at = ts
 
     def _died_before_acknowledging(
         self, view: MemberView, last_heartbeat: int, session_timeout_ms: int | None
@@ -108,6 +136,24 @@ class Ownership:
         interval = self.settings.consumer_heartbeat_interval_ms or 0
         if asked_at is not None and ts - asked_at > interval:
             self.timeline.stops_inferred(view.member_id)
+
+    def _stops_awaited_by_nobody(self) -> frozenset[TopicPartition]:
+        """Partitions stopped that no member of the group will take: of a topic no member consumes, nor names
+        in its "Reconciling assignment" block at the current epoch (the whole assignment the coordinator
+        handed it, ConsumerMembershipManager.maybeReconcile), so no member subscribes it any more and the
+        target has none of them (the broker's assignors hand a topic's partitions to its subscribers only).
+        Known only when every member has its own log with a block at the epoch (the target map is not logged,
+        4.0+ at DEBUG; an older block may predate the target handing it more) and no bump is on its way (a
+        leaver's partitions wait for the epoch its leave makes)."""
+        stopped = self.timeline.stopped()
+        if not stopped or self.pending_start is not None:
+            return frozenset()
+        views = [self.members[m] for m in self._group_members()]
+        if not views or not all(v.member_timed and v.block_epoch == self.tracker.epoch for v in views):
+            return frozenset()
+        subscribed = {tp.topic for tp in self.timeline.consuming()}
+        subscribed.update(tp.topic for v in views for tp in v.block_assigned)
+        return frozenset(tp for tp in stopped if tp.topic not in subscribed)
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
         problem = self.timeline.start(

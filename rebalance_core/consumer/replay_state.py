@@ -7,7 +7,7 @@ CurrentAssignmentBuilder's member states) and its own log show it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rebalance_core.consumer.states import ClientState
 from rebalance_core.events import TopicPartition
@@ -55,6 +55,11 @@ class MemberView:
     # coordinator timing: the partitions its latest assignment-state line added, and that line's instant
     server_started: list[TopicPartition] | None = None
     server_started_at: int | None = None
+    # coordinator timing: the instant of the assignment-state line that handed it each partition, and the
+    # latest line that proves its application thread ran its rebalance callbacks (an acknowledged revocation):
+    # a partition handed before that one it surely consumed
+    server_started_each: dict[TopicPartition, int] = field(default_factory=dict)
+    callbacks_ran_at: int | None = None
     left_static: bool = False  # member epoch -2: gone for now, partitions reserved
     left_static_at: int | None = None  # when the coordinator saw it leave so (epoch -2)
     # member-side logs only: the group epoch when its own log showed it leave so (epoch -2)

@@ -252,7 +252,7 @@ class ConsumerGroupReplayer(
         if not self.removed_unreconciled:
             self._check_convergence(e.ts)
         self.removed_unreconciled = False
-        self.tracker.maybe_end_episode()
+        self.tracker.maybe_end_episode(self._stops_awaited_by_nobody())
 
 
 # _replay_one's dispatch tables: event type -> handler (no method name built and looked up per event)

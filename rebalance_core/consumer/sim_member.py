@@ -40,6 +40,9 @@ class ClientIncarnation:
     # AbstractMembershipManager.currentTargetAssignment.localEpoch: one more per target assignment it
     # starts reconciling (-1: none yet; transitionToJoining resets it)
     local_epoch: int = -1
+    # one more per reconciliation started, never reset: a callback step of one abandoned since (fenced, its
+    # poll timer expired) finds another number and does nothing (transitionToFenced drops the reconciliation)
+    reconciliation: int = 0
     reported_count: int | None = None  # reconciled_count when `reconciled` was last sent
     alive: bool = True
     frozen_until: int = 0  # gc pause: nothing runs before
@@ -258,6 +261,7 @@ class MemberSide:
         client.reconciling = True
         self._transition(ts, client, ClientState.RECONCILING)
         client.local_epoch += 1
+        client.reconciliation += 1
         self._client_step(ts + 1, client, self._reconciliation_started, assignment)
         revoked = client.owned - assignment
         if revoked:
@@ -267,11 +271,17 @@ class MemberSide:
                 self._revoke_step,
                 revoked,
                 assignment,
+                client.reconciliation,
                 app_thread=True,
             )
         else:
             self._client_step(
-                ts + self.settings.assign_callback_ms, client, self._assign_step, assignment, app_thread=True
+                ts + self.settings.assign_callback_ms,
+                client,
+                self._assign_step,
+                assignment,
+                client.reconciliation,
+                app_thread=True,
             )
 
     def _reconciliation_started(
@@ -298,19 +308,28 @@ class MemberSide:
             },
         )
 
-    def _revoke_step(self, ts: int, client: ClientIncarnation, revoked, assignment) -> None:
-        if not client.reconciling:
+    def _revoke_step(
+        self, ts: int, client: ClientIncarnation, revoked, assignment, reconciliation: int
+    ) -> None:
+        if not client.reconciling or reconciliation != client.reconciliation:
             return
         self._member_event(ts, client, EventType.PARTITIONS_REVOKED, partitions=tuple(sorted(revoked)))
         for tp in sorted(revoked):
             self.truth.stop(tp, client.member_id, ts, "revoked", instance=client.instance_id)
         client.owned = client.owned - revoked
         self._client_step(
-            ts + self.settings.assign_callback_ms, client, self._assign_step, assignment, app_thread=True
+            ts + self.settings.assign_callback_ms,
+            client,
+            self._assign_step,
+            assignment,
+            reconciliation,
+            app_thread=True,
         )
 
-    def _assign_step(self, ts: int, client: ClientIncarnation, assignment: frozenset[TopicPartition]) -> None:
-        if not client.reconciling:
+    def _assign_step(
+        self, ts: int, client: ClientIncarnation, assignment: frozenset[TopicPartition], reconciliation: int
+    ) -> None:
+        if not client.reconciling or reconciliation != client.reconciliation:
             return
         added = assignment - client.owned
         self._member_event(ts, client, EventType.PARTITIONS_ASSIGNED, partitions=tuple(sorted(added)))

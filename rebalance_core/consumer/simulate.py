@@ -382,7 +382,8 @@ class _Simulation(MemberSide):
         client = self.by_member_id.get(member_id)
         session_expired = member.last_heartbeat + self.settings.session_timeout_ms <= ts
         if session_expired and client is not None and client.owned and ts < client.frozen_until:
-            self._failed(client, member.last_heartbeat)  # a frozen (gc) process stopped at its last heartbeat
+            # a frozen (gc) process stopped at its last heartbeat, unaware: it still holds its partitions
+            self._failed(client, member.last_heartbeat, process_gone=False)
             # an epoch closed since without a target had it consuming nothing (as a crash, told at once)
             self.tracker.member_stopped_at(client.member_id, member.last_heartbeat)
             # told only now, so partitions others started since the heartbeat were all that was consumed:
@@ -393,10 +394,15 @@ class _Simulation(MemberSide):
         self.coordinator_free_at = ts + 1
         self._after_coordinator(ts)
 
-    def _failed(self, client: ClientIncarnation, ts: int) -> None:
+    def _failed(self, client: ClientIncarnation, ts: int, process_gone: bool = True) -> None:
+        """The member stopped consuming at `ts`. A frozen process (`process_gone` False) does not know: its
+        SubscriptionState still holds the partitions, so on waking its "Reconciling assignment" block names
+        them as owned, and its fencing loses them (AbstractMembershipManager.transitionToFenced:
+        onPartitionsLost, "Lost previously assigned partitions"); those later stops are no-ops for the truth."""
         for tp in sorted(client.owned):
             self.truth.stop(tp, client.member_id, ts, "member_failed", instance=client.instance_id)
-        client.owned = frozenset()
+        if process_gone:
+            client.owned = frozenset()
         self.unobservable.append(
             f"{client.member_id} stopped consuming at {format_ts(ts)} (its last heartbeat); the events reveal it "
             "only at its session expiry, so stop-the-world before that is not recounted by a replay"

@@ -147,6 +147,60 @@ def test_a_member_leaving_soon_after_it_was_handed_partitions_leaves_the_rebalan
     assert (handover["partitions_moved"], handover["source"]) == (1, source)
 
 
+def c2_then_takes_t0_from_leaving_c1() -> list[str]:
+    """After c2_takes_t1_from_c1: c1 leaves at 01:00 and c2 is handed t-0 too, at 01:00.001."""
+    return [
+        line("01:00,000", "Member c1 left the consumer group."),
+        line("01:00,000", "Bumped group epoch to 3."),
+        target("01:00,000", 3, {"c2": "0,1"}),
+        state("01:00,001", "c2", 3, 2, "STABLE", "0,1"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("left_at", "t1_source"), [("04:59,000", "inferred"), ("05:14,000", "observed")]
+)  # fmt: skip
+def test_every_line_that_handed_a_leaving_member_partitions_within_max_poll_interval_leaves_their_start_inferred(
+    left_at, t1_source
+):
+    """c2 is handed t-1 at 00:13 and t-0 at 01:00 and leaves, max.poll.interval.ms 300 s: its heartbeats go on from
+    its background thread while its poll loop is stuck, so lines keep handing it partitions whose
+    onPartitionsAssigned never ran. Leaving at 04:59, both handovers lie within the interval: both starts are
+    inferred, not only the latest. Leaving at 05:14, it polled after the first (else it would have left sooner):
+    t-1's start stands, t-0's is inferred."""
+    out = run(
+        [
+            *c2_takes_t1_from_c1(static=False),
+            *c2_then_takes_t0_from_leaving_c1(),
+            line(left_at, "Member c2 left the consumer group."),
+        ],
+        max_poll_interval_ms=300_000,
+        consumer_heartbeat_interval_ms=5_000,
+    )
+    assert moves_of(out, 1)[0] == ("c1", "c2", t1_source)
+    assert moves_of(out, 0)[0] == ("c1", "c2", "inferred")
+    assert [r["source"] for r in out["rebalance_episodes"]][1:3] == [t1_source, "inferred"]
+
+
+@pytest.mark.parametrize("acknowledged", [True, False])
+def test_an_acknowledged_revocation_proves_the_member_consumed_what_it_was_handed_before(acknowledged):
+    """c1 is handed t-0 and t-1 at 00:00 and leaves at 01:00, no max.poll.interval.ms stated (so no bound proves it
+    polled since). It acknowledged the revocation of t-1 at 00:11 (UNREVOKED_PARTITIONS -> STABLE): its
+    onPartitionsRevoked ran on its application thread, after the callbacks of the reconciliations before
+    (ConsumerMembershipManager reconciles one assignment at a time), so its start of t-0 stands. Without that
+    line, its start of both is inferred."""
+    lines = c2_takes_t1_from_c1(static=False)
+    if not acknowledged:
+        lines = [t for t in lines if "00:11,010" not in t and "00:13,000" not in t]
+    out = run(
+        [*lines, line("01:00,000", "Member c1 left the consumer group.")],
+        consumer_heartbeat_interval_ms=5_000,
+    )
+    source = "observed" if acknowledged else "inferred"
+    assert moves_of(out, 0) == [("c1", None, source)]
+    assert out["rebalance_episodes"][0]["source"] == source
+
+
 def c1_asked_to_revoke_t1() -> list[str]:
     """c1 consumes t-0 and t-1; c2 joins at 00:10 and c1 is asked to revoke t-1 at 00:11 (UNREVOKED_PARTITIONS)."""
     return [

@@ -6,8 +6,11 @@ from __future__ import annotations
 import pytest
 
 from rebalance_core.simulate import SimulationError, SimulationSettings, simulate
-from rebalance_core.timeline import Crash, Join, Timeline
+from rebalance_core.timeline import Crash, Join, Pause, Timeline
+from schemas.events import EventType
 from tests.core.sim_helpers import SCENARIOS, replay_events, run_scenario, table_differences
+from tests.core.test_consumer_protocol import assert_replay_matches_truth, of_type
+from tests.core.test_consumer_protocol import simulate as simulate_consumer
 
 # the consumer groups' seed scenarios (03, 04 and 06 are Kafka Connect worker groups: KIP-415)
 SEED_SCENARIOS = sorted(p.name for p in SCENARIOS.glob("0[125]_*.yaml"))
@@ -93,3 +96,21 @@ def test_consumer_protocol_session_timeout_within_the_brokers_bounds(session_ms,
     else:
         with pytest.raises(ValueError, match="group.consumer.min/max.session.timeout.ms"):
             ConsumerSimSettings(session_timeout_ms=session_ms, **bounds)
+
+
+def test_a_member_fenced_during_a_gc_freeze_still_holds_its_partitions_when_it_wakes():
+    """c1 freezes (gc) at 20 s for 2 min, beyond its session: the coordinator fences it and hands t-0..t-2 to c2.
+    c1 stopped consuming at its last heartbeat, but does not know: its SubscriptionState still holds them, so on
+    waking its fencing loses them (AbstractMembershipManager.transitionToFenced: onPartitionsLost) before it
+    rejoins. The truth keeps the stop at the last heartbeat, and a replay of the events agrees."""
+    _, sim = simulate_consumer([Join(0, "c1"), Join(1_000, "c2"), Pause(20_000, "c1", 120_000)])
+    lost = of_type(sim, EventType.PARTITIONS_LOST, "c1")
+    assert [(e.ts - lost[0].ts, [tp.partition for tp in e.partitions]) for e in lost] == [(0, [0, 1, 2])]
+    assert lost[0].ts > sim.events[0].ts + 140_000  # on waking, not at the freeze
+    stops = {
+        r["partition"]: r["revoked_at"]
+        for r in sim.truth["partition_movements"]
+        if r["from_member_id"] == "c1"
+    }
+    assert stops[0] == stops[1] == stops[2] < lost[0].ts - 100_000  # its last heartbeat, before the freeze
+    assert_replay_matches_truth(sim)

@@ -1,0 +1,138 @@
+"""KIP-848, a 4.0+ broker's log (no target map, no member assignment states: DEBUG) with the members' own logs:
+when an episode ends, and which assignment rows the members' blocks state. Without the target, the episode ends once every partition stopped is consumed again, but
+those of a topic no member subscribes any more, which the target hands to nobody (the broker's assignors give a
+topic's partitions to its subscribers only): each member's "Reconciling assignment" block at the epoch names its
+whole assignment (ConsumerMembershipManager.maybeReconcile)."""
+
+from __future__ import annotations
+
+from rebalance_core.events import TopicPartition
+from schemas.events import EventType
+from tests.core.test_consumer_protocol import Log, tps
+
+DAY = "2025-03-10 14:"
+C, M = "coordinator", "member"
+
+
+def state(log, when, member, epoch, a, b):
+    log.add(
+        DAY + when,
+        M,
+        EventType.MEMBER_STATE_CHANGED,
+        member_id=member,
+        member_epoch=epoch,
+        client_id=member,
+        attributes={"from_state": a, "to_state": b},
+    )
+
+
+def block(log, when, member, assigned, owned):
+    log.add(
+        DAY + when,
+        M,
+        EventType.SYNC_RESPONSE,
+        member_id=member,
+        client_id=member,
+        partitions=assigned,
+        attributes={
+            "owned": ",".join(f"{tp.topic}-{tp.partition}" for tp in owned),
+            "group_protocol": "consumer",
+        },
+    )
+
+
+def callback(log, when, member, event_type, partitions):
+    log.add(DAY + when, M, event_type, member_id=member, client_id=member, partitions=partitions)
+
+
+def bump(log, when, epoch):
+    log.add(DAY + when, C, EventType.GROUP_EPOCH_BUMPED, group_epoch=epoch)
+    log.add(
+        DAY + when, C, EventType.TARGET_ASSIGNMENT_COMPUTED, assignment_epoch=epoch, protocol_name="uniform"
+    )
+
+
+def joins(log, when, member, epoch, assigned):
+    state(log, when + ",000", member, 0, "UNSUBSCRIBED", "JOINING")
+    log.add(DAY + when + ",001", C, EventType.JOIN_RECEIVED, member_id=member)
+    bump(log, when + ",001", epoch)
+    state(log, when + ",002", member, epoch, "JOINING", "RECONCILING")
+    block(log, when + ",003", member, assigned, ())
+    callback(log, when + ",004", member, EventType.PARTITIONS_ASSIGNED, assigned)
+    state(log, when + ",004", member, epoch, "RECONCILING", "ACKNOWLEDGING")
+    state(log, when + ",004", member, epoch, "ACKNOWLEDGING", "STABLE")
+
+
+def leaves(log, when, member, epoch, owned, next_epoch):
+    state(log, when + ",000", member, epoch, "STABLE", "PREPARE_LEAVING")
+    callback(log, when + ",001", member, EventType.PARTITIONS_REVOKED, owned)
+    state(log, when + ",001", member, -1, "PREPARE_LEAVING", "LEAVING")
+    state(log, when + ",001", member, epoch, "LEAVING", "UNSUBSCRIBED")
+    log.add(DAY + when + ",002", C, EventType.MEMBER_REMOVED, member_id=member, reason="leave_group")
+    log.add(DAY + when + ",002", C, EventType.GROUP_EPOCH_BUMPED, group_epoch=next_epoch)
+
+
+def log_m1_leaves_with_a_topic_only_it_subscribed() -> Log:
+    """m1 consumes t-0 and u-0, m2 (subscribed to t only) t-1. m1 leaves at 01:00: u-0 goes to nobody, t-0 to m2,
+    whose onPartitionsAssigned runs 20 s later; m2 leaves at 02:00."""
+    log = Log("g")
+    joins(log, "00:00", "m1", 1, tps("t", 0, 1) + tps("u", 0))
+    joins(log, "00:10", "m2", 2, ())
+    state(log, "00:12,000", "m1", 2, "STABLE", "RECONCILING")
+    block(log, "00:12,001", "m1", tps("t", 0) + tps("u", 0), tps("t", 0, 1) + tps("u", 0))
+    callback(log, "00:12,002", "m1", EventType.PARTITIONS_REVOKED, tps("t", 1))
+    state(log, "00:12,003", "m1", 2, "RECONCILING", "ACKNOWLEDGING")
+    state(log, "00:12,003", "m1", 2, "ACKNOWLEDGING", "STABLE")
+    state(log, "00:15,000", "m2", 2, "STABLE", "RECONCILING")
+    block(log, "00:15,001", "m2", tps("t", 1), ())
+    callback(log, "00:15,002", "m2", EventType.PARTITIONS_ASSIGNED, tps("t", 1))
+    state(log, "00:15,002", "m2", 2, "RECONCILING", "ACKNOWLEDGING")
+    state(log, "00:15,002", "m2", 2, "ACKNOWLEDGING", "STABLE")
+    leaves(log, "01:00", "m1", 2, tps("t", 0) + tps("u", 0), 3)
+    log.add(
+        DAY + "01:00,010",
+        C,
+        EventType.TARGET_ASSIGNMENT_COMPUTED,
+        assignment_epoch=3,
+        protocol_name="uniform",
+    )
+    state(log, "01:00,011", "m2", 3, "STABLE", "RECONCILING")
+    block(log, "01:00,012", "m2", tps("t", 0, 1), tps("t", 1))
+    callback(log, "01:20,000", "m2", EventType.PARTITIONS_ASSIGNED, tps("t", 0))
+    state(log, "01:20,000", "m2", 3, "RECONCILING", "ACKNOWLEDGING")
+    state(log, "01:20,000", "m2", 3, "ACKNOWLEDGING", "STABLE")
+    leaves(log, "02:00", "m2", 3, tps("t", 0, 1), 4)
+    return log
+
+
+def test_a_partition_of_a_topic_nobody_subscribes_any_more_does_not_hold_the_episode_open():
+    """u-0, revoked by m1's leave, is awaited by nobody: epoch 3's episode ends once m2 consumes t-0 (01:20), and
+    counts t-0 as moved (m1 -> m2), not at the next bump, when m2 has stopped it again."""
+    out = log_m1_leaves_with_a_topic_only_it_subscribed().replay()
+    episodes = {r["episode_id"].rsplit("/", 1)[1]: r for r in out["rebalance_episodes"]}
+    assert (episodes["epoch-3"]["partitions_moved"], episodes["epoch-3"]["source"]) == (1, "observed")
+    assert episodes["epoch-3"]["partition_unavailable_ms"] == 19_999  # t-0: m1's revocation -> m2's callback
+    assert out["anomalies"] == []
+
+
+def test_a_members_own_block_states_its_row_though_another_member_logged_none_at_the_epoch():
+    """m2 (subscribed to u) joins at epoch 2 and its block names u-0; m1's assignment does not change, so it logs no
+    block at epoch 2 (its epoch moves without a reconciliation). m2's poll loop is stuck: it never consumes u-0 and
+    leaves on its poll timer. No member revoked anything towards epoch 2, so nothing was withheld from m2: its row
+    is u-0 as its block states (observed), m1's what it consumed (inferred)."""
+    log = Log("g")
+    joins(log, "00:00", "m1", 1, tps("t", 0, 1))
+    state(log, "00:10,000", "m2", 0, "UNSUBSCRIBED", "JOINING")
+    log.add(DAY + "00:10,001", C, EventType.JOIN_RECEIVED, member_id="m2")
+    bump(log, "00:10,001", 2)
+    state(log, "00:10,002", "m2", 2, "JOINING", "RECONCILING")
+    block(log, "00:10,003", "m2", tps("u", 0), ())
+    state(log, "05:10,004", "m2", 2, "RECONCILING", "PREPARE_LEAVING")
+    state(log, "05:10,004", "m2", -1, "PREPARE_LEAVING", "LEAVING")
+    state(log, "05:10,004", "m2", 2, "LEAVING", "UNSUBSCRIBED")
+    log.add(DAY + "05:10,005", C, EventType.MEMBER_REMOVED, member_id="m2", reason="leave_group")
+    log.add(DAY + "05:10,005", C, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    out = log.replay()
+    rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
+                  for r in out["assignments"] if r["generation_id"] == 2)  # fmt: skip
+    assert rows == [("m1", "t-0", "inferred"), ("m1", "t-1", "inferred"), ("m2", "u-0", "observed")]
