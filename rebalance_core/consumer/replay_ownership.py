@@ -105,17 +105,12 @@ class Ownership:
             return False
         return self._infer_unacted_starts(view)
 
-    def _infer_unacted_starts(self, view: MemberView, stop: tuple[int, str] | None = None) -> bool:
+    def _infer_unacted_starts(self, view: MemberView) -> bool:
         """The partitions the member's latest assignment line started that it still owns, which it may never
-        have consumed: stopped (inferred) at `stop` (instant, cause) if given, and their start (their movement,
-        and the episode that counted it) inferred. Returns whether there were any."""
+        have consumed: their start (their movement, and the episode that counted it) inferred. Returns whether
+        there were any."""
         owned = self.timeline.partitions_of(view.member_id)
         unacted = [tp for tp in view.server_started or () if tp in owned]
-        if stop is not None:
-            for tp in unacted:
-                self.timeline.stop(
-                    tp, view.member_id, stop[0], stop[1], instance=view.instance, source="inferred"
-                )
         if unacted and view.server_started_at is not None:
             # and the rebalance that handed them over counted them as moved to it
             self.timeline.starts_inferred(view.member_id, unacted, view.server_started_at)
