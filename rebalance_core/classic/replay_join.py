@@ -207,8 +207,15 @@ class JoinLines:
         generation), closed without one (a static member: KIP-345, removed when its session expires) or
         stalled past max.poll.interval.ms, so the group emptied. When is in no line of the view: taken at
         the latest stop, the earliest it can be (the stop-the-world until then is a lower bound, the rows
-        it closes `inferred`); what stopped was not handed to anyone meanwhile."""
+        it closes `inferred`); what stopped was not handed to anyone meanwhile.
+
+        Not when another member's log shows a JoinGroup nothing answered yet: the coordinator had it in the
+        join phase, which completes with every member that joined (GroupCoordinator.onCompleteJoin;
+        ClassicGroup.completeClassicGroupJoin in 4.0), so a generation in between had that member and the
+        group never turned Empty (its JoinGroup response, logged late after a pause, names it)."""
         if self.has_coordinator or gen is None or self.timeline.consuming() or not self.timeline.stopped():
+            return False
+        if any(v is not view and v.join_sent_at is not None for v in self.views.values()):
             return False
         shown = [v.generation_id for v in self.views.values() if v.generation_id is not None]
         if self.closed_generation is not None:
