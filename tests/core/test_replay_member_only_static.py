@@ -46,3 +46,23 @@ def test_a_dynamic_members_first_generation_stays_observed():
     out = run(restarted_static_member_alone_in_the_view(instance=None))
     # (its close is a LeaveGroup that empties the group: a second episode, which members' logs only infer)
     assert out["rebalance_episodes"][0]["source"] == "observed"
+
+
+def test_what_a_static_member_may_have_taken_over_has_an_unknown_earlier_holder():
+    """KIP-345 (ClassicGroup.replaceStaticMember): what i1-B synced may be its instance's old process's
+    assignment, stopped at an instant no line shows: a movement row from an unnamed process of the same
+    instance (not moved), its idle time null, `inferred`; never a partition that was idle for 0 ms."""
+    out = run(restarted_static_member_alone_in_the_view())
+    takeover = [m for m in out["partition_movements"] if m["to_member_id"] == "i1-B"]
+    assert [
+        (m["partition"], m["from_member_id"], m["revoked_at"], m["unavailable_ms"]) for m in takeover
+    ] == [(0, None, None, None)]
+    assert {(m["stop_cause"], m["moved"], m["source"]) for m in takeover} == {
+        ("member_failed", False, "inferred")
+    }
+
+
+def test_a_dynamic_members_first_assignment_has_no_earlier_holder():
+    """A dynamic member's new id takes over nobody's assignment: no movement row into it."""
+    out = run(restarted_static_member_alone_in_the_view(instance=None))
+    assert not [m for m in out["partition_movements"] if m["to_member_id"] == "i1-B"]
