@@ -209,20 +209,34 @@ class JoinLines:
         the latest stop, the earliest it can be (the stop-the-world until then is a lower bound, the rows
         it closes `inferred`); what stopped was not handed to anyone meanwhile.
 
-        Not when another member's log shows a JoinGroup nothing answered yet: the coordinator had it in the
-        join phase, which completes with every member that joined (GroupCoordinator.onCompleteJoin;
-        ClassicGroup.completeClassicGroupJoin in 4.0), so a generation in between had that member and the
-        group never turned Empty (its JoinGroup response, logged late after a pause, names it)."""
+        Not when another member's JoinGroup since the latest generation shown is unanswered
+        (`_pending_joiner`): the coordinator had it in the join phase, which completes with every member
+        that joined (GroupCoordinator.onCompleteJoin; ClassicGroup.completeClassicGroupJoin in 4.0), so a
+        generation in between had that member and the group never turned Empty (its JoinGroup response,
+        logged late after a pause, names it)."""
         if self.has_coordinator or gen is None or self.timeline.consuming() or not self.timeline.stopped():
-            return False
-        if any(v is not view and v.join_sent_at is not None for v in self.views.values()):
             return False
         shown = [v.generation_id for v in self.views.values() if v.generation_id is not None]
         if self.closed_generation is not None:
             shown.append(self.closed_generation)
         if self.round is not None and self.round.generation_id is not None:
             shown.append(self.round.generation_id)
-        return bool(shown) and gen > max(shown) + 1 and self.timeline.latest_stop() is not None
+        if not shown or any(
+            self._pending_joiner(v, max(shown)) for v in self.views.values() if v is not view
+        ):
+            return False
+        return gen > max(shown) + 1 and self.timeline.latest_stop() is not None
+
+    def _pending_joiner(self, view: MemberView, latest_shown: int) -> bool:
+        """Members' logs only: `view`'s last JoinGroup is unanswered and no generation shown so far counted
+        it: it is new (no generation yet) or rejoined from the latest generation shown, and no leader's
+        assignment listed it. An older one is stale: a dynamic member that did not rejoin is dropped when
+        the next join phase completes (GroupCoordinator.onCompleteJoin), so it is in no later generation."""
+        return (
+            view.join_sent_at is not None
+            and (view.generation_id is None or view.generation_id >= latest_shown)
+            and view.member_id not in (self.leader_assignment or {})
+        )
 
     def _silent_holders(self, view: MemberView, gen: int | None) -> list[str]:
         """Member-side logs only: `view` joined generation `gen`, more than one after the latest any member's
