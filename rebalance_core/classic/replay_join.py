@@ -76,7 +76,7 @@ class JoinLines:
             at = sent if sent is not None else self.fresh_join_sent.get(alias_of(e), e.ts)
             for member in silent:
                 self._stop_member(member, at, "member_failed", "inferred")
-        if self._emptied_unseen(view, gen):
+        if self._emptied_unseen(view, gen, sent):
             self.timeline.group_empty(self.timeline.latest_stop(), source="inferred")
         if (
             self.protocol != "cooperative"
@@ -198,7 +198,7 @@ class JoinLines:
             )
         )
 
-    def _emptied_unseen(self, view: MemberView, gen: int | None) -> bool:
+    def _emptied_unseen(self, view: MemberView, gen: int | None, sent: int | None = None) -> bool:
         """Member-side logs only: `view` joined generation `gen`, more than one after the latest generation
         any member's log showed, while no partition is consumed and some stopped: a generation formed in
         which no member with a log took part and nothing was consumed. Every logged member had left
@@ -209,11 +209,12 @@ class JoinLines:
         the latest stop, the earliest it can be (the stop-the-world until then is a lower bound, the rows
         it closes `inferred`); what stopped was not handed to anyone meanwhile.
 
-        Not when another member's JoinGroup since the latest generation shown is unanswered
-        (`_pending_joiner`): the coordinator had it in the join phase, which completes with every member
-        that joined (GroupCoordinator.onCompleteJoin; ClassicGroup.completeClassicGroupJoin in 4.0), so a
-        generation in between had that member and the group never turned Empty (its JoinGroup response,
-        logged late after a pause, names it)."""
+        Not when another member's JoinGroup since the latest generation shown, sent before `view`'s
+        (`sent`), is unanswered (`_pending_joiner`): the coordinator had it in a join phase, which
+        completes with every member that joined (GroupCoordinator.onCompleteJoin;
+        ClassicGroup.completeClassicGroupJoin in 4.0), so a generation in between may have had that member
+        and the group never turned Empty (its JoinGroup response, logged late after a pause, names it).
+        One sent after `view`'s is in `gen` at the earliest: it says nothing of the generations before."""
         if self.has_coordinator or gen is None or self.timeline.consuming() or not self.timeline.stopped():
             return False
         shown = [v.generation_id for v in self.views.values() if v.generation_id is not None]
@@ -222,18 +223,20 @@ class JoinLines:
         if self.round is not None and self.round.generation_id is not None:
             shown.append(self.round.generation_id)
         if not shown or any(
-            self._pending_joiner(v, max(shown)) for v in self.views.values() if v is not view
+            self._pending_joiner(v, max(shown), sent) for v in self.views.values() if v is not view
         ):
             return False
         return gen > max(shown) + 1 and self.timeline.latest_stop() is not None
 
-    def _pending_joiner(self, view: MemberView, latest_shown: int) -> bool:
-        """Members' logs only: `view`'s last JoinGroup is unanswered and no generation shown so far counted
-        it: it is new (no generation yet) or rejoined from the latest generation shown, and no leader's
-        assignment listed it. An older one is stale: a dynamic member that did not rejoin is dropped when
-        the next join phase completes (GroupCoordinator.onCompleteJoin), so it is in no later generation."""
+    def _pending_joiner(self, view: MemberView, latest_shown: int, before: int | None) -> bool:
+        """Members' logs only: `view`'s last JoinGroup, sent before `before` (None: any time), is
+        unanswered and no generation shown so far counted it: it is new (no generation yet) or rejoined
+        from the latest generation shown, and no leader's assignment listed it. An older one is stale: a
+        dynamic member that did not rejoin is dropped when the next join phase completes
+        (GroupCoordinator.onCompleteJoin), so it is in no later generation."""
         return (
             view.join_sent_at is not None
+            and (before is None or view.join_sent_at < before)
             and (view.generation_id is None or view.generation_id >= latest_shown)
             and view.member_id not in (self.leader_assignment or {})
         )
