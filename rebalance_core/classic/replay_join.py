@@ -49,6 +49,8 @@ class JoinLines:
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
         sent = view.join_sent_at if view.join_sent_at is not None else view.signal_ts
+        if view.synced_generation is None and alias_of(e) in self.fresh_join_sent:
+            view.joined_fresh = True
         view.join_sent_at = view.unanswered_since = None
         self._set_protocol(e.protocol_name)
         if e.protocol_type and self.group.protocol_type is None:

@@ -224,7 +224,7 @@ class SyncLines:
         self._emit_assignment({member: assigned}, gen, e.ts, source)
         self._replaced_assignment(member, assigned, gen, e.ts)
         self.assignment[member] = assigned
-        if replacing:
+        if replacing and view.joined_fresh:
             self._earlier_process_unseen(view, assigned)
         owned = self.timeline.partitions_of(member)
         to_stop = sorted(owned - set(assigned))
@@ -257,8 +257,8 @@ class SyncLines:
         )
 
     def _earlier_process_unseen(self, view: MemberView, assigned: list[TopicPartition]) -> None:
-        """`view` may have replaced its instance's earlier process (`_may_replace_unlogged_instance`),
-        which then held what `view` syncs (KIP-345: the new member id takes the old one's assignment in
+        """`view`, a new process (its JoinGroup without a member id is in the input), may have replaced its
+        instance's earlier process (`_may_replace_unlogged_instance`), which then held what `view` syncs (KIP-345: the new member id takes the old one's assignment in
         the same generation, GroupMetadata.replaceStaticMember / ClassicGroup.replaceStaticMember). No
         line of the view names that process or shows when it stopped: each partition the timeline never
         saw gets a movement row from it, with `from_member_id`, `revoked_at` and `unavailable_ms` null

@@ -66,3 +66,11 @@ def test_a_dynamic_members_first_assignment_has_no_earlier_holder():
     """A dynamic member's new id takes over nobody's assignment: no movement row into it."""
     out = run(restarted_static_member_alone_in_the_view(instance=None))
     assert not [m for m in out["partition_movements"] if m["to_member_id"] == "i1-B"]
+
+
+def test_a_static_member_whose_log_starts_after_its_join_takes_over_no_earlier_process():
+    """Without its JoinGroup without a member id the input does not show a new process (the log starts
+    mid-life): its first assignment has no earlier holder row, as any partition consumed since before."""
+    events = [e for e in restarted_static_member_alone_in_the_view() if e.event_type != "join_sent"]
+    out = run(events)
+    assert not [m for m in out["partition_movements"] if m["to_member_id"] == "i1-B"]
