@@ -1370,6 +1370,12 @@ def _generations_of_next_episode(truth_episode: dict, episodes: list[dict], inde
         return bool(generations) and generations == _episode_generations(episodes[index])
     last = episodes[index].get("last_generation_id")
     before = episodes[index - 1].get("last_generation_id") if index > 0 else 0
+    if last is None and episodes[index].get("first_generation_id") is None and index + 1 < len(episodes):
+        # an inferred episode that formed no generation of its own: a removal no line showed whose join
+        # phase completed as generations no member logged (docs/metrics.md), dated at the latest it can
+        # be; those are the ones between the previous episode's last and the next one's first
+        after = episodes[index + 1].get("first_generation_id")
+        last = after - 1 if after is not None else None
     return (
         bool(generations)
         and None not in (last, before)

@@ -50,6 +50,8 @@ class JoinLines:
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
         sent = view.join_sent_at if view.join_sent_at is not None else view.signal_ts
+        if view.synced_generation is None and alias_of(e) in self.fresh_join_sent:
+            view.joined_fresh = True
         view.join_sent_at = view.unanswered_since = None
         self._set_protocol(e.protocol_name)
         if e.protocol_type and self.group.protocol_type is None:
@@ -77,7 +79,7 @@ class JoinLines:
             at = sent if sent is not None else self.fresh_join_sent.get(alias_of(e), e.ts)
             for member in silent:
                 self._stop_member(member, at, "member_failed", "inferred")
-        if self._emptied_unseen(view, gen):
+        if self._emptied_unseen(view, gen, sent):
             self.timeline.group_empty(self.timeline.latest_stop(), source="inferred")
         if (
             self.protocol != "cooperative"
@@ -199,7 +201,7 @@ class JoinLines:
             )
         )
 
-    def _emptied_unseen(self, view: MemberView, gen: int | None) -> bool:
+    def _emptied_unseen(self, view: MemberView, gen: int | None, sent: int | None = None) -> bool:
         """Member-side logs only: `view` joined generation `gen`, more than one after the latest generation
         any member's log showed, while no partition is consumed and some stopped: a generation formed in
         which no member with a log took part and nothing was consumed. Every logged member had left
@@ -208,7 +210,14 @@ class JoinLines:
         generation), closed without one (a static member: KIP-345, removed when its session expires) or
         stalled past max.poll.interval.ms, so the group emptied. When is in no line of the view: taken at
         the latest stop, the earliest it can be (the stop-the-world until then is a lower bound, the rows
-        it closes `inferred`); what stopped was not handed to anyone meanwhile."""
+        it closes `inferred`); what stopped was not handed to anyone meanwhile.
+
+        Not when another member's JoinGroup since the latest generation shown, sent before `view`'s
+        (`sent`), is unanswered (`_pending_joiner`): the coordinator had it in a join phase, which
+        completes with every member that joined (GroupCoordinator.onCompleteJoin;
+        ClassicGroup.completeClassicGroupJoin in 4.0), so a generation in between may have had that member
+        and the group never turned Empty (its JoinGroup response, logged late after a pause, names it).
+        One sent after `view`'s is in `gen` at the earliest: it says nothing of the generations before."""
         if self.has_coordinator or gen is None or self.timeline.consuming() or not self.timeline.stopped():
             return False
         shown = [v.generation_id for v in self.views.values() if v.generation_id is not None]
@@ -216,7 +225,24 @@ class JoinLines:
             shown.append(self.closed_generation)
         if self.round is not None and self.round.generation_id is not None:
             shown.append(self.round.generation_id)
-        return bool(shown) and gen > max(shown) + 1 and self.timeline.latest_stop() is not None
+        if not shown or any(
+            self._pending_joiner(v, max(shown), sent) for v in self.views.values() if v is not view
+        ):
+            return False
+        return gen > max(shown) + 1 and self.timeline.latest_stop() is not None
+
+    def _pending_joiner(self, view: MemberView, latest_shown: int, before: int | None) -> bool:
+        """Members' logs only: `view`'s last JoinGroup, sent before `before` (None: any time), is
+        unanswered and no generation shown so far counted it: it is new (no generation yet) or rejoined
+        from the latest generation shown, and no leader's assignment listed it. An older one is stale: a
+        dynamic member that did not rejoin is dropped when the next join phase completes
+        (GroupCoordinator.onCompleteJoin), so it is in no later generation."""
+        return (
+            view.join_sent_at is not None
+            and (before is None or view.join_sent_at < before)
+            and (view.generation_id is None or view.generation_id >= latest_shown)
+            and view.member_id not in (self.leader_assignment or {})
+        )
 
     def _silent_holders(self, view: MemberView, gen: int | None) -> list[str]:
         """Member-side logs only: `view` joined generation `gen`, more than one after the latest any member's

@@ -84,6 +84,9 @@ class MemberView:
     unanswered_since: int | None = None
     round_trip_ms: int | None = None  # KIP-394: its JoinGroup without a member id to the one with it
     revoked_at: int | None = None  # its last "Revoke previously assigned partitions" line
+    # its process's JoinGroup without a member id is in the input: a new process (KIP-345: a static
+    # member's may replace its instance's earlier one, `_earlier_process_unseen`)
+    joined_fresh: bool = False
 
     def signal_unanswered(self) -> bool:
         """A rebalance signal its poll loop never acted on: no JoinGroup sent and no revocation logged since

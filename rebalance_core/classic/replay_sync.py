@@ -180,6 +180,7 @@ class SyncLines:
                 named.leader_id = e.leader_id
             elif not self.has_coordinator:  # the generation's round closed already (the next one is open)
                 self._late_worker_leader_named(gen, e.leader_id)
+        replacing = False  # `view` may have replaced an earlier process of its instance (KIP-345)
         if rnd is not None:
             if rnd.members is None:
                 rnd.members = [member]
@@ -190,7 +191,8 @@ class SyncLines:
                 self._stabilize(e.ts, "observed")  # the group is Stable once its first member synced
             rnd.stabilized_at = max(rnd.stabilized_at or e.ts, e.ts)
             self.timeline.round_completed(rnd.generation_id, rnd.stabilized_at)
-            if not synced_before and self._may_replace_unlogged_instance(view, rnd):
+            replacing = not synced_before and self._may_replace_unlogged_instance(view, rnd)
+            if replacing:
                 episode = self.timeline.episode
                 if episode is not None and episode.episode_id == rnd.episode_id:
                     episode.source = "inferred"
@@ -222,6 +224,8 @@ class SyncLines:
         self._emit_assignment({member: assigned}, gen, e.ts, source)
         self._replaced_assignment(member, assigned, gen, e.ts)
         self.assignment[member] = assigned
+        if replacing and view.joined_fresh:
+            self._earlier_process_unseen(view, assigned)
         owned = self.timeline.partitions_of(member)
         to_stop = sorted(owned - set(assigned))
         to_start = sorted(set(assigned) - owned)
@@ -251,6 +255,18 @@ class SyncLines:
             and rnd.leader_id not in self.views
             and not any(v.generation_id == rnd.generation_id for v in self.views.values() if v is not view)
         )
+
+    def _earlier_process_unseen(self, view: MemberView, assigned: list[TopicPartition]) -> None:
+        """`view`, a new process (its JoinGroup without a member id is in the input), may have replaced its
+        instance's earlier process (`_may_replace_unlogged_instance`), which then held what `view` syncs (KIP-345: the new member id takes the old one's assignment in
+        the same generation, GroupMetadata.replaceStaticMember / ClassicGroup.replaceStaticMember). No
+        line of the view names that process or shows when it stopped: each partition the timeline never
+        saw gets a movement row from it, with `from_member_id`, `revoked_at` and `unavailable_ms` null
+        and `source` `inferred` (as a broker-only static restart, `OwnershipTimeline.restart`): the idle
+        time is unknown, not 0. Not moved: the same instance."""
+        for tp in assigned:
+            if self.timeline.assume(tp, None, instance=view.instance):
+                self.timeline.stop(tp, None, None, "member_failed", instance=view.instance, source="inferred")
 
     def _emit_incremental_assignment(self, e: Event, member: str, gen, synced_before: bool) -> None:
         """Connect's incremental cooperative protocol (KIP-415): a worker's assignment line prints what it

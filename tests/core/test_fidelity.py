@@ -558,6 +558,28 @@ def test_a_truth_episode_of_generations_an_inferred_episode_skipped_pairs_with_i
     assert [[t["started_at"] for t in ts] for _, ts in pairs] == expected
 
 
+def test_a_truth_episode_of_generations_no_member_logged_pairs_with_the_inferred_removal_episode_before_them():
+    """Member-only logs: a stalled member's "Lost previously assigned partitions" line dates the removal no
+    line showed at the latest it can be; its join phase completed as a generation no member logged (an
+    Empty one, random:411 client-3.x), so that inferred episode has no generation of its own. The truth's
+    episode of the generations between the replayed ones around it is its, not the observed one before."""
+    truth = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (100, 1, "inferred"), (110, 1, "observed")]),
+            [(1, 1), (2, 2), (3, 3)],
+        )
+    }
+    replayed = {
+        "rebalance_episodes": _with_generations(
+            _episodes([(0, 1, "observed"), (105, 1, "inferred"), (109, 1, "inferred")]),
+            [(1, 1), (None, None), (3, 3)],
+        )
+    }
+    pairs, unpaired = f._pair_episodes(truth, replayed, tolerance_ms=2)
+    assert not unpaired
+    assert [[t["started_at"] for t in ts] for _, ts in pairs] == [[0], [100], [110]]
+
+
 def test_a_truth_episode_pairs_with_the_later_dated_observed_episode_of_the_same_generation():
     """A member notices a crash's rebalance a heartbeat after the coordinator began it (random:87
     client-3.x): the replayed episode of the same generation, dated later than the tolerance, is it."""

@@ -79,3 +79,76 @@ def test_a_member_the_next_generation_leaves_out_no_longer_holds_the_rebalance_o
     episode = next(ep for ep in out["rebalance_episodes"] if ep["first_generation_id"] == 3)
     assert episode["partitions_moved"] == 1
     assert episode["stabilized_at"] % 100_000 == 11020
+
+
+def restart_while_a_joiner_is_paused():
+    """Cooperative. c2's first process (c2-a) owns t-0 t-1 in generation 1 and dies without a line; c1
+    sends its JoinGroup at 20000 and its process pauses before the response; c2's new process (c2-b)
+    joins generation 3 alone at 40000 and gets both partitions. c1's response for generation 2, the one
+    in between, is logged late (52000), after its pause (random:806)."""
+    return [
+        ev(0, "join_sent", member_id="c2-a", client_id="c2"),
+        ev(10, "join_response", generation_id=1, member_id="c2-a", leader_id="c2-a",
+           protocol_name="cooperative-sticky", client_id="c2"),
+        ev(11, "assignment_computed", generation_id=1, member_id="c2-a", assignment={"c2-a": "t-0 t-1"}),
+        ev(20, "sync_response", generation_id=1, member_id="c2-a", partitions="t-0 t-1", client_id="c2"),
+        ev(20, "partitions_assigned", member_id="c2-a", partitions="t-0 t-1", client_id="c2"),
+        ev(20000, "join_sent", member_id="c1-a", client_id="c1"),
+        ev(38000, "join_sent", member_id="c2-b", client_id="c2"),
+        ev(40000, "join_response", generation_id=3, member_id="c2-b", leader_id="c2-b",
+           protocol_name="cooperative-sticky", client_id="c2"),
+        ev(40001, "assignment_computed", generation_id=3, member_id="c2-b", assignment={"c2-b": "t-0 t-1"}),
+        ev(40010, "sync_response", generation_id=3, member_id="c2-b", partitions="t-0 t-1", client_id="c2"),
+        ev(40010, "partitions_assigned", member_id="c2-b", partitions="t-0 t-1", client_id="c2"),
+        ev(52000, "join_response", generation_id=2, member_id="c1-a", leader_id="c1-a",
+           protocol_name="cooperative-sticky", client_id="c1"),
+    ]  # fmt: skip
+
+
+def test_a_joiner_not_answered_yet_keeps_a_skipped_generation_from_emptying_the_group():
+    """AbstractCoordinator: c1's JoinGroup reached the coordinator, and the join phase completes with every
+    member that joined (GroupCoordinator.onCompleteJoin), so generation 2 had c1: the group never turned
+    Empty. c2-a's partitions stopped unseen (its process died) and c2-b got them: moved, not handed to
+    no one."""
+    out = run(restart_while_a_joiner_is_paused())
+    episode = next(ep for ep in out["rebalance_episodes"] if ep["last_generation_id"] == 3)
+    assert episode["partitions_moved"] == 2
+    moves = [m for m in out["partition_movements"] if m["to_member_id"] == "c2-b"]
+    assert {(m["from_member_id"], m["moved"], m["source"]) for m in moves} == {("c2-a", True, "inferred")}
+
+
+def two_joiners_after_a_silent_death():
+    """Cooperative. a-1 owns t-0 t-1 in generation 1 and dies without a line; b-1 then c-1 send their
+    JoinGroups (15000, 17000) and both get generation 3 (random:53): generation 2 formed with no logged
+    member, the one that emptied the group when a-1's session expired."""
+    events = [
+        ev(0, "join_sent", member_id="a-1", client_id="a"),
+        ev(10, "join_response", generation_id=1, member_id="a-1", leader_id="a-1",
+           protocol_name="cooperative-sticky", client_id="a"),
+        ev(11, "assignment_computed", generation_id=1, member_id="a-1", assignment={"a-1": "t-0 t-1"}),
+        ev(20, "sync_response", generation_id=1, member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(20, "partitions_assigned", member_id="a-1", partitions="t-0 t-1", client_id="a"),
+        ev(15000, "join_sent", member_id="b-1", client_id="b"),
+        ev(17000, "join_sent", member_id="c-1", client_id="c"),
+        ev(21030, "join_response", generation_id=3, member_id="b-1", leader_id="b-1",
+           protocol_name="cooperative-sticky", client_id="b"),
+        ev(21034, "join_response", generation_id=3, member_id="c-1", leader_id="b-1",
+           protocol_name="cooperative-sticky", client_id="c"),
+        ev(21035, "assignment_computed", generation_id=3, member_id="b-1", assignment={"b-1": "t-0", "c-1": "t-1"}),
+    ]  # fmt: skip
+    for m, tp in (("b-1", "t-0"), ("c-1", "t-1")):
+        events += [
+            ev(21047, "sync_response", generation_id=3, member_id=m, partitions=tp, client_id=m[0]),
+            ev(21047, "partitions_assigned", member_id=m, partitions=tp, client_id=m[0]),
+        ]
+    return events
+
+
+def test_a_joiner_that_sent_its_join_after_the_answered_one_says_nothing_of_the_skipped_generation():
+    """c-1's JoinGroup went out after b-1's, which generation 3 answered: it is in generation 3 at the
+    earliest (GroupCoordinator.onCompleteJoin answers every member of a join phase at once), so the
+    skipped generation 2 had no logged member: the group emptied and nothing moved from a-1."""
+    out = run(two_joiners_after_a_silent_death())
+    episode = next(ep for ep in out["rebalance_episodes"] if ep["last_generation_id"] == 3)
+    assert episode["partitions_moved"] == 0
+    assert not [m for m in out["partition_movements"] if m["to_member_id"] in ("b-1", "c-1")]

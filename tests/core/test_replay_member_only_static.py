@@ -48,6 +48,34 @@ def test_a_dynamic_members_first_generation_stays_observed():
     assert out["rebalance_episodes"][0]["source"] == "observed"
 
 
+def test_what_a_static_member_may_have_taken_over_has_an_unknown_earlier_holder():
+    """KIP-345 (ClassicGroup.replaceStaticMember): what i1-B synced may be its instance's old process's
+    assignment, stopped at an instant no line shows: a movement row from an unnamed process of the same
+    instance (not moved), its idle time null, `inferred`; never a partition that was idle for 0 ms."""
+    out = run(restarted_static_member_alone_in_the_view())
+    takeover = [m for m in out["partition_movements"] if m["to_member_id"] == "i1-B"]
+    assert [
+        (m["partition"], m["from_member_id"], m["revoked_at"], m["unavailable_ms"]) for m in takeover
+    ] == [(0, None, None, None)]
+    assert {(m["stop_cause"], m["moved"], m["source"]) for m in takeover} == {
+        ("member_failed", False, "inferred")
+    }
+
+
+def test_a_dynamic_members_first_assignment_has_no_earlier_holder():
+    """A dynamic member's new id takes over nobody's assignment: no movement row into it."""
+    out = run(restarted_static_member_alone_in_the_view(instance=None))
+    assert not [m for m in out["partition_movements"] if m["to_member_id"] == "i1-B"]
+
+
+def test_a_static_member_whose_log_starts_after_its_join_takes_over_no_earlier_process():
+    """Without its JoinGroup without a member id the input does not show a new process (the log starts
+    mid-life): its first assignment has no earlier holder row, as any partition consumed since before."""
+    events = [e for e in restarted_static_member_alone_in_the_view() if e.event_type != "join_sent"]
+    out = run(events)
+    assert not [m for m in out["partition_movements"] if m["to_member_id"] == "i1-B"]
+
+
 def _static_id(instance: str, n: int) -> str:
     """A static member id as the coordinator makes it: `{group.instance.id}-{UUID}`."""
     return f"{instance}-00000000-0000-4000-8000-{n:012d}"
