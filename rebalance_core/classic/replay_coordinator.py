@@ -370,3 +370,4 @@ class CoordinatorLines:
         for key, value in (e.attributes or {}).items():
             if key.startswith("topic.") and value.isdigit():
                 self.topics[key[len("topic.") :]] = int(value)
+        self._learned_partitions.clear()  # a count set here may be lower: `_learn_topics` checks again

@@ -276,10 +276,18 @@ class Ownership:
             self.rebalance_protocol = detected
 
     def _learn_topics(self, tps: Iterable[TopicPartition]) -> None:
+        """Topics grow to cover `tps`. Partitions learned before are skipped in one set operation (most
+        assignments repeat the last one): `topics` only grows, except by a metadata line, which clears
+        `_learned_partitions`."""
+        new = set(tps)
+        new -= self._learned_partitions
+        if not new:
+            return
         topics = self.topics
-        for topic, partition in tps:
+        for topic, partition in new:  # any order: a count only rises to the largest partition + 1
             if partition >= topics.get(topic, 0):
                 topics[topic] = partition + 1
+        self._learned_partitions |= new
 
     def _collect_model_anomalies(self) -> None:
         if not self.group.anomalies:

@@ -94,6 +94,8 @@ class GroupReplayer(
         # both views: generation -> members whose own JoinGroup response named it (`_member_in_generation`)
         self._joined_generation: dict[int, set[str]] = {}
         self._event: Event | None = None  # the event being replayed (anomalies refer to it)
+        # partitions `_learn_topics` has covered in `topics` (a cache, not state: empty after a restore)
+        self._learned_partitions: set[TopicPartition] = set()
         if state is not None:
             self._restore(state)
             return
