@@ -20,6 +20,9 @@ API (stable; a change is announced here):
     tl.end_episode(ts=None)                    # close the open episode -> rebalance_episodes row
     tl.episode                                 # the open EpisodeRecord (descriptive fields may be set)
     tl.start(tp, member, ts, *, instance=None, generation_id=None, source="observed") -> rule | None
+    tl.start_all(tps, member, ts, *, instance=None, generation_id=None, source="observed",
+                 infer_stops_of=())            # start of each: [(tp, rule, previous holder)] of those broken
+    tl.stoppers_of_unowned(tps) -> set[member] # who stopped those of tps nobody consumes
     tl.stop(tp, member, ts, cause, *, instance=None, source="observed") -> rule | None  # ts None: unseen
     tl.restart(tp, member, ts, *, new_member=None, instance=None, generation_id=None, source="inferred")
                                                # a static member's new process holds tp again at ts
@@ -63,7 +66,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from rebalance_core.events import TopicPartition
 from rebalance_core.measure_checkpoint import TimelineCheckpoint
@@ -352,6 +355,38 @@ class OwnershipTimeline(TimelineCheckpoint):
             self._stw_since = None
         self._last_stop_ts, self._last_stop_inferred = None, False
         return problem
+
+    def start_all(
+        self,
+        tps: Iterable[TopicPartition],
+        member: str,
+        ts: int,
+        *,
+        instance: str | None = None,
+        generation_id: int | None = None,
+        source: str = "observed",
+        infer_stops_of: Container[str] = (),
+    ) -> list[tuple[TopicPartition, str, str | None]]:
+        """`start` of each of `tps` in order (one call per member's assignment): (tp, rule broken, member
+        consuming tp before) per start that broke a rule. Before a start of a partition nobody consumes
+        whose open stop is by a member of `infer_stops_of`, that member's stops are `stops_inferred`."""
+        problems = []
+        consuming, stopped, start = self._consuming, self._stopped, self.start
+        for tp in tps:
+            holder = consuming.get(tp)
+            if infer_stops_of and holder is None:
+                stop = stopped.get(tp)
+                if stop is not None and stop.member in infer_stops_of:
+                    self.stops_inferred(stop.member)
+            problem = start(tp, member, ts, instance=instance, generation_id=generation_id, source=source)
+            if problem:
+                problems.append((tp, problem, holder.member if holder is not None else None))
+        return problems
+
+    def stoppers_of_unowned(self, tps: Iterable[TopicPartition]) -> set[str]:
+        """The members whose open stops are of those of `tps` nobody consumes."""
+        consuming, stopped = self._consuming, self._stopped
+        return {stopped[tp].member for tp in tps if tp in stopped and tp not in consuming}
 
     def assume(self, tp: TopicPartition, member: str, *, instance: str | None = None) -> bool:
         """`member` has been consuming `tp` since before the input began (a log starting mid-life shows

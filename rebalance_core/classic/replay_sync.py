@@ -103,7 +103,7 @@ class SyncLines:
             ):
                 if view.signal_unanswered():
                     # nor did it send the JoinGroup its signal asked for: its poll loop never got to
-                    # onJoinPrepare, so a stop at its signal is the latest it can be (`_signal_never_acted_on`)
+                    # onJoinPrepare, so a stop at its signal is the latest it can be (`_stop_never_acted_on`)
                     self.timeline.stops_inferred(member)
                 view.signal_ts = None
 
