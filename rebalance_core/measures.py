@@ -29,6 +29,7 @@ API (stable; a change is announced here):
     tl.rename_member(old, new)                 # the member id a stand-in stood for became known
     tl.stops_inferred(member)                  # its open stops are at the latest instant: inferred
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
+    tl.assume_all(tps, member, *, instance=None)      # assume of each
     tl.group_empty(ts, source="observed")      # all members gone: ends stop-the-world, closes open stops
     tl.latest_stop() -> ts | None              # when the last partition still stopped stopped
     tl.consumption_unseen_after_input()        # what is still consumed may stop after the input, in
@@ -400,6 +401,13 @@ class OwnershipTimeline(TimelineCheckpoint):
             self.episode.owners_before.setdefault(tp, _identity(member, instance))
         self._by_member.setdefault(member, set()).add(tp)
         return True
+
+    def assume_all(self, tps: Iterable[TopicPartition], member: str, *, instance: str | None = None) -> None:
+        """`assume` of each of `tps` (one call per line listing them; most are known already)."""
+        known = self._known
+        for tp in tps:
+            if tp not in known:
+                self.assume(tp, member, instance=instance)
 
     def stop(
         self,

@@ -132,8 +132,7 @@ class LeaveLines:
     def _assume_owned_before_the_log(self, view: MemberView, tps: list[TopicPartition]) -> None:
         """A member revokes (or loses) partitions the replay never saw anyone get: it has been consuming
         them since before the log began (real logs start mid-life, EXPECTED.md 09)."""
-        for tp in tps:
-            self.timeline.assume(tp, view.member_id, instance=view.instance)
+        self.timeline.assume_all(tps, view.member_id, instance=view.instance)
 
     def _m_partitions_assigned(self, e: Event, view: MemberView) -> None:
         pending = view.pending
