@@ -255,10 +255,13 @@ class GroupReplayer(
                 view = self.views.get(member)
                 if view is None:
                     view = self.views[member] = MemberView(member, instance)
+                member_timed = self.member_timed  # tested first: most lines are of members already in it
                 if instance:
                     view.instance = instance
-                    self.member_timed.add(instance)
-                self.member_timed.add(member)
+                    if instance not in member_timed:
+                        member_timed.add(instance)
+                if member not in member_timed:
+                    member_timed.add(member)
                 if kind not in CALLBACKS and view.pending is not None and not self._between_callbacks(e):
                     self._flush_pending(view)
                 handler = _MEMBER_HANDLERS.get(kind)
