@@ -196,9 +196,10 @@ class OwnershipTimeline(TimelineCheckpoint):
         if self.episode is not None:
             self.end_episode()
         self._saw(ts if ts is not None else seen_at)
-        before = {tp: _identity(h.member, h.instance) for tp, h in self._consuming.items()}
+        # `_identity`, inline (a call per partition and episode otherwise)
+        before = {tp: h.instance or h.member for tp, h in self._consuming.items()}
         # a partition already stopped (a crashed member's, stopped at its last heartbeat) still had its owner
-        before.update({tp: _identity(s.member, s.instance) for tp, s in self._stopped.items()})
+        before.update({tp: s.instance or s.member for tp, s in self._stopped.items()})
         self.episode = EpisodeRecord(
             episode_id=episode_id,
             started_at=ts,
@@ -260,7 +261,7 @@ class OwnershipTimeline(TimelineCheckpoint):
         closed_at = next(
             (t for t in (ep.stabilized_at, ts, ep.started_at, self._last_ts) if t is not None), None
         )
-        after = {tp: _identity(h.member, h.instance) for tp, h in self._consuming.items()}
+        after = {tp: h.instance or h.member for tp, h in self._consuming.items()}  # `_identity`, inline
         moved = sum(
             1 for tp, owner in ep.owners_before.items() if after.get(tp) is not None and after[tp] != owner
         )
