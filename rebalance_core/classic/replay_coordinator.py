@@ -171,7 +171,7 @@ class CoordinatorLines:
             self._check_assignment(e.assignment, e)
             assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
             self.leader_assignment = assignment
-            self._learn_topics(tp for tps in assignment.values() for tp in tps)
+            self._learn_topics([tp for tps in assignment.values() for tp in tps])
         self._stabilize(e.ts, "observed")
 
     def _c_group_stable(self, e: Event) -> None:

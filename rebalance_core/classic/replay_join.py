@@ -117,7 +117,7 @@ class JoinLines:
         completion (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0). Once as many are named as the
         broker's "Stabilized ... with N members" counts, they are the generation's members."""
         named = self._joined_generation.setdefault(gen, set())
-        named.update(m for m in members if m)
+        named.update([m for m in members if m])  # a list: a generator is resumed (a call) per member
         rnd = self.round
         if rnd is not None and rnd.generation_id == gen:
             if rnd.members is None and rnd.member_count == len(named):

@@ -35,7 +35,7 @@ class SyncLines:
         for member in assignment:
             if member not in self.member_timed:
                 self._claim_logged_join(member, classic_member_owner(member))
-        self._learn_topics(tp for tps in assignment.values() for tp in tps)
+        self._learn_topics([tp for tps in assignment.values() for tp in tps])
         rnd = (
             self._member_round(gen, view.signal_ts, e.ts)
             if not self.has_coordinator and gen is not None
