@@ -20,12 +20,16 @@ API (stable; a change is announced here):
     tl.end_episode(ts=None)                    # close the open episode -> rebalance_episodes row
     tl.episode                                 # the open EpisodeRecord (descriptive fields may be set)
     tl.start(tp, member, ts, *, instance=None, generation_id=None, source="observed") -> rule | None
+    tl.start_all(tps, member, ts, *, instance=None, generation_id=None, source="observed",
+                 infer_stops_of=())            # start of each: [(tp, rule, previous holder)] of those broken
+    tl.stoppers_of_unowned(tps) -> set[member] # who stopped those of tps nobody consumes
     tl.stop(tp, member, ts, cause, *, instance=None, source="observed") -> rule | None  # ts None: unseen
     tl.restart(tp, member, ts, *, new_member=None, instance=None, generation_id=None, source="inferred")
                                                # a static member's new process holds tp again at ts
     tl.rename_member(old, new)                 # the member id a stand-in stood for became known
     tl.stops_inferred(member)                  # its open stops are at the latest instant: inferred
     tl.assume(tp, member, *, instance=None) -> bool  # consuming since before the input (no start row)
+    tl.assume_all(tps, member, *, instance=None)      # assume of each
     tl.group_empty(ts, source="observed")      # all members gone: ends stop-the-world, closes open stops
     tl.latest_stop() -> ts | None              # when the last partition still stopped stopped
     tl.consumption_unseen_after_input()        # what is still consumed may stop after the input, in
@@ -63,7 +67,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from rebalance_core.events import TopicPartition
 from rebalance_core.measure_checkpoint import TimelineCheckpoint
@@ -192,9 +196,10 @@ class OwnershipTimeline(TimelineCheckpoint):
         if self.episode is not None:
             self.end_episode()
         self._saw(ts if ts is not None else seen_at)
-        before = {tp: _identity(h.member, h.instance) for tp, h in self._consuming.items()}
+        # `_identity`, inline (a call per partition and episode otherwise)
+        before = {tp: h.instance or h.member for tp, h in self._consuming.items()}
         # a partition already stopped (a crashed member's, stopped at its last heartbeat) still had its owner
-        before.update({tp: _identity(s.member, s.instance) for tp, s in self._stopped.items()})
+        before.update({tp: s.instance or s.member for tp, s in self._stopped.items()})
         self.episode = EpisodeRecord(
             episode_id=episode_id,
             started_at=ts,
@@ -256,7 +261,7 @@ class OwnershipTimeline(TimelineCheckpoint):
         closed_at = next(
             (t for t in (ep.stabilized_at, ts, ep.started_at, self._last_ts) if t is not None), None
         )
-        after = {tp: _identity(h.member, h.instance) for tp, h in self._consuming.items()}
+        after = {tp: h.instance or h.member for tp, h in self._consuming.items()}  # `_identity`, inline
         moved = sum(
             1 for tp, owner in ep.owners_before.items() if after.get(tp) is not None and after[tp] != owner
         )
@@ -353,6 +358,38 @@ class OwnershipTimeline(TimelineCheckpoint):
         self._last_stop_ts, self._last_stop_inferred = None, False
         return problem
 
+    def start_all(
+        self,
+        tps: Iterable[TopicPartition],
+        member: str,
+        ts: int,
+        *,
+        instance: str | None = None,
+        generation_id: int | None = None,
+        source: str = "observed",
+        infer_stops_of: Container[str] = (),
+    ) -> list[tuple[TopicPartition, str, str | None]]:
+        """`start` of each of `tps` in order (one call per member's assignment): (tp, rule broken, member
+        consuming tp before) per start that broke a rule. Before a start of a partition nobody consumes
+        whose open stop is by a member of `infer_stops_of`, that member's stops are `stops_inferred`."""
+        problems = []
+        consuming, stopped, start = self._consuming, self._stopped, self.start
+        for tp in tps:
+            holder = consuming.get(tp)
+            if infer_stops_of and holder is None:
+                stop = stopped.get(tp)
+                if stop is not None and stop.member in infer_stops_of:
+                    self.stops_inferred(stop.member)
+            problem = start(tp, member, ts, instance=instance, generation_id=generation_id, source=source)
+            if problem:
+                problems.append((tp, problem, holder.member if holder is not None else None))
+        return problems
+
+    def stoppers_of_unowned(self, tps: Iterable[TopicPartition]) -> set[str]:
+        """The members whose open stops are of those of `tps` nobody consumes."""
+        consuming, stopped = self._consuming, self._stopped
+        return {stopped[tp].member for tp in tps if tp in stopped and tp not in consuming}
+
     def assume(self, tp: TopicPartition, member: str, *, instance: str | None = None) -> bool:
         """`member` has been consuming `tp` since before the input began (a log starting mid-life shows
         it revoking a partition it was never seen to get). No start instant, no movement, no effect on
@@ -365,6 +402,13 @@ class OwnershipTimeline(TimelineCheckpoint):
             self.episode.owners_before.setdefault(tp, _identity(member, instance))
         self._by_member.setdefault(member, set()).add(tp)
         return True
+
+    def assume_all(self, tps: Iterable[TopicPartition], member: str, *, instance: str | None = None) -> None:
+        """`assume` of each of `tps` (one call per line listing them; most are known already)."""
+        known = self._known
+        for tp in tps:
+            if tp not in known:
+                self.assume(tp, member, instance=instance)
 
     def stop(
         self,

@@ -36,15 +36,17 @@ class ClassicGroupMembership:
         mapped. `with_previous`: added in an order no line shows relative to the previous addition."""
         pending = self.pending.pop(member.member_id, None)
         if pending is not None:  # the second JoinGroup of a KIP-394 member: keep what the first one said
-            for name in (
-                "group_instance_id",
-                "client_id",
-                "session_timeout_ms",
-                "rebalance_timeout_ms",
-                "subscription",
-            ):
-                if getattr(member, name) is None:
-                    setattr(member, name, getattr(pending, name))
+            # each field by name (not a getattr loop: this runs for every JoinGroup)
+            if member.group_instance_id is None:
+                member.group_instance_id = pending.group_instance_id
+            if member.client_id is None:
+                member.client_id = pending.client_id
+            if member.session_timeout_ms is None:
+                member.session_timeout_ms = pending.session_timeout_ms
+            if member.rebalance_timeout_ms is None:
+                member.rebalance_timeout_ms = pending.rebalance_timeout_ms
+            if member.subscription is None:
+                member.subscription = pending.subscription
         if member.group_instance_id:
             old = self.static_members.get(member.group_instance_id)
             if old is not None and old != member.member_id and old in self.members:
@@ -57,10 +59,15 @@ class ClassicGroupMembership:
                 self.leader_id, self.leader_by_order = member.member_id, False
             self.members[member.member_id] = member
             self.member_order.put(member.member_id, with_previous=with_previous)
-        else:  # a rejoin: keep what the new JoinGroup does not say
-            for name in ("group_instance_id", "client_id", "session_timeout_ms", "rebalance_timeout_ms"):
-                if getattr(member, name) is not None:
-                    setattr(known, name, getattr(member, name))
+        else:  # a rejoin: keep what the new JoinGroup does not say (each field by name, as above)
+            if member.group_instance_id is not None:
+                known.group_instance_id = member.group_instance_id
+            if member.client_id is not None:
+                known.client_id = member.client_id
+            if member.session_timeout_ms is not None:
+                known.session_timeout_ms = member.session_timeout_ms
+            if member.rebalance_timeout_ms is not None:
+                known.rebalance_timeout_ms = member.rebalance_timeout_ms
             if member.subscription is not None:
                 known.subscription = member.subscription
 

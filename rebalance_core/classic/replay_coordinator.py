@@ -171,7 +171,7 @@ class CoordinatorLines:
             self._check_assignment(e.assignment, e)
             assignment = {m: sorted(tps) for m, tps in e.assignment.items()}
             self.leader_assignment = assignment
-            self._learn_topics(tp for tps in assignment.values() for tp in tps)
+            self._learn_topics([tp for tps in assignment.values() for tp in tps])
         self._stabilize(e.ts, "observed")
 
     def _c_group_stable(self, e: Event) -> None:
@@ -370,3 +370,4 @@ class CoordinatorLines:
         for key, value in (e.attributes or {}).items():
             if key.startswith("topic.") and value.isdigit():
                 self.topics[key[len("topic.") :]] = int(value)
+        self._learned_partitions.clear()  # a count set here may be lower: `_learn_topics` checks again

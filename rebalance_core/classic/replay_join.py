@@ -22,7 +22,8 @@ class JoinLines:
     """Handlers of a member's JoinGroup lines (AbstractCoordinator) and what they say of its generation."""
 
     def _signal(self, e: Event, view: MemberView) -> None:
-        self._unsignalled_rejoin(view)
+        if view.revoked_unsignalled:  # _unsignalled_rejoin's own test, first: a call less on most lines
+            self._unsignalled_rejoin(view)
         if view.signal_ts is not None:
             return
         view.signal_ts = e.ts
@@ -89,7 +90,8 @@ class JoinLines:
             # eager member whose rebalance signal was not logged: it revoked before this rejoin
             self._stop_member(view.member_id, view.signal_ts or e.ts, "revoked")
         view.generation_id = gen
-        self._unsignalled_rejoin(view)
+        if view.revoked_unsignalled:  # _unsignalled_rejoin's own test, first
+            self._unsignalled_rejoin(view)
         if view.signal_ts is None:
             view.signal_ts = e.ts
         rnd = (
@@ -120,7 +122,7 @@ class JoinLines:
         completion (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0). Once as many are named as the
         broker's "Stabilized ... with N members" counts, they are the generation's members."""
         named = self._joined_generation.setdefault(gen, set())
-        named.update(m for m in members if m)
+        named.update([m for m in members if m])  # a list: a generator is resumed (a call) per member
         rnd = self.round
         if rnd is not None and rnd.generation_id == gen:
             if rnd.members is None and rnd.member_count == len(named):

@@ -35,9 +35,11 @@ class LeaveLines:
             view.revoked_unsignalled = True  # a close(), unless a rejoin follows (`_unsignalled_rejoin`)
         self._assume_owned_before_the_log(view, listed)
         closed_unpolled = self._closed_after_unanswered_signal(view, listed)
-        for tp in listed:
-            if self.timeline.owner_of(tp) == view.member_id:
-                self._stop(tp, view.member_id, at, "revoked", view.instance)
+        owned = self.timeline.partitions_of(view.member_id)
+        # the listed partitions it consumes, in the line's order, each once (a repeat is no longer its own)
+        self._stop_all(
+            [tp for tp in dict.fromkeys(listed) if tp in owned], view.member_id, at, "revoked", view.instance
+        )
         if closed_unpolled:
             self.timeline.stops_inferred(view.member_id)
 
@@ -132,8 +134,7 @@ class LeaveLines:
     def _assume_owned_before_the_log(self, view: MemberView, tps: list[TopicPartition]) -> None:
         """A member revokes (or loses) partitions the replay never saw anyone get: it has been consuming
         them since before the log began (real logs start mid-life, EXPECTED.md 09)."""
-        for tp in tps:
-            self.timeline.assume(tp, view.member_id, instance=view.instance)
+        self.timeline.assume_all(tps, view.member_id, instance=view.instance)
 
     def _m_partitions_assigned(self, e: Event, view: MemberView) -> None:
         pending = view.pending

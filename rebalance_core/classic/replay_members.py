@@ -30,7 +30,7 @@ class MemberIdentity:
     def _resolve_member(self, e: Event) -> str | None:
         """The member id of a member-side event; events without one belong to the member id last seen
         from the same source and client (log lines of one consumer)."""
-        alias = alias_of(e)
+        alias = f"{e.source or e.file or ''}|{e.client_id or ''}|{e.group_instance_id or ''}"  # alias_of(e)
         if e.member_id:
             self.aliases[alias] = e.member_id
             if self.unnamed_joins.pop(alias, None) is not None:

@@ -131,34 +131,35 @@ class Ownership:
         self._start_all((tp,), member, ts, instance, gen, source)
 
     def _start_all(self, tps, member, ts, instance, gen, source) -> None:
-        """`member` starts each of `tps` at `ts` (one call per member's assignment, not per partition)."""
+        """`member` starts each of `tps` at `ts` (one timeline call per member's assignment)."""
         if not tps:
             return
         timeline = self.timeline
-        owner_of, start = timeline.owner_of, timeline.start
-        for tp in tps:
-            holder = owner_of(tp)
-            if holder is None:
-                self._signal_never_acted_on(timeline.stopper_of(tp), gen)
-            problem = start(tp, member, ts, instance=instance, generation_id=gen, source=source)
+        # whether a stopper's stops are `_stop_never_acted_on` depends on the views only, which starting
+        # does not change: asked once per stopper, before the starts
+        stoppers = timeline.stoppers_of_unowned(tps)
+        infer = {s for s in stoppers if self._stop_never_acted_on(s, gen)} if stoppers else ()
+        problems = timeline.start_all(
+            tps, member, ts, instance=instance, generation_id=gen, source=source, infer_stops_of=infer
+        )
+        for tp, problem, holder in problems:
             if problem == DOUBLE_OWNERSHIP and self._left_behind(holder, gen):
-                problem = None  # the holder loses it here (cause lost), as Kafka's protocol allows
-            if problem:
-                self._anomaly(problem, None, f"{tp} start by {member} at {ts}")
+                continue  # the holder loses it here (cause lost), as Kafka's protocol allows
+            self._anomaly(problem, None, f"{tp} start by {member} at {ts}")
         ep = timeline.episode
         if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
             ep.timing_source = "member"
 
-    def _signal_never_acted_on(self, stopper: str | None, gen: int | None) -> None:
-        """`stopper` stopped at a rebalance signal (eager: `_signal`) and sent no JoinGroup since, and a
-        generation it never joined now gives its partition away (`_left_behind`): its poll loop never got
-        to onJoinPrepare (a stall, a GC pause, a death; AbstractCoordinator.ensureActiveGroup runs inside
-        poll()), so it stopped consuming before the signal, at an instant no line shows. The stops placed
-        at the signal are the latest they can be (`inferred`), as when its removal or poll timeout says so
-        (`_polled_out`, the coordinator's removal)."""
-        view = self.views.get(stopper) if stopper is not None else None
-        if view is not None and view.signal_unanswered() and self._left_behind(stopper, gen):
-            self.timeline.stops_inferred(stopper)
+    def _stop_never_acted_on(self, stopper: str, gen: int | None) -> bool:
+        """Whether `stopper` stopped at a rebalance signal (eager: `_signal`) and sent no JoinGroup since,
+        and a generation it never joined now gives its partition away (`_left_behind`): its poll loop never
+        got to onJoinPrepare (a stall, a GC pause, a death; AbstractCoordinator.ensureActiveGroup runs
+        inside poll()), so it stopped consuming before the signal, at an instant no line shows. The stops
+        placed at the signal are the latest they can be (`inferred`: the timeline's `stops_inferred`
+        before the start), as when its removal or poll timeout says so (`_polled_out`, the coordinator's
+        removal)."""
+        view = self.views.get(stopper)
+        return view is not None and view.signal_unanswered() and self._left_behind(stopper, gen)
 
     def _left_behind(self, holder: str | None, gen: int | None) -> bool:
         """Whether `holder`'s own log last showed it in a generation older than `gen`: it never joined
@@ -276,10 +277,18 @@ class Ownership:
             self.rebalance_protocol = detected
 
     def _learn_topics(self, tps: Iterable[TopicPartition]) -> None:
+        """Topics grow to cover `tps`. Partitions learned before are skipped in one set operation (most
+        assignments repeat the last one): `topics` only grows, except by a metadata line, which clears
+        `_learned_partitions`."""
+        new = set(tps)
+        new -= self._learned_partitions
+        if not new:
+            return
         topics = self.topics
-        for topic, partition in tps:
+        for topic, partition in new:  # any order: a count only rises to the largest partition + 1
             if partition >= topics.get(topic, 0):
                 topics[topic] = partition + 1
+        self._learned_partitions |= new
 
     def _collect_model_anomalies(self) -> None:
         if not self.group.anomalies:

@@ -35,7 +35,7 @@ class SyncLines:
         for member in assignment:
             if member not in self.member_timed:
                 self._claim_logged_join(member, classic_member_owner(member))
-        self._learn_topics(tp for tps in assignment.values() for tp in tps)
+        self._learn_topics([tp for tps in assignment.values() for tp in tps])
         rnd = (
             self._member_round(gen, view.signal_ts, e.ts)
             if not self.has_coordinator and gen is not None
@@ -103,7 +103,7 @@ class SyncLines:
             ):
                 if view.signal_unanswered():
                     # nor did it send the JoinGroup its signal asked for: its poll loop never got to
-                    # onJoinPrepare, so a stop at its signal is the latest it can be (`_signal_never_acted_on`)
+                    # onJoinPrepare, so a stop at its signal is the latest it can be (`_stop_never_acted_on`)
                     self.timeline.stops_inferred(member)
                 view.signal_ts = None
 

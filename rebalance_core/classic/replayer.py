@@ -94,6 +94,8 @@ class GroupReplayer(
         # both views: generation -> members whose own JoinGroup response named it (`_member_in_generation`)
         self._joined_generation: dict[int, set[str]] = {}
         self._event: Event | None = None  # the event being replayed (anomalies refer to it)
+        # partitions `_learn_topics` has covered in `topics` (a cache, not state: empty after a restore)
+        self._learned_partitions: set[TopicPartition] = set()
         if state is not None:
             self._restore(state)
             return
@@ -253,10 +255,13 @@ class GroupReplayer(
                 view = self.views.get(member)
                 if view is None:
                     view = self.views[member] = MemberView(member, instance)
+                member_timed = self.member_timed  # tested first: most lines are of members already in it
                 if instance:
                     view.instance = instance
-                    self.member_timed.add(instance)
-                self.member_timed.add(member)
+                    if instance not in member_timed:
+                        member_timed.add(instance)
+                if member not in member_timed:
+                    member_timed.add(member)
                 if kind not in CALLBACKS and view.pending is not None and not self._between_callbacks(e):
                     self._flush_pending(view)
                 handler = _MEMBER_HANDLERS.get(kind)
