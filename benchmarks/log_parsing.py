@@ -8,8 +8,9 @@ bench_data), read with the options of its manifest (path_pattern, topic_ids).
 
   baseline   spark.read.text (recursive) -> regexp_extract(value, <group id of a GroupCoordinator or
              ConsumerCoordinator line>) -> noop write
-  parsing    read_kafka_logs (text source, lines numbered and counted in the JVM, mapInArrow through
-             rebalance_core.kafka_logs, its counts action) -> events and quarantine frames written to noop
+  parsing    read_kafka_logs (files below `whole_file_bytes` read whole by binaryFile; larger ones by the text
+             source, lines numbered and counted in the JVM; mapInPandas through rebalance_core.kafka_logs,
+             its counts action) -> events and quarantine frames written to noop
 
 Runs an unmeasured baseline (warm page cache and JVM), then baseline, parsing, baseline; the ratio is
 parsing over the mean of the two measured baselines, in wall seconds and in CPU seconds of the process tree

@@ -11,8 +11,8 @@ quarantined. A gzip file that ends early (a copy cut off mid-stream) keeps its c
 follows the last complete line is one quarantined row that says so.
 
 `read_kafka_logs` reads plain files line by line (Spark's text source, split into blocks; a cheap filter in
-the JVM; the kept lines of a file parsed in file order) and `.gz` files whole (binaryFile, inflated as a
-stream). DataFrame APIs only (text/binaryFile sources, mapInArrow, mapInPandas), so it runs on Spark
+the JVM; the kept lines of a file parsed in file order), and `.gz` files and small plain files
+(`whole_file_bytes`) whole (binaryFile, inflated as a stream). DataFrame APIs only (text/binaryFile sources, mapInArrow, mapInPandas), so it runs on Spark
 Connect and Databricks serverless as well as on a classic session.
 """
 
@@ -46,7 +46,12 @@ LARGE_FILE_BYTES = 64 << 20
 # At most this many files get a scan of their own (the largest first): each scan is a plan node the driver
 # lists and plans; the rest share the `_metadata` scan.
 MAX_OWN_SCANS = 64
-KEYS = ("cluster", "tz", "path_pattern", "topic_ids", "date", "large_file_bytes")
+# The `whole_file_bytes` option's default: Spark's default spark.sql.files.openCostInBytes, the bytes Spark
+# reckons a file's opening costs. A plain file below it is read whole (binaryFile, like a `.gz`): one row per
+# file, so no per-line file path, numbering, shuffle or sort; its lines, group-dense (client logs) or not,
+# are parsed in order in the task that read it. Memory per task stays bounded by the partition's bytes.
+WHOLE_FILE_BYTES = 4 << 20
+KEYS = ("cluster", "tz", "path_pattern", "topic_ids", "date", "large_file_bytes", "whole_file_bytes")
 
 
 @dataclass(frozen=True)
@@ -59,11 +64,13 @@ class LogOptions:
     # Spark reader only: a plain file of at least this many bytes is read by a scan of its own, its path a
     # literal (`_plain_files`); smaller files share one scan that reads the path from `_metadata`.
     large_file_bytes: int = LARGE_FILE_BYTES
+    # Spark reader only: a plain file of fewer bytes is read whole (`_whole_files`), not line by line.
+    whole_file_bytes: int = WHOLE_FILE_BYTES
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any] | None) -> LogOptions:
         """From the job's `input.options` (keys cluster, tz, path_pattern, topic_ids, date,
-        large_file_bytes). ValueError on bad values."""
+        large_file_bytes, whole_file_bytes). ValueError on bad values."""
         options = dict(options or {})
         unknown = set(options) - set(KEYS)
         if unknown:
@@ -74,7 +81,12 @@ class LogOptions:
             path_pattern=options.get("path_pattern") or None,
             topic_ids={str(k): str(v) for k, v in (options.get("topic_ids") or {}).items()},
             date=log_date(options.get("date")),
-            large_file_bytes=byte_count(options.get("large_file_bytes", LARGE_FILE_BYTES)),
+            large_file_bytes=byte_count(
+                "large_file_bytes", options.get("large_file_bytes", LARGE_FILE_BYTES)
+            ),
+            whole_file_bytes=byte_count(
+                "whole_file_bytes", options.get("whole_file_bytes", WHOLE_FILE_BYTES)
+            ),
         )
         result.validate()
         return result
@@ -117,10 +129,10 @@ def log_date(value: Any) -> dt.date | None:
         raise ValueError(f"date {value!r} is not a YYYY-MM-DD date") from None
 
 
-def byte_count(value: Any) -> int:
-    """The `large_file_bytes` option: a whole number of bytes, 0 or more."""
+def byte_count(name: str, value: Any) -> int:
+    """A size option (`large_file_bytes`, `whole_file_bytes`): a whole number of bytes, 0 or more."""
     if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
-        raise ValueError(f"large_file_bytes {value!r} is not a whole number of bytes")
+        raise ValueError(f"{name} {value!r} is not a whole number of bytes")
     return int(value)
 
 
@@ -345,8 +357,9 @@ def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | 
     counts). events_df has `schemas.events` columns, quarantine_df `schemas.tables.QUARANTINE` columns;
     counts = {"files", "read", "events", "event_lines", "skipped", "quarantined"}.
     A quarantined line without a readable time has a null event_date (the caller decides its date).
-    Plain files are read line by line (`_plain_files`: split, memory per task bounded); `.gz` files
-    whole (`_whole_files`: a task holds the compressed bytes, inflated as a stream).
+    Plain files are read line by line (`_plain_files`: split, memory per task bounded); `.gz` files and
+    plain files smaller than `whole_file_bytes` whole (`_whole_files`: a task holds a file's bytes,
+    inflated as a stream when compressed).
     The parsed rows are persisted when the session allows it, so the two DataFrames do not re-parse."""
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
@@ -360,8 +373,10 @@ def read_kafka_logs(spark, paths: str | list[str], options: Mapping[str, Any] | 
         .select("path", "length")
         .collect()
     }
-    plain = {p: n for p, n in listed.items() if not WHOLE_FILE.search(p)}
-    whole = [p for p in listed if WHOLE_FILE.search(p)]
+    plain = {
+        p: n for p, n in listed.items() if not WHOLE_FILE.search(p) and n >= log_options.whole_file_bytes
+    }
+    whole = [p for p in listed if p not in plain]
     frames = []
     if plain:
         frames.append(_plain_files(spark, plain, log_options))
@@ -674,8 +689,8 @@ def keep_bytes(
 
 
 def _whole_files(spark, files: list[str], options: LogOptions):
-    """`.gz` files through the binaryFile source: one task holds a file's compressed bytes (at most
-    2 GB, Spark's limit for a value) and inflates them as a stream."""
+    """`.gz` files and small plain files through the binaryFile source: one task holds a file's bytes (at
+    most 2 GB, Spark's limit for a value) and parses them in order, inflated as a stream when compressed."""
     return (
         spark.read.format("binaryFile")
         .load([_glob_literal(f) for f in files])

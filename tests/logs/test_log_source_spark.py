@@ -16,9 +16,10 @@ from tests.logs.kafka_log_fixtures import EXCERPTS, REAL, parse_fixture
 pytestmark = pytest.mark.spark
 
 
-# The plain files' plans (`large_file_bytes`): connect.log (the larger) and ecs.jsonl in scans of their own,
-# connect.log alone in one and ecs.jsonl in the shared `_metadata` scan, or both in the shared scan.
-PLANS = {"own-scans": 0, "own-and-shared": "connect", "shared-scan": None}
+# The plain files' plans: both small files read whole (the default `whole_file_bytes`), or line by line
+# (`whole_file_bytes` 0) with `large_file_bytes`: connect.log (the larger) and ecs.jsonl in scans of their
+# own, connect.log alone in one and ecs.jsonl in the shared `_metadata` scan, or both in the shared scan.
+PLANS = {"whole-files": "whole", "own-scans": 0, "own-and-shared": "connect", "shared-scan": None}
 
 
 @pytest.mark.parametrize("plan", PLANS.values(), ids=PLANS.keys())
@@ -40,7 +41,11 @@ def test_read_kafka_logs(spark, tmp_path, plan):
     ]
 
     options = {"cluster": "prod", "tz": "UTC"}
-    if plan == "connect":
+    if plan != "whole":
+        options["whole_file_bytes"] = 0
+    if plan == "whole":
+        assert (root / "connect.log").stat().st_size < LogOptions().whole_file_bytes
+    elif plan == "connect":
         options["large_file_bytes"] = (root / "connect.log").stat().st_size
         assert (root / "nested" / "ecs.jsonl").stat().st_size < options["large_file_bytes"]
     elif plan is not None:
@@ -90,9 +95,10 @@ NOISE = [
 ]
 
 
-def test_a_large_file_option_that_is_not_a_byte_count_is_an_error(spark):
-    with pytest.raises(ValueError, match="large_file_bytes"):
-        read_kafka_logs(spark, str(REAL), {"large_file_bytes": "64M"})
+@pytest.mark.parametrize("option", ["large_file_bytes", "whole_file_bytes"])
+def test_a_file_size_option_that_is_not_a_byte_count_is_an_error(spark, option):
+    with pytest.raises(ValueError, match=option):
+        read_kafka_logs(spark, str(REAL), {option: "64M"})
 
 
 def test_a_lone_files_partitions_follow_its_byte_order(spark, tmp_path):
@@ -141,7 +147,7 @@ def test_a_file_read_in_many_blocks_parses_as_the_whole_file(spark, tmp_path, la
     spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
     try:
         blocks = spark.read.text(str(path)).select("_metadata.file_block_start").distinct().count()
-        options = {"large_file_bytes": large_file_bytes}
+        options = {"large_file_bytes": large_file_bytes, "whole_file_bytes": 0}
         events, quarantine, counts = read_kafka_logs(spark, str(tmp_path), options)
         rows = events.collect()
         quarantined = quarantine.collect()
@@ -192,7 +198,9 @@ def test_own_scans_unioned_with_the_shared_scan_keep_every_line_in_its_file(spar
     previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
     spark.conf.set("spark.sql.files.maxPartitionBytes", "1024")
     try:
-        events, quarantine, counts = read_kafka_logs(spark, str(tmp_path), {"large_file_bytes": threshold})
+        events, quarantine, counts = read_kafka_logs(
+            spark, str(tmp_path), {"large_file_bytes": threshold, "whole_file_bytes": 0}
+        )
         rows = events.collect()
         quarantined = quarantine.collect()
     finally:
