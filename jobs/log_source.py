@@ -12,8 +12,9 @@ follows the last complete line is one quarantined row that says so.
 
 `read_kafka_logs` reads plain files line by line (Spark's text source, split into blocks; a cheap filter in
 the JVM; the kept lines of a file parsed in file order), and `.gz` files and small plain files
-(`whole_file_bytes`) whole (binaryFile, inflated as a stream). DataFrame APIs only (text/binaryFile sources, mapInArrow, mapInPandas), so it runs on Spark
-Connect and Databricks serverless as well as on a classic session.
+(`whole_file_bytes`) whole (binaryFile, inflated as a stream). DataFrame APIs only (text/binaryFile
+sources, mapInArrow, mapInPandas), so it runs on Spark Connect and Databricks serverless as well as on a
+classic session.
 """
 
 from __future__ import annotations
