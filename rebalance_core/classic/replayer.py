@@ -15,6 +15,7 @@ each event to its handler; the handlers and rules are in the mixins, by responsi
   replay_join         a member's JoinGroup lines       replay_sync       assignment and SyncGroup lines
   replay_leave        callbacks, poll timeout, leave   replay_rounds     rounds and episodes opening
   replay_round_end    rounds stabilizing and ending    replay_ownership  assignments, ownership, anomalies
+  replay_member_list  members' logs: a generation's member list complete or not
   replay_state        vocabulary, records, checkpoint codec
 and the JoinGroups no line answered, whether each may be in a generation, are one tracker
 (`unanswered_joins.UnansweredJoins`) the mixins share.
@@ -38,6 +39,7 @@ from rebalance_core.classic.member_order import MemberMapOrder
 from rebalance_core.classic.replay_coordinator import CoordinatorLines
 from rebalance_core.classic.replay_join import JoinLines
 from rebalance_core.classic.replay_leave import LeaveLines
+from rebalance_core.classic.replay_member_list import MemberList
 from rebalance_core.classic.replay_members import MemberIdentity
 from rebalance_core.classic.replay_ownership import Ownership
 from rebalance_core.classic.replay_round_end import RoundEnds
@@ -74,7 +76,15 @@ GROUP_PROTOCOL_KEY = "classic"  # snapshot()["group_protocol"]: which replayer r
 
 
 class GroupReplayer(
-    CoordinatorLines, MemberIdentity, JoinLines, SyncLines, LeaveLines, RoundStarts, RoundEnds, Ownership
+    CoordinatorLines,
+    MemberIdentity,
+    JoinLines,
+    SyncLines,
+    LeaveLines,
+    RoundStarts,
+    RoundEnds,
+    MemberList,
+    Ownership,
 ):
     """Replays one group's events (in `event_order_key` order) into the replay tables; see CORE_API."""
 
