@@ -10,5 +10,6 @@ its clock is `rebalance_core.sim_queue`), and the replayer
 of a group's logged events (`replayer.GroupReplayer`: state, interface and routing, with its parts
 `replay_coordinator` the coordinator's lines, `replay_members` / `replay_join` / `replay_sync` /
 `replay_leave` a member's lines, `replay_rounds` / `replay_round_end` rounds and episodes,
-`replay_ownership` assignments and ownership, `replay_state` its records and checkpoint codec).
+`replay_member_list` a generation's member list in members' logs, `unanswered_joins` the JoinGroups no
+line answered, `replay_ownership` assignments and ownership, `replay_state` its records and checkpoint codec).
 """

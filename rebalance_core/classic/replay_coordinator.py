@@ -361,7 +361,7 @@ class CoordinatorLines:
         self.claimed_new.clear()
         self.fresh_join_sent.clear()
         self.unnamed_joins.clear()
-        self.silent_joiners.clear()
+        self.unanswered_joins.silent_joiners.clear()
         self.unnamed_replacements.clear()
         self.poll_timed_out.clear()
         self.follow_up_due = self.kip415_delay_inferred = False

@@ -43,17 +43,14 @@ class JoinLines:
             # KIP-394: the coordinator answers a JoinGroup without a member id at once
             # (MEMBER_ID_REQUIRED) and the member resends it with the id: one round trip
             view.round_trip_ms = e.ts - fresh
-        if view.join_sent_at is None or view.unanswered_since is not None:
-            # its first JoinGroup since its last response; or a later one after a generation may have
-            # counted the earlier one: it rejoins the next join phase
-            view.join_sent_at, view.unanswered_since = e.ts, None
+        self.unanswered_joins.view_join_sent(view, e.ts)
         self._signal(e, view)
 
     def _m_join_response(self, e: Event, view: MemberView) -> None:
         sent = view.join_sent_at if view.join_sent_at is not None else view.signal_ts
         if view.synced_generation is None and alias_of(e) in self.fresh_join_sent:
             view.joined_fresh = True
-        view.join_sent_at = view.unanswered_since = None
+        self.unanswered_joins.view_answered(view)
         self._set_protocol(e.protocol_name)
         if e.protocol_type and self.group.protocol_type is None:
             # the broker's lines do not print it; a JoinGroup of another protocol type is refused

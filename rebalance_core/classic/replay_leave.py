@@ -13,7 +13,6 @@ from __future__ import annotations
 from rebalance_core.classic.replay_state import (
     POLL_TIMEOUT_REASON,
     MemberView,
-    SilentJoiner,
     process_of,
 )
 from rebalance_core.events import Event, TopicPartition
@@ -188,18 +187,7 @@ class LeaveLines:
         if view.join_sent_at is not None and not self.has_coordinator:
             # it leaves with its JoinGroup unanswered: a generation formed before the LeaveGroup arrived
             # counts it (`_silent_joiner_may_be_in`)
-            self.silent_joiners.append(
-                SilentJoiner(
-                    view.join_sent_at,
-                    view.round_trip_ms,
-                    None,
-                    e.ts,
-                    unanswered_since=view.unanswered_since,
-                    member_id=view.member_id,
-                    client_id=e.client_id,
-                    instance=view.instance,
-                )
-            )
+            self.unanswered_joins.left_unanswered(view, e)
         if (e.reason or "").startswith(POLL_TIMEOUT_REASON.rstrip(".")):
             # a LeaveGroup for the poll timeout whose warning no line showed (2.x): the same estimate as
             # `_m_poll_timeout_expired` (its partitions were stopped there when that line came first)

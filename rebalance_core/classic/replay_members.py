@@ -14,10 +14,8 @@ from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
     COORDINATOR_SIDE,
     JOIN_SENT,
-    LEAVE_SENT,
     REBALANCE_PREPARED,
     SIGNALS,
-    SilentJoiner,
     alias_of,
     process_of,
 )
@@ -34,7 +32,7 @@ class MemberIdentity:
         if e.member_id:
             self.aliases[alias] = e.member_id
             if self.unnamed_joins.pop(alias, None) is not None:
-                self._name_unnamed_joiner(alias, e)
+                self.unanswered_joins.name(alias, e)
             return e.member_id
         fresh_join = e.event_type == JOIN_SENT
         if fresh_join:
@@ -77,35 +75,11 @@ class MemberIdentity:
             return
         lines = self.unnamed_joins.setdefault(alias, [])
         if len(lines) >= 2:
-            for joiner in self.silent_joiners:
-                if joiner.alias == alias:
-                    joiner.alias = None  # a new process: no later line of this log is the old member's
+            self.unanswered_joins.new_process(alias)
             lines.clear()
         lines.append(ts)
         if len(lines) == 2:
-            client_id, instance = alias.split("|")[-2:]
-            self.silent_joiners.append(
-                SilentJoiner(
-                    lines[1],
-                    lines[1] - lines[0],
-                    alias,
-                    client_id=client_id or None,
-                    instance=instance or None,
-                )
-            )
-
-    def _name_unnamed_joiner(self, alias: str, e: Event) -> None:
-        """A line of `alias` names its member id: its member is no longer unnamed. A LeaveGroup sent before
-        any response reached it (AbstractCoordinator.maybeLeaveGroup) still leaves it in a generation
-        formed before the request arrived (`_silent_joiner_may_be_in`); any other line follows a response."""
-        for joiner in self.silent_joiners:
-            if joiner.alias == alias:
-                joiner.alias = None
-                if e.event_type == LEAVE_SENT:
-                    joiner.left_at = e.ts
-                else:
-                    self.silent_joiners.remove(joiner)
-                return
+            self.unanswered_joins.unnamed_member_joined(alias, lines[0], lines[1])
 
     def _new_members_signal(self, e: Event) -> bool:
         """A member-side line of a member with no id yet that only signals its own join (its first

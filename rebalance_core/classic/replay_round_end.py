@@ -1,33 +1,22 @@
 """The classic replayer's rounds and episodes, closing: a round stabilizes (the coordinator's Stable, or
-every member's sync), applies its assignment and ends in a generations row; members that joined without a
-line of their own are counted; an episode ends when no further round is due.
+every member's sync), applies its assignment and ends in a generations row; an episode ends when no further
+round is due. Whether the members' own lines are a generation's whole member list is `replay_member_list`'s.
 
 The rules are the coordinator's `GroupCoordinator` (onCompleteJoin, setAndPropagateAssignment: CompletingRebalance
--> Stable) and `ClassicGroup` (4.0), and for the joins no log answered, the client's `AbstractCoordinator`. A
-mixin of `classic.replayer.GroupReplayer`.
+-> Stable) and `ClassicGroup` (4.0). A mixin of `classic.replayer.GroupReplayer`.
 """
 
 from __future__ import annotations
 
-from rebalance_core import client_config
-from rebalance_core.assignors import CLIENT_ASSIGNORS
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
-    JOIN_SENT,
-    LEAVE_SENT,
     MemberView,
     Round,
-    SilentJoiner,
     len_or_none,
-    process_of,
 )
-from rebalance_core.events import Event, TopicPartition, classic_member_owner
+from rebalance_core.events import TopicPartition
 from rebalance_core.measures import utc_date
 from rebalance_core.replay_common import ordered_across_logs
-
-# the broker's group.initial.rebalance.delay.ms default (GroupCoordinatorConfig): an Empty group's first join
-# phase lasts at most max(it, the rebalance timeout) (InitialDelayedJoin); a members'-logs view cannot see it
-KAFKA_INITIAL_REBALANCE_DELAY_MS = 3_000
 
 
 class RoundEnds:
@@ -219,289 +208,6 @@ class RoundEnds:
                 [self._out["generations"][-1], stood_in, rnd.leader_id, list(rnd.stand_ins)]
             )
 
-    def _assignment_incomplete(self, rnd: Round, members: list[str] | None) -> bool:
-        """Members' logs only: a member of the generation (its JoinGroup response names it) whose log states
-        no assignment for it, and no leader's line listing it. Each consumer learns only its own partitions
-        (ConsumerCoordinator.onJoinComplete logs them after its SyncGroup response); the leader's
-        "Finished assignment for group at generation N" (ConsumerCoordinator.onLeaderElected, INFO 2.4+) is
-        the one line naming everyone's. One that died or stalled between its JoinGroup response and its
-        SyncGroup is still assigned partitions (the leader assigns every member of the JoinGroup response,
-        the coordinator stores them: GroupCoordinator.setAndPropagateAssignment): the rows the others' lines
-        give are not the generation's whole assignment, so it is `inferred`, not a confident partial one."""
-        if self.has_coordinator or members is None or rnd.ended_empty or rnd.generation_id is None:
-            return False
-        stated = self.emitted if self.emitted_generation == rnd.generation_id else set()
-        return not set(members) <= stated
-
-    def _hidden_member_excluded(self, rnd: Round, members: list[str]) -> bool:
-        """Members' logs only, no leader's line listing generation `rnd`: whether the assignment the
-        logged members state for it rules out a member whose log is not in the input (a host not
-        collected, a non-Java client). The leader assigns every member of the JoinGroup response
-        (ConsumerCoordinator.onLeaderElected), and Kafka's assignors give each member subscribed to a
-        topic at least one of its partitions when the topic has more partitions than members:
-        RangeAssignor (floor(partitions / subscribers) each), RoundRobinAssignor (a topic's partitions
-        are consecutive in its sorted order and go to its subscribers in turn), the sticky assignors
-        (balanced: no subscriber holds none while another holds two). So when every partition of every
-        known topic (`ReplaySettings.topics`; not the counts learned from the partitions lines name, a
-        lower bound) is in the members' stated assignments and
-        each topic has more partitions than the generation has stated members, no other member shares
-        those topics. A custom assignor, unknown topics, or a gap: the list is inferred. (A member of
-        topics no setting names stays undetectable from these logs.)"""
-        protocol = rnd.protocol_name or self.protocol_name
-        topics = self.settings.topics
-        if protocol not in CLIENT_ASSIGNORS or not topics:
-            return False
-        if any(count <= len(members) for count in topics.values()):
-            return False
-        covered = set()
-        gen = rnd.generation_id
-        for row in reversed(self._out["assignments"]):
-            if row["generation_id"] != gen:
-                if row["generation_id"] is not None and gen is not None and row["generation_id"] < gen:
-                    break
-                continue
-            if row["member_id"] in members:
-                covered.add((row["topic"], row["partition"]))
-        return all(
-            (topic, partition) in covered
-            for topic, count in self.topics.items()
-            for partition in range(count)
-        )
-
-    def _silent_joiner_may_be_in(self, rnd: Round) -> bool:
-        """Members' logs only, no leader's assignment line for the generation (a Connect leader logs none),
-        so the members' own lines are the member list: whether a member whose log shows a JoinGroup and
-        nothing answering it (it died or stalled after sending it) may be in generation `rnd`. A JoinGroup that reached the coordinator
-        before the join phase completed is in the generation it completes (GroupCoordinator.onCompleteJoin
-        / ClassicGroup: every member that joined): one sent before another the phase still awaited (a
-        member of the generation sent it later), or more than twice the worker's own round trip
-        (KIP-394's two JoinGroups) before the first response naming the generation (the coordinator answers every
-        member at once on completion). One sent later may have missed it (its response, if logged,
-        names the next generation). A dynamic member that does not rejoin is in that generation only: the
-        next join phase's completion removes it (GroupCoordinator.onCompleteJoin), if its session did not
-        expire first. A static one stays until its session expires (heartbeat expiration is scheduled at
-        the join's completion, GroupCoordinator.completeAndScheduleNextHeartbeatExpiration):
-        session.timeout.ms from the first generation it may be in (its config dump or
-        `ReplaySettings.session_timeout_ms`; unknown: every later generation)."""
-        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
-        if formed is None:
-            return False
-        views_may_be_in = False
-        for view in self.views.values():
-            if view.join_sent_at is None or view.member_id in (rnd.members or ()):
-                continue
-            if view.unanswered_since is not None and formed > view.unanswered_since and not view.instance:
-                # counted in an earlier generation and never rejoined: this join phase's completion removed
-                # it (GroupCoordinator.onCompleteJoin: dynamic members not rejoined), if its session did
-                # not expire first; a static member stays until its session expires
-                continue
-            timeout = self._configured_session_timeout(view.member_id) or self.settings.session_timeout_ms
-            if self._unanswered_join_may_be_in(view, rnd, formed, timeout, self.settings.clock_skew_ms):
-                views_may_be_in = True
-        # every silent joiner's state advances with each generation, whatever the views say
-        return self._silent_joiners_may_be_in(rnd, formed) or views_may_be_in
-
-    def _note_process_join(self, e: Event) -> None:
-        """Members' logs only: a process's JoinGroup, the response answering it, or its LeaveGroup
-        (`_unanswered_process_may_be_in`). A consumer sends one JoinGroup at a time and logs the response
-        that names its generation (AbstractCoordinator.joinGroupIfNeeded / JoinGroupResponseHandler). A
-        new member's first JoinGroup carries no id and only gets one (KIP-394, MEMBER_ID_REQUIRED); the
-        second carries it. A JoinGroup without an id while one is unanswered, or with another id, is a new
-        member's (a new process of the same client): the earlier one stays unanswered. Once a response
-        answers a later JoinGroup, the earlier unanswered ones were a dead predecessor's: no later line
-        (the live member's rejoin with its id, its LeaveGroup, its response) is theirs. Each entry:
-        [sent, its LeaveGroup, the member id its lines name, superseded by an answered later JoinGroup]."""
-        joins = self.unanswered_processes.setdefault(process_of(e), [])
-        waiting = joins[-1] if joins and joins[-1][1] is None and not _superseded(joins[-1]) else None
-        if e.event_type == JOIN_SENT:
-            if waiting is None or not e.member_id or waiting[2] not in (None, e.member_id):
-                joins.append([e.ts, None, e.member_id, False])
-            else:
-                waiting[2] = e.member_id
-        elif e.event_type == LEAVE_SENT:
-            if waiting is not None:
-                waiting[1] = e.ts
-        else:
-            rnd = self.round
-            answers = rnd is not None and rnd.generation_id == e.generation_id
-            if answers and e.member_id and e.member_id not in rnd.answered:
-                rnd.answered.append(e.member_id)
-            if waiting is not None:
-                if answers:
-                    # a member of the generation sent it: the join phase awaited it (its member view has
-                    # no JoinGroup of its own when the line named no id: a static member, KIP-394's first)
-                    rnd.latest_member_join = max(rnd.latest_member_join or waiting[0], waiting[0])
-                joins.pop()
-                for earlier in joins:  # a dead predecessor's: the live member's lines are not theirs
-                    earlier[3:] = [True]
-            elif answers:
-                # a response with no JoinGroup line before it: these logs do not show every JoinGroup,
-                # so a member whose log shows nothing of the generation may have joined it
-                rnd.join_unlogged = True
-
-    def _unanswered_process_may_be_in(self, rnd: Round) -> bool:
-        """Consumers' logs only: whether a process whose log shows a JoinGroup sent before generation
-        `rnd` formed, and no response answering it, may be in it. The coordinator completes the join
-        phase with every member whose JoinGroup reached it and answers them all at once
-        (GroupCoordinator.onCompleteJoin; ClassicGroup in 4.0): such a process either missed the phase or
-        is in it and died, stalled or left before logging the response: unless its lines named its member
-        id and another member's response names that id (the leader: JoinGroupResponse.leader), or its
-        lines name no id and a named member's own lines show nothing else of it, it may be a member no
-        line of the generation names. Its LeaveGroup removes it
-        (GroupCoordinator.removeMemberAndUpdateGroup) only if it reached the coordinator first: taken so
-        when sent a full join round trip (the KIP-394 pair of JoinGroups, `MemberView.round_trip_ms`, the
-        longest the logs show) before the formation. A JoinGroup sent earlier than that is in this
-        generation, and the next join phase's completion removes the dynamic member that never rejoins
-        (onCompleteJoin), so it is in no later one; one sent within it may be in the next instead."""
-        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
-        if formed is None:
-            return True
-        round_trip = self._longest_join_round_trip()
-        members = rnd.members or ()
-        may_be_in, unnamed, matched = False, 0, set()
-        for process, joins in list(self.unanswered_processes.items()):
-            open_joins = []
-            skew = self._skew_from_formation(rnd, process)
-            for entry in joins:
-                sent, left, member = entry[:3]
-                if sent >= formed + skew:
-                    open_joins.append(entry)  # its response, if any, names a later generation
-                    continue
-                if left is not None and round_trip is not None and left + round_trip + skew <= formed:
-                    continue  # its LeaveGroup arrived before the phase completed
-                if member is None:
-                    unnamed += 1
-                elif member in members:
-                    matched.add(member)
-                else:
-                    may_be_in = True  # a member the generation's lines do not name
-                if round_trip is None or sent + round_trip + skew > formed:
-                    open_joins.append(entry)  # it may have missed this phase for the next
-            if open_joins:
-                self.unanswered_processes[process] = open_joins
-            else:
-                del self.unanswered_processes[process]
-        # a JoinGroup whose lines name no id is one member each: at most the members a response names
-        # (the leader) whose own lines show neither a response nor their JoinGroup's id
-        named_only = [m for m in members if m not in rnd.answered and m not in matched]
-        return may_be_in or unnamed > len(named_only)
-
-    def _forget_unlisted_joins(self, rnd: Round) -> None:
-        """Consumers' logs only, a generation the leader's assignment lists in full
-        (ConsumerCoordinator.onLeaderElected: every member of the JoinGroup response): an unanswered
-        JoinGroup (`_note_process_join`) that reached the coordinator before this join phase completed
-        and whose member the list leaves out was answered in this or an earlier phase, and its member
-        removed since (GroupCoordinator.onCompleteJoin, a session expiry, a LeaveGroup). Only a new
-        JoinGroup, which its log would show, brings the process back, so the entry counts for no later
-        generation. Reached it before: sent before the JoinGroup of a listed member the phase awaited
-        (`Round.latest_member_join`, as `_unanswered_join_may_be_in`), or a full join round trip
-        (`MemberView.round_trip_ms`) before the formation."""
-        formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
-        if formed is None or rnd.members is None:
-            return
-        round_trip = self._longest_join_round_trip()
-        awaited = rnd.latest_member_join
-
-        def reached_before(sent: int) -> bool:
-            return (awaited is not None and sent < awaited) or (
-                round_trip is not None and sent + round_trip <= formed
-            )
-
-        for process, joins in list(self.unanswered_processes.items()):
-            kept = [entry for entry in joins if entry[2] in rnd.members or not reached_before(entry[0])]
-            if kept:
-                self.unanswered_processes[process] = kept
-            else:
-                del self.unanswered_processes[process]
-
-    def _absent_static_member_may_be_in(self, rnd: Round, previous_members: list[str] | None) -> bool:
-        """Members' logs only: whether a static member (KIP-345) whose log shows nothing of generation
-        `rnd` may be in it. The completion of a join phase removes only the dynamic members that did not
-        rejoin; a static one keeps its place, with its last metadata, until its session expires
-        (GroupCoordinator.onCompleteJoin: `notYetRejoinedMembers.filterNot(_.isStaticMember)`; ClassicGroup
-        in 4.0), and a static member's JoinGroup in a Stable group gets the current generation back
-        without a rebalance (GroupCoordinator.updateStaticMemberAndRebalance), so the generation may have
-        formed before the logs begin. Where the logs show static members, one no line shows may be in it,
-        unless the members of the last generation the logs closed are known (`previous_members`: its
-        leader's assignment listed them, or it ended Empty; None: not known): then this one formed within
-        the logs, and a member no line of it names is one of those that did not rejoin, which only a
-        static one survives (a member joining since sent a JoinGroup its log shows, answered with a
-        generation the logs show or `_unanswered_process_may_be_in`). A static
-        member keeps its group.instance.id, which begins its member id (GroupMetadata / ClassicGroup
-        .generateMemberId): one whose instance a member of this generation has was replaced by it."""
-        if not any(view.instance for view in self.views.values()):
-            return False
-        if previous_members is None:
-            return True
-        members = rnd.members or ()
-        instances = {self._instance_of(m) or classic_member_owner(m) for m in members}
-        for member in previous_members:
-            instance = self._instance_of(member)
-            if member not in members and instance is not None and instance not in instances:
-                return True
-        return False
-
-    def _silent_joiners_may_be_in(self, rnd: Round, formed: int) -> bool:
-        """`_silent_joiner_may_be_in` for the members no line named, or only their LeaveGroup
-        (`SilentJoiner`). Such a member never rejoins: the join phase after the one that counted it removes
-        it (GroupCoordinator.onCompleteJoin removes the dynamic members not rejoined; ClassicGroup in 4.0),
-        if its session did not expire first. So it is in one generation at most: the first formed after its
-        JoinGroup arrived; a JoinGroup sent within that bound of the formation may have made this one or
-        the next. A LeaveGroup reaches the coordinator within a round trip of its line and removes the
-        member (GroupCoordinator.removeMemberAndUpdateGroup): a generation formed later does not count it."""
-        may_be_in, still_open = False, []
-        skew = self.settings.clock_skew_ms  # a silent joiner's log shows nothing of the generation
-        infos = {m: self.group.members.get(m) for m in rnd.members or ()}
-        named = [(m, i.client_id if i else None, self._instance_of(m)) for m, i in infos.items()]
-        for joiner in self.silent_joiners:
-            if joiner.left_at is not None and formed >= joiner.left_at + (joiner.round_trip_ms or 0) + skew:
-                continue  # its LeaveGroup arrived first
-            rtt = joiner.round_trip_ms
-            # every member the generation's lines name, and the joiner, must show its own dump: the group's
-            # rebalance timeout is the largest of its members' (a rotated-away dump may hold it)
-            longest_phase = client_config.group_rebalance_timeout_ms(
-                self.client_configs, [*named, _joiner_member(joiner)]
-            )
-            if (
-                longest_phase is not None
-                and rtt is not None
-                and ordered_across_logs(
-                    joiner.join_sent_at + 2 * rtt + max(longest_phase, KAFKA_INITIAL_REBALANCE_DELAY_MS),
-                    formed,
-                    skew,
-                )
-            ):
-                # the join phase its JoinGroup entered ended within the group's rebalance timeout
-                # (DelayedJoin / InitialDelayedJoin): a generation no line shows counted it, and this one,
-                # formed later, removed it (onCompleteJoin: dynamic members not rejoined)
-                continue
-            if joiner.join_sent_at >= formed + skew:
-                still_open.append(joiner)
-                continue
-            may_be_in = True
-            clearly_before = self._unanswered_join_may_be_in(joiner, rnd, formed, None, skew)
-            if not clearly_before and joiner.unanswered_since is None:
-                joiner.unanswered_since = formed
-                still_open.append(joiner)  # it may be in the next generation instead
-        self.silent_joiners = still_open
-        return may_be_in
-
-    @staticmethod
-    def _unanswered_join_may_be_in(
-        joiner: MemberView | SilentJoiner, rnd: Round, formed: int, timeout: int | None, skew: int
-    ) -> bool:
-        """`_silent_joiner_may_be_in` for one JoinGroup no line answered (`joiner.join_sent_at`). Its log
-        is not the one of the instants it is compared with: within `skew` of them, it may be before."""
-        if joiner.unanswered_since is None:
-            awaited, rtt = rnd.latest_member_join, joiner.round_trip_ms
-            before_awaited = awaited is not None and joiner.join_sent_at < awaited + skew
-            # its JoinGroup's way there and the response's way back, each bounded by a round trip
-            before_completion = rtt is not None and joiner.join_sent_at < formed - 2 * rtt + skew
-            if not (before_awaited or before_completion):
-                return False
-            joiner.unanswered_since = formed
-        return timeout is None or formed <= joiner.unanswered_since + timeout
-
     def _maybe_end_episode(self) -> None:
         """An episode ends once its last round is Stable, every member with its own log applied that
         round's assignment, and no follow-up round is due (docs/metrics.md, Episode)."""
@@ -537,11 +243,6 @@ class RoundEnds:
             and ordered_across_logs(view.signal_ts + round_trip, rnd.started_at, self.settings.clock_skew_ms)
         )
 
-    def _skew_from_formation(self, rnd: Round, process: str) -> int:
-        """The clock-skew allowance between `process`'s log and the instant generation `rnd` formed
-        (`ReplaySettings.clock_skew_ms`): none when that instant is its own JoinGroup response."""
-        return 0 if rnd.join_completed_by == process else self.settings.clock_skew_ms
-
     def _longest_join_round_trip(self) -> int | None:
         """The longest join round trip the members' logs show (`MemberView.round_trip_ms`), None if none."""
         return max(
@@ -551,14 +252,3 @@ class RoundEnds:
     def _end_episode(self, ts: int | None = None) -> None:
         self._note_protocol()
         self.timeline.end_episode(ts)
-
-
-def _joiner_member(joiner: SilentJoiner) -> tuple[str | None, str | None, str | None]:
-    """A silent joiner as (member id, client id, group.instance.id), as far as its lines name them."""
-    return joiner.member_id, joiner.client_id, joiner.instance
-
-
-def _superseded(entry: list) -> bool:
-    """Whether an unanswered JoinGroup (`RoundEnds._note_process_join`) was followed by an answered
-    JoinGroup of its process (entries of states written before the flag have three fields)."""
-    return len(entry) > 3 and bool(entry[3])

@@ -43,7 +43,7 @@ CLIENT_CONFIG = EventType.CLIENT_CONFIG.value
 # event types compared per event (an enum's .value is a property look-up each time)
 JOIN_SENT = EventType.JOIN_SENT.value
 LEAVE_SENT = EventType.LEAVE_SENT.value
-# a member's JoinGroup, the response answering it, its LeaveGroup (`RoundEnds._note_process_join`)
+# a member's JoinGroup, the response answering it, its LeaveGroup (`UnansweredJoins.note_process_line`)
 PROCESS_JOIN_LINES = frozenset({JOIN_SENT, EventType.JOIN_RESPONSE.value, LEAVE_SENT})
 JOIN_REQUESTED = EventType.JOIN_REQUESTED.value
 REBALANCE_PREPARED = EventType.REBALANCE_PREPARED.value
@@ -159,7 +159,7 @@ class Round:
     # join phase still awaited it then (`_silent_joiner_may_be_in`)
     latest_member_join: int | None = None
     # members' logs only: the process (`process_of`) whose JoinGroup response dates `join_completed_at`:
-    # its own instants compare with it without a clock-skew allowance (`RoundEnds._skew_from_formation`)
+    # its own instants compare with it without a clock-skew allowance (`UnansweredJoins.process_may_be_in`)
     join_completed_by: str | None = None
     # member-side logs: the last member's LeaveGroup at this instant left the group no member to wait
     # for, unless a new member's JoinGroup reached the coordinator first (`_left_group`)
@@ -173,7 +173,7 @@ class Round:
     # members' logs only: the processes (`process_of`) whose JoinGroup lines fall in this join phase
     joiners: list[str] = field(default_factory=list)
     # members' logs only: a JoinGroup response no JoinGroup line of its log preceded
-    # (`RoundEnds._note_process_join`)
+    # (`UnansweredJoins.note_process_line`)
     join_unlogged: bool = False
     answered: list[str] = field(
         default_factory=list

@@ -15,7 +15,10 @@ each event to its handler; the handlers and rules are in the mixins, by responsi
   replay_join         a member's JoinGroup lines       replay_sync       assignment and SyncGroup lines
   replay_leave        callbacks, poll timeout, leave   replay_rounds     rounds and episodes opening
   replay_round_end    rounds stabilizing and ending    replay_ownership  assignments, ownership, anomalies
+  replay_member_list  members' logs: a generation's member list complete or not
   replay_state        vocabulary, records, checkpoint codec
+and the JoinGroups no line answered, whether each may be in a generation, are one tracker
+(`unanswered_joins.UnansweredJoins`) the mixins share.
 
 Anomaly rules raised here (the coordinator model's are in `coordinator`, the timeline's in `measures`):
   wrong_group          an event of another cluster/group was fed to this replayer (skipped)
@@ -36,6 +39,7 @@ from rebalance_core.classic.member_order import MemberMapOrder
 from rebalance_core.classic.replay_coordinator import CoordinatorLines
 from rebalance_core.classic.replay_join import JoinLines
 from rebalance_core.classic.replay_leave import LeaveLines
+from rebalance_core.classic.replay_member_list import MemberList
 from rebalance_core.classic.replay_members import MemberIdentity
 from rebalance_core.classic.replay_ownership import Ownership
 from rebalance_core.classic.replay_round_end import RoundEnds
@@ -49,12 +53,12 @@ from rebalance_core.classic.replay_state import (
     SIGNALS,
     MemberView,
     Round,
-    SilentJoiner,
     decode_state,
     encode_state,
     process_of,
 )
 from rebalance_core.classic.replay_sync import SyncLines
+from rebalance_core.classic.unanswered_joins import UnansweredJoins
 from rebalance_core.events import Event, TopicPartition, is_revoke_rejoin
 from rebalance_core.measures import OwnershipTimeline
 from rebalance_core.replay_common import (
@@ -72,7 +76,15 @@ GROUP_PROTOCOL_KEY = "classic"  # snapshot()["group_protocol"]: which replayer r
 
 
 class GroupReplayer(
-    CoordinatorLines, MemberIdentity, JoinLines, SyncLines, LeaveLines, RoundStarts, RoundEnds, Ownership
+    CoordinatorLines,
+    MemberIdentity,
+    JoinLines,
+    SyncLines,
+    LeaveLines,
+    RoundStarts,
+    RoundEnds,
+    MemberList,
+    Ownership,
 ):
     """Replays one group's events (in `event_order_key` order) into the replay tables; see CORE_API."""
 
@@ -128,12 +140,10 @@ class GroupReplayer(
         self.claimed_new: set[str] = set()
         self.fresh_join_sent: dict[str, int] = {}  # alias -> its JoinGroup without a member id (KIP-394)
         # members' logs only: alias -> its JoinGroup lines since its last line naming a member id
-        # (`_note_unnamed_join`), and the members such lines or a LeaveGroup left unanswered
+        # (`_note_unnamed_join`)
         self.unnamed_joins: dict[str, list[int]] = {}
-        self.silent_joiners: list[SilentJoiner] = []
-        # members' logs only: process (`process_of`) -> [its JoinGroup no later line of its log answered,
-        # its LeaveGroup since] (`_unanswered_process_may_be_in`)
-        self.unanswered_processes: dict[str, list] = {}
+        # members' logs only: the JoinGroups no line answered (silent joiners, processes' joins)
+        self.unanswered_joins = UnansweredJoins()
         self.unnamed_replacements: dict[str, str] = {}  # instance -> old id replaced by an id not logged
         # new member id -> [old id, generation] of a static replacement while Stable whose old id's
         # assignment no line showed (`_replaced_assignment`)
@@ -219,6 +229,7 @@ class GroupReplayer(
             "group": self.group.snapshot(),
             "timeline": self.timeline.snapshot(),
             "out": encode_state(self._out),
+            **self.unanswered_joins.snapshot(),
             **{name: encode_state(getattr(self, name)) for name in _PLAIN_STATE},
         }
 
@@ -271,7 +282,7 @@ class GroupReplayer(
             if kind in SIGNALS and not self.has_coordinator and self.round is not None:
                 self._note_joiner(process_of(e))
             if kind in PROCESS_JOIN_LINES and not self.has_coordinator:
-                self._note_process_join(e)
+                self.unanswered_joins.note_process_line(e, self.round)
         if self.group.anomalies:  # checked here: a call per event costs more than the check
             self._collect_model_anomalies()
         rnd = self.round  # _maybe_end_episode's first test, here: most events come before a Stable round
@@ -296,6 +307,7 @@ class GroupReplayer(
             self.cluster, self.group_id, self.settings.scenario, state=state["timeline"]
         )
         self._out = decode_state(state["out"])
+        self.unanswered_joins = UnansweredJoins.from_snapshot(state)
         for name in _PLAIN_STATE:
             setattr(self, name, decode_state(state[name]) if name in state else _STATE_DEFAULTS[name]())
         self.emitted = set(self.emitted)  # a list in the checkpoints written before it was a set
@@ -333,8 +345,6 @@ _PLAIN_STATE = (
     "claimed_new",
     "fresh_join_sent",
     "unnamed_joins",
-    "silent_joiners",
-    "unanswered_processes",
     "unnamed_replacements",
     "stable_replacements",
     "poll_timed_out",
@@ -352,7 +362,6 @@ _STATE_DEFAULTS = {
     "stable_replacements": dict,
     "fresh_join_sent": dict,
     "unnamed_joins": dict,
-    "silent_joiners": list,
     "poll_timed_out": dict,
     "kip415_delay_inferred": bool,
     "election_logs": set,
@@ -363,5 +372,4 @@ _STATE_DEFAULTS = {
     "client_configs": dict,
     "claimed_new": set,
     "unlogged_generations": list,
-    "unanswered_processes": dict,
 }  # fields added after STATE_VERSION 1 states were written
