@@ -27,12 +27,13 @@ finish().
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
 from rebalance_core.checkpoint_rows import row_from_json, row_to_json
 from rebalance_core.consumer.epoch_assignments import HeldAssignment, HeldAssignments
+from rebalance_core.consumer.epoch_convergence import EpochConvergence
 from rebalance_core.consumer.epoch_members import EpochMembers, OpenEpoch
 from rebalance_core.events import TopicPartition, format_ts
 from rebalance_core.measures import OwnershipTimeline, utc_date
@@ -42,7 +43,7 @@ GROUP_PROTOCOL = "consumer"  # generations.group_protocol / rebalance_protocol f
 PROTOCOL_TYPE = "consumer"
 
 
-class EpochTracker(EpochMembers, HeldAssignments):
+class EpochTracker(EpochMembers, EpochConvergence, HeldAssignments):
     """Turns epoch facts into generations / assignments rows, episodes on the timeline, and per-member
     reconciliation rows. The caller decides *when* facts happen (simulator: its model; replayer: events)."""
 
@@ -162,48 +163,6 @@ class EpochTracker(EpochMembers, HeldAssignments):
         if instances is not None:
             cur.instances = {m: i for m, i in instances.items() if i and m in cur.target}
 
-    def converged(self, ts: int, provisional: bool = False) -> None:
-        """Every member is reconciled to the current epoch at `ts`."""
-        cur = self.current
-        if cur is None or cur.closed:
-            return
-        cur.stabilized_at = ts
-        self.timeline.round_completed(cur.epoch, ts)
-        if not provisional:
-            self._close_generation(cur, closed_at=ts)
-
-    def settle(self) -> None:
-        """A provisional convergence holds for good: the group changes now (a member is removed, which bumps
-        the epoch), so the epoch's row is closed with what its members consume before the change."""
-        cur = self.current
-        if cur is not None and not cur.closed and cur.stabilized_at is not None:
-            self._close_generation(cur, closed_at=cur.stabilized_at)
-
-    def unconverged(self) -> None:
-        """A provisional convergence did not hold (a member started reconciling again at this epoch)."""
-        cur = self.current
-        if cur is not None and not cur.closed and cur.stabilized_at is not None:
-            cur.stabilized_at = None
-            if self.timeline.episode is not None:
-                self.timeline.episode.stabilized_at = None
-
-    def group_empty(self, ts: int, emptied_unseen: bool = False) -> None:
-        """No members left: the current epoch ends Empty, and so does its episode. emptied_unseen: the removal
-        that emptied the group bumped the epoch to one no event shows (member-side logs only: the last member's
-        leave heartbeat is answered after its last line, and the removal bumps the group epoch,
-        GroupMetadataManager.consumerGroupFenceMember): the current epoch, the one that member's line stated,
-        had members; the Empty one has no row (its number is not shown: another bump may have come between)."""
-        cur = self.current
-        tl = self.timeline
-        if cur is not None and not cur.closed and cur.stabilized_at is not None:
-            # it converged (provisionally) with its members: the epoch that emptied the group is a later one
-            self._close_generation(cur, closed_at=cur.stabilized_at)
-        elif cur is not None and not cur.closed:
-            self._close_generation(cur, closed_at=ts, ended_empty=not emptied_unseen)
-            tl.round_completed(cur.epoch, ts)
-        tl.group_empty(ts)
-        tl.end_episode(ts)
-
     def epoch_shown_late(
         self, epoch: int, ts: int, timing_source: str, members: Mapping[str, str | None] | None = None
     ) -> None:
@@ -229,22 +188,6 @@ class EpochTracker(EpochMembers, HeldAssignments):
             row["member_count"] = len(members)
             row["static_member_count"] = sum(1 for instance in members.values() if instance)
         self._out["generations"].append(row)
-
-    def maybe_end_episode(self, awaited_by_nobody: Collection[TopicPartition] = ()) -> None:
-        """End the episode once its last epoch converged and the target is consumed by its owners. Without
-        the target: once every partition stopped is consumed again, but those the caller knows no member
-        will take (`awaited_by_nobody`: of a topic the group no longer subscribes)."""
-        cur = self.current
-        tl = self.timeline
-        if cur is None or not cur.closed or tl.episode is None or tl.episode.episode_id != cur.episode_id:
-            return
-        if cur.target is not None:
-            for member, tps in cur.target.items():
-                if any(tl.owner_of(tp) != member for tp in tps):
-                    return
-        elif any(tp not in awaited_by_nobody for tp in tl.stopped()):
-            return
-        tl.end_episode()
 
     # ----------------------------------------------------------------------------------- output
     def drain(self) -> dict[str, list[dict]]:
