@@ -26,12 +26,8 @@ class EpochCheckpoint:
         if self.current is not None:
             cur = asdict(self.current)
             if self.current.target is not None:
-                cur["target"] = {
-                    m: [[tp.topic, tp.partition] for tp in tps] for m, tps in self.current.target.items()
-                }
-            cur["stated"] = {
-                m: [[tp.topic, tp.partition] for tp in tps] for m, tps in self.current.stated.items()
-            }
+                cur["target"] = {m: _tps_to_json(tps) for m, tps in self.current.target.items()}
+            cur["stated"] = {m: _tps_to_json(tps) for m, tps in self.current.stated.items()}
         return {
             "assignor": self.assignor,
             "current": cur,
@@ -58,12 +54,8 @@ class EpochCheckpoint:
         if cur is not None:
             cur = dict(cur)
             if cur["target"] is not None:
-                cur["target"] = {
-                    m: tuple(TopicPartition(t, p) for t, p in tps) for m, tps in cur["target"].items()
-                }
-            cur["stated"] = {
-                m: tuple(TopicPartition(t, p) for t, p in tps) for m, tps in cur.get("stated", {}).items()
-            }
+                cur["target"] = {m: _tps_from_json(tps) for m, tps in cur["target"].items()}
+            cur["stated"] = {m: _tps_from_json(tps) for m, tps in cur.get("stated", {}).items()}
             self.current = OpenEpoch(**cur)
         self._out = {name: [row_from_json(r) for r in rows] for name, rows in state["out"].items()}
         self._reconciliations = [row_from_json(r) for r in state["reconciliations"]]
