@@ -22,6 +22,14 @@ Rows close (and are dated) at convergence, at the bump that superseded the epoch
 emptied. A *provisional* convergence (member-side logs only: all known members STABLE, nothing in
 flight) can still be extended by later events at the same epoch; it is closed by the next epoch or by
 finish().
+
+Models ConsumerGroup's group epoch and target assignment (GroupMetadataManager.consumerGroupHeartbeat:
+bump, target) as rows. This module holds `EpochTracker`'s state, the epoch opening, its target and its
+generations row; the rest is in its mixins, by responsibility:
+  epoch_members      the open epoch (`OpenEpoch`): who is in it, what a line stated for each, reconciliations
+  epoch_convergence  convergence (provisional or not), the group emptied, the episode's end
+  epoch_assignments  the assignments rows, held for the members' own lines (`HeldAssignment`)
+  epoch_checkpoint   snapshot and restore
 """
 
 from __future__ import annotations
