@@ -1,7 +1,7 @@
 """The JSON shape the replay checkpoints share for their output rows: a row not drained yet is kept with
 its `event_date` as ISO text (a checkpoint is JSON, `jobs/replay_batches.py` stores it as `state_json`)
 and restored as a `datetime.date`. Used by the `OwnershipTimeline` checkpoint (`measure_checkpoint`), the
-KIP-848 epoch tracker (`consumer.epochs`) and replayer (`consumer.replay_checkpoint`). It models no Kafka
+KIP-848 epoch tracker (`consumer.epoch_checkpoint`) and replayer (`consumer.replay_checkpoint`). It models no Kafka
 class.
 """
 
