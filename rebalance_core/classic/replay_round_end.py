@@ -111,6 +111,7 @@ class RoundEnds:
                 # KIP-429: the owner revokes and rejoins. Partitions of topics it unsubscribed were
                 # revoked in onJoinPrepare already and cause no follow-up round.
                 self.follow_up_due = True
+                self.round.computed_revokers.append(member)
             if revoked:
                 self._stop_all(revoked, member, ts, "revoked", self._instance_of(member), source)
         for member in sorted(assignment):
