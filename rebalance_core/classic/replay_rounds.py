@@ -14,7 +14,7 @@ from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
     Round,
 )
-from rebalance_core.events import Event, format_ts
+from rebalance_core.events import Event, format_ts, is_revoke_rejoin
 from rebalance_core.replay_common import unlogged_generation_row
 
 
@@ -126,6 +126,8 @@ class RoundStarts:
         change_logged: bool = False,
     ) -> None:
         episode = self.timeline.episode
+        if self.follow_up_due and self._follow_up_disowned(reason):
+            self.follow_up_due = False
         caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
         interrupted = self.round is not None and not self.round.stable
         unknown_cause = self._rejoin_of_unknown_cause(reason, change_logged)
@@ -178,6 +180,38 @@ class RoundStarts:
             episode.reason = reason
         if self.protocol != "cooperative" and timing == "member":
             self._stop_unlogged_members(ts if ts is not None else first_seen, "inferred")  # member-only logs
+
+    def _follow_up_disowned(self, reason: str | None) -> bool:
+        """Coordinator side: the follow-up round due rests only on the replay's own rerun of the assignor
+        (`computed_revokers`: no member line stated a revocation), and the round now opening is the
+        rejoin of the one member that rerun says revoked, with a 3.2+ client reason that is not the
+        revoke one: that member had no revoke-rejoin pending, so no follow-up was due and the rerun was
+        wrong (it used the topic counts or subscriptions known at the start: random:131, the topic grew
+        in between). A cooperative member that revokes requests its rejoin right after its sync with
+        "need to revoke partitions and re-join" (ConsumerCoordinator.onJoinComplete -> requestRejoin),
+        and the checks of the next poll cannot overwrite that reason (rejoinNeededOrPending's "cached
+        metadata has changed" / "subscription has changed" go through requestRejoinIfNecessary, a no-op
+        while a rejoin is pending); the JoinGroup carries it (KIP-800), the broker prints it as
+        "client reason". A client of 2.x-3.1 sends none ("not provided"): then nothing is disowned."""
+        rnd = self.round
+        if (
+            rnd is None
+            or not rnd.stable
+            or not self.has_coordinator
+            or not rnd.computed_revokers
+            or rnd.revocations_stated_by
+            or rnd.revocations_unstated
+            or self.kip415_delay_inferred
+        ):
+            return False
+        named = co.members_named_in_reason(reason)
+        if named is None or named[2]:  # not an existing member's rejoin
+            return False
+        _, stated, client_reason = (reason or "").partition("; client reason:")
+        client_reason = client_reason.strip()
+        if not stated or client_reason in ("", "not provided") or is_revoke_rejoin(client_reason):
+            return False
+        return set(rnd.computed_revokers) <= {named[0]}
 
     def _rejoin_of_unknown_cause(self, reason: str | None, change_logged: bool = False) -> bool:
         """Whether a round is an existing member's rejoin whose cause no line states, right after a
