@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
+    REBALANCE_PREPARED,
     Round,
 )
-from rebalance_core.events import Event, format_ts, is_revoke_rejoin
+from rebalance_core.events import Event, EventType, format_ts, is_revoke_rejoin
 from rebalance_core.replay_common import unlogged_generation_row
+
+_ASSIGNMENT_RECEIVED = EventType.ASSIGNMENT_RECEIVED.value
 
 
 class RoundStarts:
@@ -212,6 +215,40 @@ class RoundStarts:
         if not stated or client_reason in ("", "not provided") or is_revoke_rejoin(client_reason):
             return False
         return set(rnd.computed_revokers) <= {named[0]}
+
+    def _next_reason_states_follow_up(self, rnd: Round) -> bool:
+        """Broker's log only (no member logs): whether the Stable cooperative round `rnd`, whose revocations
+        only the replay's rerun of the assignor gives (`Round.source` inferred: the topic counts and
+        subscriptions it used are the ones known, maybe not the group's), is left open for the next
+        round's reason, which states the follow-up: the broker prints each JoinGroup's client reason
+        (3.2+, KIP-800), and a member that revoked rejoins at once with "need to revoke partitions and
+        re-join" (ConsumerCoordinator.onJoinComplete; random:542, the rerun saw no revocation). A round
+        whose own reason shows no client reason (a broker before 3.2, or a removal) keeps the rerun's
+        word."""
+        return (
+            self.has_coordinator
+            and not self.views
+            and rnd.source == "inferred"
+            and "; client reason:" in (rnd.reason or "")
+        )
+
+    def _end_held_episode(self, e: Event) -> None:
+        """A coordinator line after a round held open for the next round's reason
+        (`_next_reason_states_follow_up`): the round's own assignment line and the revoking member's
+        rejoin ("need to revoke partitions and re-join", sent right after its sync, so the next
+        Preparing line: `_begin_round` takes it as the follow-up) keep it open; any other line ends
+        the episode before it applies, as if it had ended at the round's Stable (its partitions and
+        moves measured then, not after a removal the line brings)."""
+        rnd = self.round
+        kind = e.event_type
+        if kind == _ASSIGNMENT_RECEIVED and e.generation_id == rnd.generation_id:
+            return
+        if kind == REBALANCE_PREPARED and "revoke" in (e.reason or "").lower():
+            return
+        rnd.held_for_reason = False
+        if self.timeline.episode is not None and rnd.stable and not self.follow_up_due:
+            self._end_round()
+            self._end_episode()
 
     def _rejoin_of_unknown_cause(self, reason: str | None, change_logged: bool = False) -> bool:
         """Whether a round is an existing member's rejoin whose cause no line states, right after a
