@@ -515,6 +515,9 @@ class RoundEnds:
                 return  # a member with its own log is still rejoining or applying its assignment
         if self.protocol == "cooperative" and not rnd.assignment_known:
             return  # revocations unknown: the next round's reason tells whether it follows this one
+        if self.protocol == "cooperative" and self._next_reason_states_follow_up(rnd):
+            rnd.held_for_reason = True  # until the next line (`_end_held_episode`)
+            return
         self._end_round()
         self._end_episode()
 
