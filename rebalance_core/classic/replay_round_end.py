@@ -100,6 +100,7 @@ class RoundEnds:
                 # KIP-429: the owner revokes and rejoins. Partitions of topics it unsubscribed were
                 # revoked in onJoinPrepare already and cause no follow-up round.
                 self.follow_up_due = True
+                self.round.computed_revokers.append(member)
             if revoked:
                 self._stop_all(revoked, member, ts, "revoked", self._instance_of(member), source)
         for member in sorted(assignment):
@@ -220,6 +221,9 @@ class RoundEnds:
                 return  # a member with its own log is still rejoining or applying its assignment
         if self.protocol == "cooperative" and not rnd.assignment_known:
             return  # revocations unknown: the next round's reason tells whether it follows this one
+        if self.protocol == "cooperative" and self._next_reason_states_follow_up(rnd):
+            rnd.held_for_reason = True  # until the next line (`_end_held_episode`)
+            return
         self._end_round()
         self._end_episode()
 

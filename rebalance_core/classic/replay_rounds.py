@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from rebalance_core.classic import coordinator as co
 from rebalance_core.classic.replay_state import (
+    REBALANCE_PREPARED,
     Round,
 )
-from rebalance_core.events import Event, format_ts
+from rebalance_core.events import Event, EventType, format_ts, is_revoke_rejoin
 from rebalance_core.replay_common import unlogged_generation_row
+
+_ASSIGNMENT_RECEIVED = EventType.ASSIGNMENT_RECEIVED.value
 
 
 class RoundStarts:
@@ -126,6 +129,8 @@ class RoundStarts:
         change_logged: bool = False,
     ) -> None:
         episode = self.timeline.episode
+        if self.follow_up_due and self._follow_up_disowned(reason):
+            self.follow_up_due = False
         caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
         interrupted = self.round is not None and not self.round.stable
         unknown_cause = self._rejoin_of_unknown_cause(reason, change_logged)
@@ -178,6 +183,72 @@ class RoundStarts:
             episode.reason = reason
         if self.protocol != "cooperative" and timing == "member":
             self._stop_unlogged_members(ts if ts is not None else first_seen, "inferred")  # member-only logs
+
+    def _follow_up_disowned(self, reason: str | None) -> bool:
+        """Coordinator side: the follow-up round due rests only on the replay's own rerun of the assignor
+        (`computed_revokers`: no member line stated a revocation), and the round now opening is the
+        rejoin of the one member that rerun says revoked, with a 3.2+ client reason that is not the
+        revoke one: that member had no revoke-rejoin pending, so no follow-up was due and the rerun was
+        wrong (it used the topic counts or subscriptions known at the start: random:131, the topic grew
+        in between). A cooperative member that revokes requests its rejoin right after its sync with
+        "need to revoke partitions and re-join" (ConsumerCoordinator.onJoinComplete -> requestRejoin),
+        and the checks of the next poll cannot overwrite that reason (rejoinNeededOrPending's "cached
+        metadata has changed" / "subscription has changed" go through requestRejoinIfNecessary, a no-op
+        while a rejoin is pending); the JoinGroup carries it (KIP-800), the broker prints it as
+        "client reason". A client of 2.x-3.1 sends none ("not provided"): then nothing is disowned."""
+        rnd = self.round
+        if (
+            rnd is None
+            or not rnd.stable
+            or not self.has_coordinator
+            or not rnd.computed_revokers
+            or rnd.revocations_stated_by
+            or rnd.revocations_unstated
+            or self.kip415_delay_inferred
+        ):
+            return False
+        named = co.members_named_in_reason(reason)
+        if named is None or named[2]:  # not an existing member's rejoin
+            return False
+        _, stated, client_reason = (reason or "").partition("; client reason:")
+        client_reason = client_reason.strip()
+        if not stated or client_reason in ("", "not provided") or is_revoke_rejoin(client_reason):
+            return False
+        return set(rnd.computed_revokers) <= {named[0]}
+
+    def _next_reason_states_follow_up(self, rnd: Round) -> bool:
+        """Broker's log only (no member logs): whether the Stable cooperative round `rnd`, whose revocations
+        only the replay's rerun of the assignor gives (`Round.source` inferred: the topic counts and
+        subscriptions it used are the ones known, maybe not the group's), is left open for the next
+        round's reason, which states the follow-up: the broker prints each JoinGroup's client reason
+        (3.2+, KIP-800), and a member that revoked rejoins at once with "need to revoke partitions and
+        re-join" (ConsumerCoordinator.onJoinComplete; random:542, the rerun saw no revocation). A round
+        whose own reason shows no client reason (a broker before 3.2, or a removal) keeps the rerun's
+        word."""
+        return (
+            self.has_coordinator
+            and not self.views
+            and rnd.source == "inferred"
+            and "; client reason:" in (rnd.reason or "")
+        )
+
+    def _end_held_episode(self, e: Event) -> None:
+        """A coordinator line after a round held open for the next round's reason
+        (`_next_reason_states_follow_up`): the round's own assignment line and the revoking member's
+        rejoin ("need to revoke partitions and re-join", sent right after its sync, so the next
+        Preparing line: `_begin_round` takes it as the follow-up) keep it open; any other line ends
+        the episode before it applies, as if it had ended at the round's Stable (its partitions and
+        moves measured then, not after a removal the line brings)."""
+        rnd = self.round
+        kind = e.event_type
+        if kind == _ASSIGNMENT_RECEIVED and e.generation_id == rnd.generation_id:
+            return
+        if kind == REBALANCE_PREPARED and "revoke" in (e.reason or "").lower():
+            return
+        rnd.held_for_reason = False
+        if self.timeline.episode is not None and rnd.stable and not self.follow_up_due:
+            self._end_round()
+            self._end_episode()
 
     def _rejoin_of_unknown_cause(self, reason: str | None, change_logged: bool = False) -> bool:
         """Whether a round is an existing member's rejoin whose cause no line states, right after a

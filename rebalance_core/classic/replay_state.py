@@ -155,6 +155,11 @@ class Round:
     # that did not
     revocations_stated_by: set[str] = field(default_factory=set)
     revocations_unstated: bool = False
+    # coordinator side: the members the replay's own rerun of the assignor says revoked (cooperative), the
+    # only basis of a follow-up round no line states (`RoundStarts._follow_up_disowned`)
+    computed_revokers: list[str] = field(default_factory=list)
+    # coordinator side: the Stable round's episode is held open for the next line (`RoundStarts._end_held_episode`)
+    held_for_reason: bool = False
     # member-side logs: the latest JoinGroup of a member whose response named this generation: the
     # join phase still awaited it then (`_silent_joiner_may_be_in`)
     latest_member_join: int | None = None

@@ -247,6 +247,8 @@ class GroupReplayer(
         if coordinator:
             if self.unnamed_replacements:
                 self._learn_member_ids(e)
+            if self.round is not None and self.round.held_for_reason:
+                self._end_held_episode(e)
             handler = _COORDINATOR_HANDLERS.get(kind)
             if handler is not None:
                 handler(self, e)

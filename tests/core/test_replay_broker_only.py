@@ -101,6 +101,81 @@ def test_cooperative_follow_up_round_is_part_of_the_episode_when_only_the_defaul
     assert not out["anomalies"]
 
 
+@pytest.mark.parametrize(
+    ("client_reason", "expected"),
+    [
+        # the revoking member states another cause: it had no revoke-rejoin pending, no follow-up was due
+        ("cached metadata has changed", [(1, 1, 1), (1, 2, 2), (1, 3, 3)]),
+        ("subscription has changed", [(1, 1, 1), (1, 2, 2), (1, 3, 3)]),
+        # a 2.x-3.1 client sends no reason: the rerun's revocation stands, the round is its follow-up
+        ("not provided", [(1, 1, 1), (2, 2, 3)]),
+    ],
+)
+def test_a_rejoin_stating_another_cause_than_revoking_is_no_follow_up_of_the_rerun_revocation(
+    client_reason, expected
+):
+    """The assignor rerun says c1 gave up partitions at generation 2, but c1's next JoinGroup, a minute
+    later, states "cached metadata has changed" (3.2+ client reason, KIP-800). A member that revokes asks
+    to rejoin with "need to revoke partitions and re-join" right after its sync
+    (ConsumerCoordinator.onJoinComplete), and rejoinNeededOrPending's later causes do not overwrite a
+    pending reason (requestRejoinIfNecessary): c1 revoked nothing (the topic grew in between, random:131),
+    so generation 3 is a rebalance of its own."""
+    lines = _cooperative_join(f"Leader {C1} re-joining group during Stable; client reason: {client_reason}")
+    lines[-3:] = [
+        _prepare(
+            "10:01:12,050", 2, f"Leader {C1} re-joining group during Stable; client reason: {client_reason}"
+        ),
+        _stabilized("10:01:12,100", 3, 2),
+        _assignment("10:01:12,110", C1, 3, 2),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="cooperative-sticky")
+    assert episodes(out) == expected
+
+
+@pytest.mark.parametrize(
+    ("next_reason", "expected"),
+    [
+        (
+            f"Updating metadata for member {C2} during Stable; client reason: need to revoke partitions and re-join",
+            [(1, 1, 1), (2, 2, 3)],
+        ),
+        (
+            f"Leader {C1} re-joining group during Stable; client reason: cached metadata has changed",
+            [(1, 1, 1), (1, 2, 2), (1, 3, 3)],
+        ),
+    ],
+)
+def test_a_revoke_rejoin_right_after_a_round_the_rerun_saw_revoke_nothing_is_its_follow_up(
+    next_reason, expected
+):
+    """c1 and c2 share t. The leader rejoins because the metadata changed (the topic grew, no broker line
+    says to what): the assignor rerun with the known partition count revokes nothing, but c2's next
+    JoinGroup states "need to revoke partitions and re-join" (ConsumerCoordinator.onJoinComplete,
+    KIP-429; 3.2+ client reason): that round is generation 2's follow-up (random:542). Another reason
+    is a rebalance of its own."""
+    adding = "with group instance id None; client reason: not provided"
+    lines = [
+        _pending_join("10:00:00,000", C1, "Empty"),
+        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        _stabilized("10:00:03,010", 1, 2),
+        _assignment("10:00:03,020", C1, 1, 2),
+        _prepare(
+            "10:05:00,000",
+            1,
+            f"Leader {C1} re-joining group during Stable; client reason: cached metadata has changed",
+        ),
+        _stabilized("10:05:00,100", 2, 2),
+        _assignment("10:05:00,120", C1, 2, 2),
+        _prepare("10:05:00,150", 2, next_reason),
+        _stabilized("10:05:00,300", 3, 2),
+        _assignment("10:05:00,320", C1, 3, 2),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="cooperative-sticky")
+    assert not out["anomalies"]
+    assert episodes(out) == expected
+
+
 def test_a_subscription_change_no_line_details_keeps_the_episode_open_for_its_revoking_follow_up():
     """c1 and c2 share t and u (cooperative-sticky). The leader rejoins because its subscription changed
     (3.2+ client reason, ConsumerCoordinator.rejoinNeededOrPending); no broker line gives the new
