@@ -22,7 +22,7 @@ from rebalance_core.classic.replay_state import (
     process_of,
 )
 from rebalance_core.events import Event, TopicPartition, classic_member_owner
-from rebalance_core.measures import utc_date
+from rebalance_core.measure_records import utc_date
 from rebalance_core.replay_common import ordered_across_logs
 
 # the broker's group.initial.rebalance.delay.ms default (GroupCoordinatorConfig): an Empty group's first join

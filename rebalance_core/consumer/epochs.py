@@ -33,7 +33,8 @@ from typing import Any
 
 from rebalance_core.checkpoint_rows import row_from_json, row_to_json
 from rebalance_core.events import TopicPartition, format_ts
-from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.measure_records import utc_date
+from rebalance_core.measures import OwnershipTimeline
 from rebalance_core.replay_common import unlogged_generation_row
 
 GROUP_PROTOCOL = "consumer"  # generations.group_protocol / rebalance_protocol for KIP-848 groups
