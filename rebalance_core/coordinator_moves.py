@@ -37,7 +37,7 @@ from typing import Any
 from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentKind, IncidentSettings, incident_row
 from rebalance_core.kafka_logs.writer_lines import partition_for
-from rebalance_core.measures import utc_date
+from rebalance_core.measure_records import utc_date
 from schemas.events import BROKER_WIDE_EVENT_TYPES, EventType
 
 _BROKER_PREFIX = "broker-"

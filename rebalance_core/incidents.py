@@ -41,7 +41,7 @@ from enum import Enum
 from typing import Any
 
 from rebalance_core.events import Event, TopicPartition, classic_member_owner
-from rebalance_core.measures import utc_date
+from rebalance_core.measure_records import utc_date
 from rebalance_core.rebalance_reasons import Cause
 from schemas.events import EventType
 

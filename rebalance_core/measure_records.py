@@ -2,16 +2,33 @@
 
 Who consumes a partition (`Holder`), a partition stopped and not started again (`Stop`), the rebalance
 episode being measured (`EpisodeRecord`, a rebalance_episodes row in the making) and one UTC day's
-counters (`DayTotals`, a group_daily_summary row in the making). They model no Kafka class: they are the
-measures of docs/metrics.md (a member's consumption between onPartitionsAssigned and
-onPartitionsRevoked / onPartitionsLost of ConsumerRebalanceListener).
+counters (`DayTotals`, a group_daily_summary row in the making), with the UTC date an instant falls in
+(`utc_date`). They model no Kafka class: they are the measures of docs/metrics.md (a member's
+consumption between onPartitionsAssigned and onPartitionsRevoked / onPartitionsLost of
+ConsumerRebalanceListener).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from dataclasses import dataclass, field
 
 from rebalance_core.events import TopicPartition
+
+DAY_MS = 86_400_000
+_EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+@functools.lru_cache(maxsize=4096)
+def date_of_day(day: int) -> dt.date:
+    """The UTC date of epoch day `day` (instant // DAY_MS)."""
+    return _EPOCH_DATE + dt.timedelta(days=day)
+
+
+def utc_date(ms: int) -> dt.date:
+    """The UTC date of an instant in epoch milliseconds (called for most events: cached per day)."""
+    return date_of_day(ms // DAY_MS)
 
 
 @dataclass(slots=True)

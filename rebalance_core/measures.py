@@ -5,8 +5,11 @@ start/stop instants) drive an `OwnershipTimeline` with the same calls, so ground
 reconstruction are measured by the same code. The timeline knows nothing about events or the
 coordinator: callers tell it when a member starts or stops consuming a partition and where rebalance
 episodes begin, get new rounds, complete rounds and end.
-Its records (owner, stop, episode, day) are `measure_records`; its checkpoint codec, the part
-`TimelineCheckpoint`, is `measure_checkpoint`.
+This module keeps who consumes what (start, stop, restart, assume), stop-the-world and the queries; the
+other parts of the class are beside it: its episode and round bookkeeping (`TimelineEpisodes`) in
+`measure_episodes`, its movement, episode-drain and daily rows (`TimelineRows`) in `measure_rows`, its
+checkpoint codec (`TimelineCheckpoint`) in `measure_checkpoint`; its records (owner, stop, episode, day)
+and UTC-day dating are `measure_records`.
 
 API (stable; a change is announced here):
 
@@ -66,12 +69,21 @@ episodes that ended that day + what happened outside episodes that day.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections.abc import Container, Iterable
 
 from rebalance_core.events import TopicPartition
 from rebalance_core.measure_checkpoint import TimelineCheckpoint
-from rebalance_core.measure_records import DayTotals, EpisodeRecord, Holder, Stop
+from rebalance_core.measure_episodes import TimelineEpisodes
+from rebalance_core.measure_records import (
+    DAY_MS,
+    DayTotals,
+    EpisodeRecord,
+    Holder,
+    Stop,
+    date_of_day,
+    utc_date,
+)
+from rebalance_core.measure_rows import TimelineRows
 
 STOP_CAUSES = ("revoked", "lost", "member_failed", "member_left")
 
@@ -91,26 +103,12 @@ DOUBLE_OWNERSHIP = "double_ownership"
 START_BEFORE_STOP = "start_before_stop"
 
 
-_DAY_MS = 86_400_000
-_EPOCH_DATE = dt.date(1970, 1, 1)
-
-
-@functools.lru_cache(maxsize=4096)
-def _date_of_day(day: int) -> dt.date:
-    return _EPOCH_DATE + dt.timedelta(days=day)
-
-
-def utc_date(ms: int) -> dt.date:
-    """The UTC date of an instant in epoch milliseconds (called for most events: cached per day)."""
-    return _date_of_day(ms // _DAY_MS)
-
-
 def _identity(member: str, instance: str | None) -> str:
     """Who a consumer is across restarts: its group.instance.id when static (KIP-345), else its member id."""
     return instance or member
 
 
-class OwnershipTimeline(TimelineCheckpoint):
+class OwnershipTimeline(TimelineEpisodes, TimelineRows, TimelineCheckpoint):
     """Who consumes which partition when; produces partition_movements and rebalance_episodes rows and
     per-day totals (docs/metrics.md). Memory: current owners, open stops, the open episode, day counters."""
 
@@ -173,149 +171,12 @@ class OwnershipTimeline(TimelineCheckpoint):
     def day_at(self, ms: int) -> DayTotals:
         """`day` of the UTC date of instant `ms`; called for every event, most in the previous one's day."""
         cached = self._day_cached
-        day = ms // _DAY_MS
+        day = ms // DAY_MS
         if cached is not None and cached[0] == day:
             return cached[1]
-        totals = self.day(_date_of_day(day))
+        totals = self.day(date_of_day(day))
         self._day_cached = (day, totals)
         return totals
-
-    # ----------------------------------------------------------------------------------- episodes
-    def begin_episode(
-        self,
-        episode_id: str,
-        ts: int | None,
-        reason: str | None = None,
-        rebalance_protocol: str | None = None,
-        timing_source: str | None = None,
-        source: str = "observed",
-        seen_at: int | None = None,
-    ) -> EpisodeRecord:
-        """Open an episode at `ts` (None: it began before the input, which first showed it at `seen_at`).
-        Ends the open one first."""
-        if self.episode is not None:
-            self.end_episode()
-        self._saw(ts if ts is not None else seen_at)
-        # `_identity`, inline (a call per partition and episode otherwise)
-        before = {tp: h.instance or h.member for tp, h in self._consuming.items()}
-        # a partition already stopped (a crashed member's, stopped at its last heartbeat) still had its owner
-        before.update({tp: s.instance or s.member for tp, s in self._stopped.items()})
-        self.episode = EpisodeRecord(
-            episode_id=episode_id,
-            started_at=ts,
-            reason=reason,
-            rebalance_protocol=rebalance_protocol,
-            timing_source=timing_source,
-            source=source,
-            owners_before=before,
-            partitions_known=self._owners_known,
-        )
-        return self.episode
-
-    def owners_unknown(self) -> None:
-        """The caller does not know who owns which partition from here (a generation whose assignment
-        no event shows and none could be inferred): the open episode's and the next episodes' partition
-        measures are null until `owners_known`, and so are the totals of the days they end in."""
-        self._owners_known = False
-        if self.episode is not None:
-            self.episode.partitions_known = False
-
-    def owners_known(self) -> None:
-        """Ownership is known again (a whole assignment applied, or the group emptied). The open
-        episode stays unknown if it was: who owned what when it began is still unknown."""
-        self._owners_known = True
-
-    def discard_episode(self) -> None:
-        """The open episode was no rebalance after all (a member's rejoin the coordinator answered with
-        the same generation): forget it. Called before any movement or stop-the-world was attributed to it."""
-        self.episode = None
-
-    def member_rejoined(self, ts: int, duration_ms: int | None) -> None:
-        """One member rejoined and got its generation back at `ts` (no group-wide rebalance)."""
-        day = self.day(utc_date(ts))
-        day.member_rejoins += 1
-        day.member_rejoin_ms += duration_ms or 0
-
-    def next_round(self) -> None:
-        if self.episode is not None:
-            self.episode.rounds += 1
-
-    def round_completed(self, generation_id: int | None, ts: int) -> None:
-        """A round of the open episode ended (Stable, or Empty) at `ts` with `generation_id`."""
-        self._saw(ts)
-        ep = self.episode
-        if ep is None:
-            return
-        if generation_id is not None:
-            if ep.first_generation_id is None:
-                ep.first_generation_id = generation_id
-            ep.last_generation_id = generation_id
-        ep.stabilized_at = ts
-
-    def end_episode(self, ts: int | None = None) -> dict | None:
-        """Close the open episode; its row is dated by its stabilized_at (else `ts`, else started_at)."""
-        ep = self.episode
-        if ep is None:
-            return None
-        self.episode = None
-        closed_at = next(
-            (t for t in (ep.stabilized_at, ts, ep.started_at, self._last_ts) if t is not None), None
-        )
-        after = {tp: h.instance or h.member for tp, h in self._consuming.items()}  # `_identity`, inline
-        moved = sum(
-            1 for tp, owner in ep.owners_before.items() if after.get(tp) is not None and after[tp] != owner
-        )
-        known = ep.partitions_known
-        rebalance_ms = (
-            ep.stabilized_at - ep.started_at
-            if ep.stabilized_at is not None and ep.started_at is not None
-            else None
-        )
-        row = {
-            **self.key,
-            "event_date": utc_date(closed_at) if closed_at is not None else None,
-            "episode_id": ep.episode_id,
-            "rounds": ep.rounds,
-            "first_generation_id": ep.first_generation_id,
-            "last_generation_id": ep.last_generation_id,
-            "started_at": ep.started_at,
-            "stabilized_at": ep.stabilized_at,
-            "rebalance_ms": rebalance_ms,
-            "stw_ms": ep.stw_ms if known else None,
-            "partition_unavailable_ms": ep.partition_unavailable_ms if known else None,
-            "max_partition_unavailable_ms": ep.max_partition_unavailable_ms if known else None,
-            "partitions_moved": moved if known else None,
-            "partitions_revoked": ep.partitions_revoked if known else None,
-            "revocations_wasted": ep.revocations_wasted if known else None,
-            "reason": ep.reason,
-            "rebalance_protocol": ep.rebalance_protocol,
-            "timing_source": ep.timing_source,
-            "source": ep.source,
-        }
-        self._out["rebalance_episodes"].append(row)
-        if closed_at is not None:
-            day = self.day(row["event_date"])
-            # an episode the input shows whole is a rebalance; one whose start is before the input, or
-            # that it never shows complete, is counted apart (issue 13: real logs start and end mid-way)
-            if ep.started_at is None:
-                day.rebalances_started_before_input += 1
-            elif ep.stabilized_at is None:
-                day.rebalances_open += 1
-            else:
-                day.rebalances += 1
-            day.stw_ms += ep.stw_ms
-            day.partition_unavailable_ms += ep.partition_unavailable_ms
-            day.max_partition_unavailable_ms = max(
-                day.max_partition_unavailable_ms, ep.max_partition_unavailable_ms
-            )
-            day.partitions_moved += moved
-            day.partitions_revoked += ep.partitions_revoked
-            day.revocations_wasted += ep.revocations_wasted
-            if ep.reason:
-                day.reasons[ep.reason] = day.reasons.get(ep.reason, 0) + 1
-            day.add_episode_timing(ep.timing_source)
-            day.partitions_known = day.partitions_known and known
-        return row
 
     # ----------------------------------------------------------------------------- start and stop
     def start(
@@ -491,15 +352,6 @@ class OwnershipTimeline(TimelineCheckpoint):
                     # an interval already counted began at these stops: a lower bound, its episode inferred
                     self._episode_inferred(episode_id)
 
-    def _episode_inferred(self, episode_id: str | None) -> None:
-        """The open episode, or a closed row not drained yet, with `episode_id` is `inferred`."""
-        if self.episode is not None and self.episode.episode_id == episode_id:
-            self.episode.source = "inferred"
-            return
-        for row in self._out["rebalance_episodes"]:
-            if row["episode_id"] == episode_id:
-                row["source"] = "inferred"
-
     def _all_inferred_at(self, ts: int) -> bool:
         """Whether every open stop at `ts` is an estimate (none observed there)."""
         return all(stop.source == "inferred" for stop in self._stopped.values() if stop.ts == ts)
@@ -549,30 +401,6 @@ class OwnershipTimeline(TimelineCheckpoint):
             self._add_stw(gap_end - gap_start, gap_end)
             self._stw_recounted_to = gap_end
 
-    def consumption_unseen_after_input(self) -> None:
-        """The input ends while partitions are still consumed, in a view that would not show their end
-        (the consumers' logs alone: a consumer that dies silently logs nothing, and the session-timeout
-        rebalance the coordinator then starts is in no consumer's log). The stop-the-world and unavailable
-        time counted are lower bounds: the open episode, else the group's last episode row not yet
-        drained, is `inferred`. Nothing consumed at the end (the group left or emptied): nothing to say,
-        unless a stop-the-world is still running with no episode open (a static member's close() sends no
-        LeaveGroup, KIP-345, AbstractCoordinator.maybeLeaveGroup: the group stands still until the
-        session-timeout rebalance after the input, GroupCoordinator.onExpireHeartbeat): the same mark."""
-        if not self._consuming and self._stw_since is None:
-            return
-        if self.episode is not None:
-            self.episode.source = "inferred"
-        elif self._out["rebalance_episodes"]:
-            self._out["rebalance_episodes"][-1]["source"] = "inferred"
-
-    def closed_episodes_inferred_after(self, ts: int) -> None:
-        """Stops were just placed in the past at `ts` (see recount_backdated_stop): an episode closed since
-        (its row not drained yet) that converged after `ts` counted those partitions as consumed at its end,
-        and its movement counts with them: its row says inferred (it cannot be reopened)."""
-        for row in self._out["rebalance_episodes"]:
-            if row["stabilized_at"] is not None and row["stabilized_at"] > ts:
-                row["source"] = "inferred"
-
     def starts_inferred(self, member: str, tps: Iterable[TopicPartition], ts: int) -> None:
         """`member`'s starts of `tps` at `ts` are an estimate: it may have started them later or never (a
         member whose poll loop was stuck). Their movement rows not drained yet, the episode rows not drained
@@ -593,116 +421,7 @@ class OwnershipTimeline(TimelineCheckpoint):
         """The latest instant a partition still stopped was stopped at (None: none, or no instant shown)."""
         return max((s.ts for s in self._stopped.values() if s.ts is not None), default=None)
 
-    # ------------------------------------------------------------------------------------- output
-    def drain(self) -> dict[str, list[dict]]:
-        out = self._out
-        self._out = {"partition_movements": [], "rebalance_episodes": []}
-        return out
-
-    def finish(self, final: bool = True) -> dict[str, list[dict]]:
-        """End of input. final: also emit the open episode and open stops (assigned_at null). When the
-        group is stopped as a whole at the end (a stop-the-world no start has ended: its last consumer
-        closed, left, or is mid-rebalance), that stop-the-world goes on past the input: it counts nothing
-        here, a lower bound, so the open rows and the open episode are `inferred`."""
-        if final:
-            source = "inferred" if self._stw_since is not None else "observed"
-            if source == "inferred" and self.episode is not None:
-                self.episode.source = source
-            self._close_open_stops(source)
-            self.end_episode()
-        return self.drain()
-
-    def daily_rows(self) -> list[dict]:
-        """group_daily_summary rows of the days accumulated so far (then forgotten: rows of one day
-        from successive runs are additive)."""
-        rows = []
-        self._day_cached = None
-        for date in sorted(self._days):
-            d = self._days.pop(date)
-            known = d.partitions_known
-            rows.append(
-                {
-                    **self.key,
-                    "event_date": date,
-                    "rebalances": d.rebalances,
-                    "rebalances_open": d.rebalances_open,
-                    "rebalances_started_before_input": d.rebalances_started_before_input,
-                    "member_rejoins": d.member_rejoins,
-                    "member_rejoin_ms": d.member_rejoin_ms,
-                    "generations": d.generations,
-                    # null: an episode of the day had unknown owners (the known part is only a lower bound)
-                    "stw_ms": d.stw_ms if known else None,
-                    "partition_unavailable_ms": d.partition_unavailable_ms if known else None,
-                    "max_partition_unavailable_ms": d.max_partition_unavailable_ms if known else None,
-                    "partitions_moved": d.partitions_moved if known else None,
-                    "partitions_revoked": d.partitions_revoked if known else None,
-                    "revocations_wasted": d.revocations_wasted if known else None,
-                    "reasons": dict(sorted(d.reasons.items())) or None,
-                    "timing_source": _one_timing_source(d.timing_sources),
-                    "events": d.events,
-                    "anomalies": d.anomalies,
-                }
-            )
-        return rows
-
     # ---------------------------------------------------------------------------------- internals
-    def _movement(
-        self,
-        tp: TopicPartition,
-        stop: Stop,
-        to_member: str | None,
-        to_instance: str | None,
-        ts: int | None,
-        generation_id: int | None,
-        source: str,
-        same_identity: bool = False,
-    ) -> None:
-        stop_ts = stop.ts
-        unavailable = max(0, ts - stop_ts) if ts is not None and stop_ts is not None else None
-        same_owner = same_identity or (
-            to_member is not None and (to_instance or to_member) == (stop.instance or stop.member)
-        )  # the same _identity
-        ep = self.episode
-        # dated by the first known of: its start, its stop, the latest instant seen, the epoch
-        at = ts if ts is not None else stop_ts if stop_ts is not None else self._last_ts or 0
-        row = {
-            **self.key,
-            "event_date": _date_of_day(at // _DAY_MS),
-            "generation_id": generation_id,
-            "episode_id": ep.episode_id if ep else None,
-            "topic": tp.topic,
-            "partition": tp.partition,
-            "from_member_id": stop.member,
-            "to_member_id": to_member,
-            "stop_cause": stop.cause,
-            "revoked_at": stop.ts,
-            "assigned_at": ts,
-            "unavailable_ms": unavailable,
-            "moved": to_member is not None and not same_owner,
-            "wasted_revocation": stop.cause == "revoked" and same_owner,
-            "source": "inferred" if "inferred" in (source, stop.source) or stop.ts is None else "observed",
-        }
-        self._out["partition_movements"].append(row)
-        revoked = int(stop.cause == "revoked")
-        wasted = int(row["wasted_revocation"])
-        if ep is not None:
-            if row["source"] == "inferred":  # its unavailable time is inferred or a bound: so are the totals
-                ep.source = "inferred"
-            ep.partition_unavailable_ms += unavailable or 0
-            ep.max_partition_unavailable_ms = max(ep.max_partition_unavailable_ms, unavailable or 0)
-            ep.partitions_revoked += revoked
-            ep.revocations_wasted += wasted
-        else:
-            day = self.day(row["event_date"])
-            day.partition_unavailable_ms += unavailable or 0
-            day.max_partition_unavailable_ms = max(day.max_partition_unavailable_ms, unavailable or 0)
-            day.partitions_revoked += revoked
-            day.revocations_wasted += wasted
-
-    def _close_open_stops(self, source: str = "observed") -> None:
-        for tp in sorted(self._stopped):
-            self._movement(tp, self._stopped.pop(tp), None, None, None, None, source)
-
     def _saw(self, ts: int | None) -> None:
         if ts is not None and (self._last_ts is None or ts > self._last_ts):
             self._last_ts = ts
@@ -722,12 +441,6 @@ class OwnershipTimeline(TimelineCheckpoint):
                 self.episode.source = "inferred"
         else:
             self.day(utc_date(ts)).stw_ms += ms
-
-
-def _one_timing_source(sources: list[str]) -> str | None:
-    if not sources:
-        return None
-    return sources[0] if len(sources) == 1 else "mixed"
 
 
 def plus_known(total: int | None, value: int | None) -> int | None:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rebalance_core.events import Event
-from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.measure_records import utc_date
+from rebalance_core.measures import OwnershipTimeline
 from schemas.events import EVENT_TYPES
 from schemas.tables import REPLAY_TABLES
 

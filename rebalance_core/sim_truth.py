@@ -23,7 +23,8 @@ from collections.abc import Iterable
 
 from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE
 from rebalance_core.events import Event, TopicPartition, format_ts
-from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.measure_records import utc_date
+from rebalance_core.measures import OwnershipTimeline
 from schemas.events import EventType
 
 PROTOCOL_TYPE = "consumer"

@@ -22,7 +22,8 @@ from rebalance_core.classic.replay_state import (
     Round,
 )
 from rebalance_core.events import Event, TopicPartition
-from rebalance_core.measures import DOUBLE_OWNERSHIP, utc_date
+from rebalance_core.measure_records import utc_date
+from rebalance_core.measures import DOUBLE_OWNERSHIP
 from rebalance_core.replay_common import anomaly_row, event_anomaly_row
 
 

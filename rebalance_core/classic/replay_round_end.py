@@ -15,7 +15,7 @@ from rebalance_core.classic.replay_state import (
     len_or_none,
 )
 from rebalance_core.events import TopicPartition
-from rebalance_core.measures import utc_date
+from rebalance_core.measure_records import utc_date
 from rebalance_core.replay_common import ordered_across_logs
 
 

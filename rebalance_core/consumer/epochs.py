@@ -41,7 +41,8 @@ from rebalance_core.consumer.epoch_checkpoint import EpochCheckpoint
 from rebalance_core.consumer.epoch_convergence import EpochConvergence
 from rebalance_core.consumer.epoch_members import EpochMembers, OpenEpoch
 from rebalance_core.events import TopicPartition, format_ts
-from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.measure_records import utc_date
+from rebalance_core.measures import OwnershipTimeline
 from rebalance_core.replay_common import unlogged_generation_row
 
 GROUP_PROTOCOL = "consumer"  # generations.group_protocol / rebalance_protocol for KIP-848 groups

@@ -53,7 +53,8 @@ from rebalance_core.consumer.states import (
     MemberState,
 )
 from rebalance_core.events import Event, format_ts
-from rebalance_core.measures import OwnershipTimeline, utc_date
+from rebalance_core.measure_records import utc_date
+from rebalance_core.measures import OwnershipTimeline
 from rebalance_core.sim_queue import EventQueue
 from rebalance_core.timeline import (
     STALLED_FOR_GOOD,

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rebalance_core.events import Event
-from rebalance_core.measures import utc_date
+from rebalance_core.measure_records import utc_date
 from rebalance_core.replay import events_by_group
 from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.whatif.compare import FAILED, NOT_RUN, ModelCheck, compare_daily, model_check

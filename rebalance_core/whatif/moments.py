@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rebalance_core.events import format_ts
-from rebalance_core.measures import utc_date
+from rebalance_core.measure_records import utc_date
 from rebalance_core.timeline import (
     Action,
     Crash,

@@ -9,7 +9,7 @@ import pytest
 
 from rebalance_core.explain import new_explained_replayer, replay_explained
 from rebalance_core.incidents import IncidentSettings
-from rebalance_core.measures import utc_date
+from rebalance_core.measure_records import utc_date
 from rebalance_core.replay import event_order_key
 from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import load_scenario, simulate
