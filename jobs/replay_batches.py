@@ -33,6 +33,7 @@ from jobs.pause_points import checkpoint
 from rebalance_core.events import Event
 from rebalance_core.explain import EXPLAIN_TABLES, new_explained_replayer
 from rebalance_core.replay_common import ReplaySettings
+from schemas.events import EVENT_COLUMNS
 from schemas.fields import LONG, STRING, TIMESTAMP, Column
 from schemas.tables import REPLAY_TABLES, TABLES
 
@@ -84,15 +85,16 @@ def replay_partition(
     sink = RowSink(settings, date_from, date_to)
     group: _Group | None = None
     for batch in batches:
-        for row in batch_rows(batch):
-            key = (row["cluster"], row["group_id"])
+        keys = zip(batch["cluster"].tolist(), batch["group_id"].tolist())
+        states = batch["_state_json"].tolist()
+        for key, state_json, event in zip(keys, states, batch_events(batch)):
             if group is None or key != group.key:
                 if group is not None:
                     sink.finish(group)
-                group = _Group(key, row["_state_json"] if row["_kind"] == KIND_STATE else None)
-                if row["_kind"] == KIND_STATE:
+                group = _Group(key, state_json if event is None else None)
+                if event is None:
                     continue
-            group.pending.append(event_from_row(row))
+            group.pending.append(event)
         if group is not None:
             sink.drain(group)
         frame = sink.flush()
@@ -105,18 +107,33 @@ def replay_partition(
             yield frame
 
 
+def batch_events(batch: pd.DataFrame) -> list[Event | None]:
+    """The batch's rows as core Events, None for a KIND_STATE row: column by column (Event.from_columns,
+    one constructor call per event; a dict per row cost as much as the core's replay of the event),
+    `ts` from `_ts_ms` (epoch milliseconds; pandas' datetime column is not read)."""
+    columns = {name: plain_values(batch[name]) for name in _EVENT_NAMES if name in batch.columns}
+    columns["ts"] = plain_values(batch["_ts_ms"])
+    events: list[Event | None] = Event.from_columns(columns)
+    for index, kind in enumerate(batch["_kind"].tolist()):
+        if kind != KIND_EVENT:
+            events[index] = None
+    return events
+
+
 def batch_rows(batch: pd.DataFrame) -> list[dict]:
-    """The batch's rows as dicts of plain Python values (None for nulls), column by column: pandas'
-    to_dict("records") boxes every cell one at a time, which cost more than the replay itself. `ts`
-    is left out: the core's clock is `_ts_ms` (epoch milliseconds), see event_from_row."""
+    """The batch's rows as dicts of plain Python values (None for nulls), `ts` left out."""
     names = [name for name in batch.columns if name != "ts"]
-    columns = []
-    for name in names:
-        values = batch[name].tolist()  # nullable integers give pd.NA, floats NaN for a null
-        if isinstance(batch[name].dtype, pd.api.extensions.ExtensionDtype) or batch[name].dtype.kind == "f":
-            values = [None if value is pd.NA or value != value else value for value in values]
-        columns.append(values)
-    return [dict(zip(names, values)) for values in zip(*columns)]
+    return [dict(zip(names, values)) for values in zip(*(plain_values(batch[name]) for name in names))]
+
+
+def plain_values(column: pd.Series) -> list:
+    """A column's values as plain Python ones, None for a null (`tolist()` gives pd.NA for a null of a
+    nullable integer, NaN of a float), column by column: pandas' to_dict("records") boxes every cell
+    one at a time."""
+    values = column.tolist()
+    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) or column.dtype.kind == "f":
+        values = [None if value is pd.NA or value != value else value for value in values]
+    return values
 
 
 def wire_row(event: Event) -> dict:
@@ -129,6 +146,9 @@ def event_from_row(row: dict) -> Event:
     """A core Event from a row of batch_rows (`_ts_ms`: ts in epoch milliseconds)."""
     row["ts"] = int(row["_ts_ms"])
     return Event.from_row(row)
+
+
+_EVENT_NAMES = tuple(c.name for c in EVENT_COLUMNS if c.name != "ts")
 
 
 @dataclass
