@@ -129,7 +129,7 @@ class Event:
             parse = _COLUMN_PARSERS.get(name)
             if parse is not None:
                 values = [None if value is None else parse(value) for value in values]
-            elif name in _INT_FIELDS and not all(v is None or v.__class__ is int for v in values):
+            elif name in _INT_FIELDS and not _INT_OR_NONE.issuperset(map(type, values)):
                 values = [None if value is None else int(value) for value in values]  # e.g. numpy integers
             built.append(values)
         events = list(map(cls, *built))
@@ -159,6 +159,7 @@ _COORDINATOR = Side.COORDINATOR.value  # a plain string: an enum member's .value
 # Partitions read from rows, shared: a big group's events name the same partitions over and over, and a
 # cache hit (C) is cheaper than building a NamedTuple (Python).
 _topic_partition = functools.lru_cache(maxsize=1 << 16)(TopicPartition)
+_INT_OR_NONE = frozenset((int, type(None)))
 _INT_FIELDS = ("generation_id", "member_count", "group_epoch", "member_epoch", "assignment_epoch", "line")
 
 
