@@ -127,12 +127,14 @@ def batch_rows(batch: pd.DataFrame) -> list[dict]:
 
 
 def plain_values(column: pd.Series) -> list:
-    """A column's values as plain Python ones, None for a null (`tolist()` gives pd.NA for a null of a
-    nullable integer, NaN of a float), column by column: pandas' to_dict("records") boxes every cell
+    """A column's values as plain Python ones, None for a null (where `tolist()` gives pd.NA for a null
+    of a nullable integer, NaN of a float), column by column: pandas' to_dict("records") boxes every cell
     one at a time."""
+    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
+        return column.array.to_numpy(dtype=object, na_value=None).tolist()
     values = column.tolist()
-    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) or column.dtype.kind == "f":
-        values = [None if value is pd.NA or value != value else value for value in values]
+    if column.dtype.kind == "f":
+        values = [None if value != value else value for value in values]
     return values
 
 
