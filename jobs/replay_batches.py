@@ -64,6 +64,14 @@ OUTPUT_COLUMNS = _output_columns()
 OUTPUT_NAMES = [c.name for c in OUTPUT_COLUMNS]
 _TABLE_NAMES = {table: frozenset(c.name for c in TABLES[table]) for table in OUTPUT_TABLES}
 TIMESTAMP_NAMES = frozenset(c.name for c in OUTPUT_COLUMNS if c.type == TIMESTAMP)
+# RowSink.flush's two blocks: the instants (Int64) and the rest (object); name -> (is instant, row)
+_INSTANT_NAMES = [name for name in OUTPUT_NAMES if name in TIMESTAMP_NAMES]
+_OBJECT_NAMES = [name for name in OUTPUT_NAMES if name not in TIMESTAMP_NAMES]
+_BLOCK_ROWS = {
+    **{name: (False, i) for i, name in enumerate(_OBJECT_NAMES)},
+    **{name: (True, i) for i, name in enumerate(_INSTANT_NAMES)},
+}
+_TABLE_ROW = _OBJECT_NAMES.index("_table")
 
 
 def wire_columns(columns) -> tuple[Column, ...]:
@@ -230,24 +238,37 @@ class RowSink:
     def flush(self) -> pd.DataFrame | None:
         if not self.tables:
             return None
-        # Built column by column as object arrays, a table's rows at a time: None where a table has no
-        # such column (a missing value must be None: pandas' NaN cannot become a list, map or string in
-        # Arrow). np.fromiter keeps list values whole (slice assignment from a list would not).
+        # Two 2-D blocks filled a table's rows at a time, None where a table has no such column (a
+        # missing value must be None: pandas' NaN cannot become a list, map or string in Arrow); one
+        # frame of each block, the object one declared object (no per-column type inference). np.fromiter
+        # keeps list values whole (slice assignment from a list would not).
         tables, self.tables = self.tables, {}
         total = sum(len(rows) for rows in tables.values())
-        columns = {name: np.full(total, None, dtype=object) for name in OUTPUT_NAMES}
+        objects = np.full((len(_OBJECT_NAMES), total), None, dtype=object)
+        instants = np.full((len(_INSTANT_NAMES), total), None, dtype=object)
         start = 0
         for table, rows in tables.items():
             end = start + len(rows)
-            columns["_table"][start:end] = table
+            objects[_TABLE_ROW, start:end] = table
             for name in _TABLE_NAMES[table]:
-                columns[name][start:end] = np.fromiter(
+                block, index = _BLOCK_ROWS[name]
+                values = np.fromiter(
                     map(dict.get, rows, itertools.repeat(name)), dtype=object, count=len(rows)
                 )
+                (instants if block else objects)[index, start:end] = values
             start = end
-        for name in TIMESTAMP_NAMES:  # epoch milliseconds, nullable: no float NaN for a missing instant
-            columns[name] = pd.array(columns[name], dtype="Int64")
-        return pd.DataFrame(columns, columns=OUTPUT_NAMES, copy=False)
+        # instants: epoch milliseconds, nullable (Int64): no float NaN for a missing instant
+        missing = np.equal(instants, None)
+        instants[missing] = 0
+        instants = instants.astype(np.int64)
+        nullable = {
+            name: pd.arrays.IntegerArray(instants[i], missing[i]) for i, name in enumerate(_INSTANT_NAMES)
+        }
+        parts = (
+            pd.DataFrame(objects.T, columns=_OBJECT_NAMES, dtype=object, copy=False),
+            pd.DataFrame(nullable, copy=False),
+        )
+        return pd.concat(parts, axis=1, copy=False)[OUTPUT_NAMES]
 
     def _outside_run_dates(self, table: str, row: dict) -> None:
         """A row dated outside the run's dates cannot be written (a run replaces its own dates only):
