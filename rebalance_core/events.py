@@ -127,6 +127,8 @@ class Event:
             if values is None:
                 values = [None] * count
             parse = _COLUMN_PARSERS.get(name)
+            if name == "ts" and _INT_OR_NONE.issuperset(map(type, values)):
+                parse = None  # epoch milliseconds already (the Spark worker's `_ts_ms`)
             if parse is not None:
                 values = [None if value is None else parse(value) for value in values]
             elif name in _INT_FIELDS and not _INT_OR_NONE.issuperset(map(type, values)):
