@@ -128,12 +128,6 @@ def batch_events(batch: pd.DataFrame) -> list[Event | None]:
     return events
 
 
-def batch_rows(batch: pd.DataFrame) -> list[dict]:
-    """The batch's rows as dicts of plain Python values (None for nulls), `ts` left out."""
-    names = [name for name in batch.columns if name != "ts"]
-    return [dict(zip(names, values)) for values in zip(*(plain_values(batch[name]) for name in names))]
-
-
 def plain_values(column: pd.Series) -> list:
     """A column's values as plain Python ones, None for a null (where `tolist()` gives pd.NA for a null
     of a nullable integer, NaN of a float), column by column: pandas' to_dict("records") boxes every cell
@@ -150,12 +144,6 @@ def wire_row(event: Event) -> dict:
     """The row of `event` as the job's replay stream carries it (jobs.replay._replay): the event's
     columns, `_kind`, `_state_json` and `_ts_ms`."""
     return {**event.to_row(), "_kind": KIND_EVENT, "_state_json": None, "_ts_ms": event.ts}
-
-
-def event_from_row(row: dict) -> Event:
-    """A core Event from a row of batch_rows (`_ts_ms`: ts in epoch milliseconds)."""
-    row["ts"] = int(row["_ts_ms"])
-    return Event.from_row(row)
 
 
 _EVENT_NAMES = tuple(c.name for c in EVENT_COLUMNS if c.name != "ts")
