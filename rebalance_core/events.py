@@ -95,7 +95,7 @@ class Event:
         """Inverse of `to_row`/`to_json_dict`; accepts datetimes, ISO strings or epoch-ms for `ts`,
         and partitions as dicts, [topic, partition] pairs or "topic-N" strings. Values are plain Python
         ones with None for a null (JSON, Arrow's to_pylist; pandas rows go through
-        jobs.replay_batches.batch_rows, which turns pandas' NA and NaN into None)."""
+        jobs.replay_batches.plain_values, which turns pandas' NA and NaN into None)."""
         # Built positionally from the row (a missing field is None), then the few fields that need
         # parsing are replaced: the replay's hottest path after the core itself.
         event = cls(*map(row.get, _EVENT_FIELDS))
