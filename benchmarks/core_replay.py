@@ -11,11 +11,11 @@ not fit in memory).
 
   bare loop        reads ts and event_type of every Event (the pace of the machine: the baseline)
   core replay      per group: new_replayer + feed + finish                      goal >= 300k events/s/core
-  row -> Event     the Spark worker's rows (jobs.replay_batches.batch_rows of an Arrow batch as pandas)
-                   made into Events (event_from_row: Event.from_row, ts from _ts_ms)
+  row -> Event     the Spark worker's rows (an Arrow batch as pandas) made into Events, column by column
+                   (jobs.replay_batches.batch_events: Event.from_columns, ts from _ts_ms)
   worker path      jobs.replay_batches.replay_partition on pandas batches of 2,000 rows built by Arrow
                    as Spark builds them (nullable Int32, maps as dicts): the Spark job's Python work per
-                   event, without the Arrow transfer; includes to_dict, from_row, replay and the output
+                   event, without the Arrow transfer; includes the Events from columns, replay and the output
                    frames
 
 --profile adds cProfile's top functions (own time) of the core replay and of the worker path.
@@ -106,11 +106,10 @@ def pandas_batches(groups) -> list:
 
 
 def rows_to_events(frames) -> None:
-    from jobs.replay_batches import batch_rows, event_from_row
+    from jobs.replay_batches import batch_events
 
     for frame in frames:
-        for row in batch_rows(frame):
-            event_from_row(row)
+        batch_events(frame)
 
 
 def worker_path(frames, dates: tuple[dt.date, dt.date]) -> None:

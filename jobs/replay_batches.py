@@ -33,6 +33,7 @@ from jobs.pause_points import checkpoint
 from rebalance_core.events import Event
 from rebalance_core.explain import EXPLAIN_TABLES, new_explained_replayer
 from rebalance_core.replay_common import ReplaySettings
+from schemas.events import EVENT_COLUMNS
 from schemas.fields import LONG, STRING, TIMESTAMP, Column
 from schemas.tables import REPLAY_TABLES, TABLES
 
@@ -63,6 +64,14 @@ OUTPUT_COLUMNS = _output_columns()
 OUTPUT_NAMES = [c.name for c in OUTPUT_COLUMNS]
 _TABLE_NAMES = {table: frozenset(c.name for c in TABLES[table]) for table in OUTPUT_TABLES}
 TIMESTAMP_NAMES = frozenset(c.name for c in OUTPUT_COLUMNS if c.type == TIMESTAMP)
+# RowSink.flush's two blocks: the instants (Int64) and the rest (object); name -> (is instant, row)
+_INSTANT_NAMES = [name for name in OUTPUT_NAMES if name in TIMESTAMP_NAMES]
+_OBJECT_NAMES = [name for name in OUTPUT_NAMES if name not in TIMESTAMP_NAMES]
+_BLOCK_ROWS = {
+    **{name: (False, i) for i, name in enumerate(_OBJECT_NAMES)},
+    **{name: (True, i) for i, name in enumerate(_INSTANT_NAMES)},
+}
+_TABLE_ROW = _OBJECT_NAMES.index("_table")
 
 
 def wire_columns(columns) -> tuple[Column, ...]:
@@ -84,15 +93,16 @@ def replay_partition(
     sink = RowSink(settings, date_from, date_to)
     group: _Group | None = None
     for batch in batches:
-        for row in batch_rows(batch):
-            key = (row["cluster"], row["group_id"])
+        keys = zip(batch["cluster"].tolist(), batch["group_id"].tolist())
+        states = batch["_state_json"].tolist()
+        for key, state_json, event in zip(keys, states, batch_events(batch)):
             if group is None or key != group.key:
                 if group is not None:
                     sink.finish(group)
-                group = _Group(key, row["_state_json"] if row["_kind"] == KIND_STATE else None)
-                if row["_kind"] == KIND_STATE:
+                group = _Group(key, state_json if event is None else None)
+                if event is None:
                     continue
-            group.pending.append(event_from_row(row))
+            group.pending.append(event)
         if group is not None:
             sink.drain(group)
         frame = sink.flush()
@@ -105,18 +115,29 @@ def replay_partition(
             yield frame
 
 
-def batch_rows(batch: pd.DataFrame) -> list[dict]:
-    """The batch's rows as dicts of plain Python values (None for nulls), column by column: pandas'
-    to_dict("records") boxes every cell one at a time, which cost more than the replay itself. `ts`
-    is left out: the core's clock is `_ts_ms` (epoch milliseconds), see event_from_row."""
-    names = [name for name in batch.columns if name != "ts"]
-    columns = []
-    for name in names:
-        values = batch[name].tolist()  # nullable integers give pd.NA, floats NaN for a null
-        if isinstance(batch[name].dtype, pd.api.extensions.ExtensionDtype) or batch[name].dtype.kind == "f":
-            values = [None if value is pd.NA or value != value else value for value in values]
-        columns.append(values)
-    return [dict(zip(names, values)) for values in zip(*columns)]
+def batch_events(batch: pd.DataFrame) -> list[Event | None]:
+    """The batch's rows as core Events, None for a KIND_STATE row: column by column (Event.from_columns,
+    one constructor call per event; a dict per row cost as much as the core's replay of the event),
+    `ts` from `_ts_ms` (epoch milliseconds; pandas' datetime column is not read)."""
+    columns = {name: plain_values(batch[name]) for name in _EVENT_NAMES if name in batch.columns}
+    columns["ts"] = plain_values(batch["_ts_ms"])
+    events: list[Event | None] = Event.from_columns(columns)
+    for index, kind in enumerate(batch["_kind"].tolist()):
+        if kind != KIND_EVENT:
+            events[index] = None
+    return events
+
+
+def plain_values(column: pd.Series) -> list:
+    """A column's values as plain Python ones, None for a null (where `tolist()` gives pd.NA for a null
+    of a nullable integer, NaN of a float), column by column: pandas' to_dict("records") boxes every cell
+    one at a time."""
+    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
+        return column.array.to_numpy(dtype=object, na_value=None).tolist()
+    values = column.tolist()
+    if column.dtype.kind == "f":
+        values = [None if value != value else value for value in values]
+    return values
 
 
 def wire_row(event: Event) -> dict:
@@ -125,10 +146,7 @@ def wire_row(event: Event) -> dict:
     return {**event.to_row(), "_kind": KIND_EVENT, "_state_json": None, "_ts_ms": event.ts}
 
 
-def event_from_row(row: dict) -> Event:
-    """A core Event from a row of batch_rows (`_ts_ms`: ts in epoch milliseconds)."""
-    row["ts"] = int(row["_ts_ms"])
-    return Event.from_row(row)
+_EVENT_NAMES = tuple(c.name for c in EVENT_COLUMNS if c.name != "ts")
 
 
 @dataclass
@@ -208,24 +226,37 @@ class RowSink:
     def flush(self) -> pd.DataFrame | None:
         if not self.tables:
             return None
-        # Built column by column as object arrays, a table's rows at a time: None where a table has no
-        # such column (a missing value must be None: pandas' NaN cannot become a list, map or string in
-        # Arrow). np.fromiter keeps list values whole (slice assignment from a list would not).
+        # Two 2-D blocks filled a table's rows at a time, None where a table has no such column (a
+        # missing value must be None: pandas' NaN cannot become a list, map or string in Arrow); one
+        # frame of each block, the object one declared object (no per-column type inference). np.fromiter
+        # keeps list values whole (slice assignment from a list would not).
         tables, self.tables = self.tables, {}
         total = sum(len(rows) for rows in tables.values())
-        columns = {name: np.full(total, None, dtype=object) for name in OUTPUT_NAMES}
+        objects = np.full((len(_OBJECT_NAMES), total), None, dtype=object)
+        instants = np.full((len(_INSTANT_NAMES), total), None, dtype=object)
         start = 0
         for table, rows in tables.items():
             end = start + len(rows)
-            columns["_table"][start:end] = table
+            objects[_TABLE_ROW, start:end] = table
             for name in _TABLE_NAMES[table]:
-                columns[name][start:end] = np.fromiter(
+                block, index = _BLOCK_ROWS[name]
+                values = np.fromiter(
                     map(dict.get, rows, itertools.repeat(name)), dtype=object, count=len(rows)
                 )
+                (instants if block else objects)[index, start:end] = values
             start = end
-        for name in TIMESTAMP_NAMES:  # epoch milliseconds, nullable: no float NaN for a missing instant
-            columns[name] = pd.array(columns[name], dtype="Int64")
-        return pd.DataFrame(columns, columns=OUTPUT_NAMES, copy=False)
+        # instants: epoch milliseconds, nullable (Int64): no float NaN for a missing instant
+        missing = np.equal(instants, None)
+        instants[missing] = 0
+        instants = instants.astype(np.int64)
+        nullable = {
+            name: pd.arrays.IntegerArray(instants[i], missing[i]) for i, name in enumerate(_INSTANT_NAMES)
+        }
+        parts = (
+            pd.DataFrame(objects.T, columns=_OBJECT_NAMES, dtype=object, copy=False),
+            pd.DataFrame(nullable, copy=False),
+        )
+        return pd.concat(parts, axis=1, copy=False)[OUTPUT_NAMES]
 
     def _outside_run_dates(self, table: str, row: dict) -> None:
         """A row dated outside the run's dates cannot be written (a run replaces its own dates only):

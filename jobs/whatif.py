@@ -174,7 +174,7 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
     it: then its scenarios run, given its actual daily rows."""
     import pandas as pd
 
-    from jobs.replay_batches import KIND_EVENT, RowSink, batch_rows, event_from_row, replay_partition
+    from jobs.replay_batches import RowSink, batch_events, replay_partition
     from rebalance_core.whatif import GroupWhatIf
 
     sides: dict[tuple[str, str], GroupWhatIf] = {}
@@ -182,14 +182,14 @@ def whatif_partition(batches: Iterator, settings, config: WhatIfConfig, date_fro
 
     def teed() -> Iterator[pd.DataFrame]:
         for batch in batches:
-            for row in batch_rows(batch):
-                if row["_kind"] != KIND_EVENT:
+            for event in batch_events(batch):
+                if event is None:  # a group's previous state
                     continue
-                key = (row["cluster"], row["group_id"])
+                key = (event.cluster, event.group_id)
                 side = sides.get(key)
                 if side is None:
                     side = sides[key] = GroupWhatIf(key[0], key[1], config, settings)
-                side.feed([event_from_row(row)])
+                side.feed([event])
             yield batch
 
     for frame in replay_partition(teed(), settings, date_from, date_to):

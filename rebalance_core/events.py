@@ -95,7 +95,7 @@ class Event:
         """Inverse of `to_row`/`to_json_dict`; accepts datetimes, ISO strings or epoch-ms for `ts`,
         and partitions as dicts, [topic, partition] pairs or "topic-N" strings. Values are plain Python
         ones with None for a null (JSON, Arrow's to_pylist; pandas rows go through
-        jobs.replay_batches.batch_rows, which turns pandas' NA and NaN into None)."""
+        jobs.replay_batches.plain_values, which turns pandas' NA and NaN into None)."""
         # Built positionally from the row (a missing field is None), then the few fields that need
         # parsing are replaced: the replay's hottest path after the core itself.
         event = cls(*map(row.get, _EVENT_FIELDS))
@@ -106,21 +106,39 @@ class Event:
             event.subscription = tuple(event.subscription)
         if event.members is not None:
             event.members = tuple(event.members)
-        assignment = event.assignment
-        if assignment is not None:
-            items = assignment.items() if isinstance(assignment, Mapping) else assignment
-            event.assignment = {m: parse_partitions(tps) or () for m, tps in items}
-        attributes = event.attributes
-        if attributes is None:
-            event.attributes = {}
-        else:
-            items = attributes.items() if isinstance(attributes, Mapping) else attributes
-            event.attributes = {str(k): str(v) for k, v in items}
+        if event.assignment is not None:
+            event.assignment = parse_assignment(event.assignment)
+        event.attributes = {} if event.attributes is None else parse_attributes(event.attributes)
         for key in _INT_FIELDS:
             value = getattr(event, key)
             if value is not None and value.__class__ is not int:  # e.g. numpy integers
                 setattr(event, key, int(value))
         return event
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, list[Any]]) -> list[Event]:
+        """`from_row` of every row of a batch given column by column (name -> values, one per row; a
+        missing column is all None; `ts` epoch milliseconds or what `parse_ts` reads): one constructor
+        call per event, no per-row dict (the Spark worker's conversion, jobs.replay_batches)."""
+        count = len(next(iter(columns.values()), ()))
+        built = []
+        for name in _EVENT_FIELDS:
+            values = columns.get(name)
+            if values is None:
+                values = [None] * count
+            parse = _COLUMN_PARSERS.get(name)
+            if name == "ts" and _INT_OR_NONE.issuperset(map(type, values)):
+                parse = None  # epoch milliseconds already (the Spark worker's `_ts_ms`)
+            if parse is not None:
+                values = [None if value is None else parse(value) for value in values]
+            elif name in _INT_FIELDS and not _INT_OR_NONE.issuperset(map(type, values)):
+                values = [None if value is None else int(value) for value in values]  # e.g. numpy integers
+            built.append(values)
+        events = list(map(cls, *built))
+        for event in events:
+            if event.attributes is None:
+                event.attributes = {}
+        return events
 
 
 # The reason of the JoinGroup a cooperative consumer requests right after revoking (KIP-429,
@@ -143,6 +161,7 @@ _COORDINATOR = Side.COORDINATOR.value  # a plain string: an enum member's .value
 # Partitions read from rows, shared: a big group's events name the same partitions over and over, and a
 # cache hit (C) is cheaper than building a NamedTuple (Python).
 _topic_partition = functools.lru_cache(maxsize=1 << 16)(TopicPartition)
+_INT_OR_NONE = frozenset((int, type(None)))
 _INT_FIELDS = ("generation_id", "member_count", "group_epoch", "member_epoch", "assignment_epoch", "line")
 
 
@@ -164,6 +183,17 @@ def parse_partitions(value: Any) -> Partitions | None:
             topic, number = item
             out.append(TopicPartition(str(topic), int(number)))
     return tuple(out)
+
+
+def parse_assignment(value: Any) -> Assignment:
+    """A member -> partitions map, as a mapping or (member, partitions) pairs (Arrow maps)."""
+    items = value.items() if isinstance(value, Mapping) else value
+    return {m: parse_partitions(tps) or () for m, tps in items}
+
+
+def parse_attributes(value: Any) -> dict[str, str]:
+    items = value.items() if isinstance(value, Mapping) else value
+    return {str(k): str(v) for k, v in items}
 
 
 def _tps_to_rows(tps: Iterable[TopicPartition] | None) -> list[dict[str, Any]] | None:
@@ -211,6 +241,17 @@ def parse_ts(value: Any) -> int:
 # Classic member ids are made by the coordinator (Scala GroupMetadata / Java ClassicGroup
 # .generateMemberId): `{group.instance.id}-{UUID}` for static members, else `{client.id}-{UUID}`.
 _CLASSIC_MEMBER_ID = re.compile(r"(?P<owner>.+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+# how Event.from_columns reads a column's non-null values (as from_row does)
+_COLUMN_PARSERS = {
+    "ts": parse_ts,
+    "partitions": parse_partitions,
+    "subscription": tuple,
+    "members": tuple,
+    "assignment": parse_assignment,
+    "attributes": parse_attributes,
+}
 
 
 def classic_member_owner(member_id: str) -> str | None:
