@@ -995,7 +995,11 @@ def stated_by(events: Iterable[Event], truth: dict, consumer_protocol: bool, sla
             stated.member_instants |= {(who, e.ts) for who in (e.member_id, e.client_id) if who}
         if (e.attributes or {}).get("session_timeout_ms"):
             if e.event_type == EventType.CLIENT_CONFIG.value:
-                stated.session_timeout_clients.add(e.client_id or "")
+                # KIP-848: the consumer's own session.timeout.ms (its dump prints the default) is the classic
+                # protocol's; the ConsumerGroupHeartbeat carries none, the coordinator fences after its
+                # group.consumer.session.timeout.ms (GroupMetadataManager.consumerGroupSessionTimeoutMs)
+                if not consumer_protocol:
+                    stated.session_timeout_clients.add(e.client_id or "")
             elif e.member_id:
                 stated.session_timeout_members.add(e.member_id)
         names = {m for m in (e.member_id, e.leader_id) if m} | set(e.members or ()) | set(e.assignment or {})

@@ -166,24 +166,45 @@ class MemberLines:
         group moved on) and leaves out partitions the coordinator withholds until their owner released them
         (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), so it is not the epoch's assignment."""
         view = self._view(e.member_id, e.group_instance_id)
-        owned = [item.strip() for item in (e.attributes or {}).get("owned", "").split(",") if item.strip()]
+        owned_text = (e.attributes or {}).get("owned", "")
+        owned = tuple(
+            self._names(parse_partitions([i.strip() for i in owned_text.split(",") if i.strip()]) or ())
+        )
+        assigned = tuple(self._names(e.partitions or ()))
+        revoking = bool((e.attributes or {}).get("revoked"))
+        # the group epoch whose target the block steps to: the newest one the input showed (the coordinator's
+        # bump line; member-side logs only: the newest epoch a member's line stated), where newer than the
+        # member's own (one rule for both paths: EpochTracker.member_assignment_line)
         self.tracker.member_assignment_line(
             view.member_id,
             view.client_epoch,
-            self._names(e.partitions or ()),
-            self._names(parse_partitions(owned) or ()),
-            revoking=bool((e.attributes or {}).get("revoked")),
-            target_epoch=self.tracker.epoch if self.has_coordinator else None,
+            assigned,
+            owned,
+            revoking=revoking,
+            target_epoch=self.tracker.epoch,
         )
-        view.block_epoch, view.block_assigned = view.client_epoch, tuple(self._names(e.partitions or ()))
+        epoch = self.tracker.epoch
+        toward_unseen = revoking and None not in (view.client_epoch, epoch) and view.client_epoch >= epoch
+        if toward_unseen:
+            # a revocation at the group epoch the member is at is a step towards a later one no line has shown
+            # yet (the coordinator sends a revocation only for a newer target: CurrentAssignmentBuilder
+            # .computeNextAssignment, UNREVOKED_PARTITIONS keeps the member's epoch). What it owns is its
+            # whole assignment at its epoch: it reconciled it before this one started (maybeReconcile runs one
+            # reconciliation at a time); a partition withheld from it there is checked when the rows are
+            # written (another member's revocation towards the epoch)
+            self.tracker.member_assignment_line(
+                view.member_id, view.client_epoch, owned, owned, revoking=False
+            )
+        view.block_epoch, view.block_assigned = view.client_epoch, assigned
         if self.has_coordinator:
             return
-        for tp in self._names(parse_partitions(owned) or ()):
+        for tp in owned:
             self._adopt(tp, view, e.ts)
         if e.partitions is not None:
             # "Assigned partitions:" is the member's whole target assignment (AbstractMembershipManager
-            # .maybeReconcile; MembershipManagerImpl in 3.8): observed assignment rows for the epoch
-            self.tracker.member_stated(view.member_id, self._names(e.partitions))
+            # .maybeReconcile; MembershipManagerImpl in 3.8): observed assignment rows for the epoch; a step
+            # towards an epoch not shown yet states what it owns at the current one
+            self.tracker.member_stated(view.member_id, owned if toward_unseen else assigned)
 
     def _m_partitions_assigned(self, e: Event) -> None:
         view = self._view(e.member_id, e.group_instance_id)

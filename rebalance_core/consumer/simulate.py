@@ -307,6 +307,23 @@ class _Simulation(MemberSide):
         client = ClientIncarnation(name, member_id, instance_id, tuple(topics or tuple(self.timeline.topics)))
         self.clients[name] = client
         self.by_member_id[member_id] = client
+        # the consumer's constructor logs its config (AbstractConfig.logAll, "ConsumerConfig values:",
+        # group.protocol = consumer) before it joins: no member id yet; max.poll.interval.ms is its poll timer
+        self._event(
+            ts,
+            Side.MEMBER,
+            EventType.CLIENT_CONFIG,
+            source=name,
+            group_instance_id=instance_id,
+            client_id=name,
+            protocol_type="consumer",
+            attributes={
+                "config_class": "ConsumerConfig",
+                "group_protocol": "consumer",
+                "max_poll_interval_ms": str(self.settings.max_poll_interval_ms),
+                "rebalance_timeout_ms": str(self.settings.max_poll_interval_ms),
+            },
+        )
         self._transition(ts, client, ClientState.JOINING)
         self._send_heartbeat(ts, client)
 

@@ -26,7 +26,7 @@ def state(log, when, member, epoch, a, b):
     )
 
 
-def block(log, when, member, assigned, owned):
+def block(log, when, member, assigned, owned, revoked=()):
     log.add(
         DAY + when,
         M,
@@ -36,6 +36,7 @@ def block(log, when, member, assigned, owned):
         partitions=assigned,
         attributes={
             "owned": ",".join(f"{tp.topic}-{tp.partition}" for tp in owned),
+            "revoked": ",".join(f"{tp.topic}-{tp.partition}" for tp in revoked),
             "group_protocol": "consumer",
         },
     )
@@ -136,3 +137,32 @@ def test_a_members_own_block_states_its_row_though_another_member_logged_none_at
     rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
                   for r in out["assignments"] if r["generation_id"] == 2)  # fmt: skip
     assert rows == [("m1", "t-0", "inferred"), ("m1", "t-1", "inferred"), ("m2", "u-0", "observed")]
+
+
+def test_member_logs_only_a_revocation_at_the_members_own_epoch_states_its_row_there_what_it_owns():
+    """Members' logs only. m1 (t-0) and m2 (u-0) are at epoch 2; at 00:30 m1, still at epoch 2, revokes t-0: a step
+    towards epoch 3, which no line has shown yet (the coordinator sends a revocation only for a newer target,
+    CurrentAssignmentBuilder.computeNextAssignment). Its block's "Assigned partitions" are epoch 3's, not epoch 2's;
+    its owned partitions are its whole assignment at epoch 2 (observed), though it revoked them before epoch 3 was
+    shown, and nobody revoked anything towards epoch 2."""
+    log = Log("g")
+    for when, member, epoch, assigned in (("00:00", "m1", 1, tps("t", 0)), ("00:10", "m2", 2, tps("u", 0))):
+        state(log, when + ",000", member, 0, "UNSUBSCRIBED", "JOINING")
+        state(log, when + ",002", member, epoch, "JOINING", "RECONCILING")
+        block(log, when + ",003", member, assigned, ())
+        callback(log, when + ",004", member, EventType.PARTITIONS_ASSIGNED, assigned)
+        state(log, when + ",004", member, epoch, "RECONCILING", "ACKNOWLEDGING")
+        state(log, when + ",004", member, epoch, "ACKNOWLEDGING", "STABLE")
+    state(log, "00:30,000", "m1", 2, "STABLE", "RECONCILING")
+    block(log, "00:30,001", "m1", (), tps("t", 0), revoked=tps("t", 0))
+    callback(log, "00:30,002", "m1", EventType.PARTITIONS_REVOKED, tps("t", 0))
+    state(log, "00:30,003", "m1", 2, "RECONCILING", "ACKNOWLEDGING")
+    state(log, "00:30,003", "m1", 2, "ACKNOWLEDGING", "STABLE")
+    state(log, "00:30,010", "m1", 3, "STABLE", "RECONCILING")
+    state(log, "00:35,000", "m2", 3, "STABLE", "RECONCILING")
+    block(log, "00:35,001", "m2", tps("t", 0) + tps("u", 0), tps("u", 0))
+    callback(log, "00:35,002", "m2", EventType.PARTITIONS_ASSIGNED, tps("t", 0))
+    out = log.replay()
+    rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
+                  for r in out["assignments"] if r["generation_id"] == 2)  # fmt: skip
+    assert rows == [("m1", "t-0", "observed"), ("m2", "u-0", "observed")]

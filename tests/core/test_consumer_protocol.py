@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -687,14 +688,26 @@ def as_logged(sim, broker_era: str | None = "4.x", client_era: str | None = None
     for line in writer.write_all(sim.events):
         if (broker_era if line.stream == BROKER else client_era) is None:
             continue
-        files.setdefault("server.log" if line.stream == BROKER else line.text.split("clientId=")[1].split(",")[0],
-                         []).extend(line.text.split("\n"))  # fmt: skip
+        files.setdefault("server.log" if line.stream == BROKER else client_file(line.text), []).extend(
+            line.text.split("\n")
+        )
     events = []
     for name, text in sorted(files.items()):
         result = parse_lines(text, file=name, cluster="sim")
         assert result.quarantine == []
         events.extend(result.events)
     return events
+
+
+def client_file(text: str) -> str:
+    """The consumer's own log a client line goes to: its "[Consumer clientId=X, ...]" prefix names it; a
+    config dump (AbstractConfig.logAll, "ConsumerConfig values:") has no prefix and names its client in its
+    `client.id = X` row (a consumer logs it at construction, before it joins)."""
+    prefixed = re.search(r"clientId=([^,\]]*)", text) or re.search(
+        r"^\s*client\.id = (\S+)$", text, re.MULTILINE
+    )
+    assert prefixed is not None, text
+    return f"{prefixed.group(1)}.log"
 
 
 def members_by_epoch(tables) -> dict[int, list[str]]:
