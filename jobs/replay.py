@@ -1,6 +1,7 @@
 """`rebalance-replay run` / `spark-submit jobs/replay.py`: canonical events -> the Delta tables.
 
     read + validate (jobs.input)          every row: event | quarantine | duplicate | skipped
+    align member clocks                   a member log's ts moved by the core's rule (clock_alignment)
     repartition by (cluster, group_id)    a group's rows in one partition...
     sortWithinPartitions                  ...in the core's event order, its previous state first
     mapInPandas(replay_partition)         the protocol core, one replayer per group (jobs.replay_batches)
