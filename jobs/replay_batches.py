@@ -25,6 +25,7 @@ runs under plain pandas (tests, the pure-core comparison).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 from collections.abc import Iterator
@@ -151,12 +152,14 @@ def clock_offsets(rows: pd.DataFrame, skew_ms: int) -> pd.DataFrame:
     events = [event_from_row(row) for row in batch_rows(rows)]
     offsets = member_log_offsets(events, skew_ms) if events else {}
     cluster, group_id = (events[0].cluster, events[0].group_id) if events else (None, None)
+    # typed arrays: an empty list would make a float column, which Arrow cannot turn into the schema's string
+    strings = functools.partial(np.array, dtype=object)
     return pd.DataFrame(
         {
-            "cluster": [cluster] * len(offsets),
-            "group_id": [group_id] * len(offsets),
-            "_log": list(offsets),
-            "_clock_offset_ms": pd.array(list(offsets.values()), dtype="int64"),
+            "cluster": strings([cluster] * len(offsets)),
+            "group_id": strings([group_id] * len(offsets)),
+            "_log": strings(list(offsets)),
+            "_clock_offset_ms": np.array(list(offsets.values()), dtype=np.int64),
         },
         columns=[c.name for c in CLOCK_OFFSET_COLUMNS],
     )
