@@ -1,6 +1,7 @@
 """`rebalance-replay run` / `spark-submit jobs/replay.py`: canonical events -> the Delta tables.
 
     read + validate (jobs.input)          every row: event | quarantine | duplicate | skipped
+    align member clocks                   a member log's ts moved by the core's rule (clock_alignment)
     repartition by (cluster, group_id)    a group's rows in one partition...
     sortWithinPartitions                  ...in the core's event order, its previous state first
     mapInPandas(replay_partition)         the protocol core, one replayer per group (jobs.replay_batches)
@@ -445,6 +446,7 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
     from schemas.events import EVENT_COLUMNS
 
     names = [c.name for c in EVENT_COLUMNS]
+    events = _with_member_clocks_aligned(events, config.replay.clock_skew_ms)
     event_rows = events.select(
         *names, F.lit(KIND_EVENT).alias("_kind"), F.lit(None).cast("string").alias("_state_json")
     )
@@ -501,6 +503,46 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
         stream.repartition(partitions, "cluster", "group_id")
         .sortWithinPartitions(*order)
         .mapInPandas(function, schema)
+    )
+
+
+def _with_member_clocks_aligned(events, skew_ms: int):
+    """`events` with the `ts` of each member log whose clock contradicts Kafka's request/response order
+    against its group's coordinator log moved by the core's rule, as the core's replay does
+    (rebalance_core.clock_alignment; rebalance_core.replay.events_by_group). The shifts come from a
+    pre-pass over only the events the rule reads (a few per member and rebalance), grouped by group
+    (jobs.replay_batches.clock_offsets): one row per shifted log, joined back by (group, log). The
+    run's `events` table keeps the instants as read: it is the input, not the replay (docs/events.md)."""
+    from pyspark.sql import functions as F
+
+    from jobs.replay_batches import CLOCK_OFFSET_COLUMNS, clock_offsets
+    from rebalance_core.clock_alignment import COORDINATOR_EVENT_TYPES, FIELDS_READ, MEMBER_EVENT_TYPES
+    from schemas.events import Side
+    from schemas.fields import spark_schema
+
+    coordinator = F.col("side").eqNullSafe(Side.COORDINATOR.value)
+    read = (coordinator & F.col("event_type").isin(*COORDINATOR_EVENT_TYPES)) | (
+        ~coordinator & F.col("event_type").isin(*MEMBER_EVENT_TYPES)
+    )
+    columns = [F.unix_millis("ts").alias("_ts_ms") if n == "ts" else F.col(n) for n in FIELDS_READ]
+
+    def group_offsets(rows):  # a plain function: applyInPandas reads a partial's type hints in vain
+        return clock_offsets(rows, skew_ms)
+
+    offsets = (
+        events.where(read)
+        .select("cluster", "group_id", *columns)
+        .groupBy("cluster", "group_id")
+        .applyInPandas(group_offsets, spark_schema(CLOCK_OFFSET_COLUMNS))
+    )
+    # the core's clock_alignment.member_log: `file`, else `source` (an empty one counts as none)
+    log = F.coalesce(F.nullif(F.col("file"), F.lit("")), F.nullif(F.col("source"), F.lit("")), F.lit(""))
+    shifted = F.timestamp_millis(F.unix_millis("ts") - F.col("_clock_offset_ms"))
+    return (
+        events.withColumn("_log", F.when(~coordinator, log))  # a coordinator row joins no offset
+        .join(F.broadcast(offsets), ["cluster", "group_id", "_log"], "left")
+        .withColumn("ts", F.when(F.col("_clock_offset_ms").isNull(), F.col("ts")).otherwise(shifted))
+        .drop("_log", "_clock_offset_ms")
     )
 
 

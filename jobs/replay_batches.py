@@ -10,6 +10,11 @@ snapshot in `_state_json`).
 
 `wire_row` makes the rows of that stream from Events (tests, benchmarks).
 
+Before the sort, the job aligns each member log's clock against its group's coordinator log by the
+core's rule (rebalance_core.clock_alignment, as rebalance_core.replay.events_by_group applies it):
+`clock_offsets` computes the shifts per group from the few events the rule reads (a groupBy pre-pass, see
+jobs.replay `_with_member_clocks_aligned`), and the job moves those logs' `ts` before sorting.
+
 Every output table goes through one flat schema (`output_schema`): the union of the tables' columns
 plus `_table`; the job splits it by `_table` afterwards. Its timestamp columns travel as the core's
 epoch milliseconds (LONG): the job turns them into timestamps on the JVM side (jobs.replay
@@ -20,6 +25,7 @@ runs under plain pandas (tests, the pure-core comparison).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 from collections.abc import Iterator
@@ -30,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from jobs.pause_points import checkpoint
+from rebalance_core.clock_alignment import member_log_offsets
 from rebalance_core.events import Event
 from rebalance_core.explain import EXPLAIN_TABLES, new_explained_replayer
 from rebalance_core.replay_common import ReplaySettings
@@ -147,6 +154,33 @@ def wire_row(event: Event) -> dict:
 
 
 _EVENT_NAMES = tuple(c.name for c in EVENT_COLUMNS if c.name != "ts")
+
+
+CLOCK_OFFSET_COLUMNS = (
+    Column("cluster", STRING, False),
+    Column("group_id", STRING, False),
+    Column("_log", STRING, False),
+    Column("_clock_offset_ms", LONG, False),
+)
+
+
+def clock_offsets(rows: pd.DataFrame, skew_ms: int) -> pd.DataFrame:
+    """applyInPandas function over one group's events the clock rule reads (clock_alignment
+    .FIELDS_READ, `ts` as `_ts_ms`): a row per member log that needs a shift (CLOCK_OFFSET_COLUMNS)."""
+    events = [event_from_row(row) for row in batch_rows(rows)]
+    offsets = member_log_offsets(events, skew_ms) if events else {}
+    cluster, group_id = (events[0].cluster, events[0].group_id) if events else (None, None)
+    # typed arrays: an empty list would make a float column, which Arrow cannot turn into the schema's string
+    strings = functools.partial(np.array, dtype=object)
+    return pd.DataFrame(
+        {
+            "cluster": strings([cluster] * len(offsets)),
+            "group_id": strings([group_id] * len(offsets)),
+            "_log": strings(list(offsets)),
+            "_clock_offset_ms": np.array(list(offsets.values()), dtype=np.int64),
+        },
+        columns=[c.name for c in CLOCK_OFFSET_COLUMNS],
+    )
 
 
 @dataclass

@@ -33,6 +33,12 @@ _JOIN_RESPONSE = EventType.JOIN_RESPONSE.value
 _SYNC_RESPONSE = EventType.SYNC_RESPONSE.value
 _JOIN_COMPLETED = EventType.JOIN_COMPLETED.value
 _ASSIGNMENT_RECEIVED = EventType.ASSIGNMENT_RECEIVED.value
+# What the rule reads, and nothing else: a caller holding many events (the Spark job) hands
+# `member_log_offsets` only these, the coordinator's events of the first tuple and the other sides' of the
+# second, with these fields.
+COORDINATOR_EVENT_TYPES = (_JOIN_COMPLETED, _ASSIGNMENT_RECEIVED)
+MEMBER_EVENT_TYPES = (_JOIN_SENT, _JOIN_RESPONSE, _SYNC_RESPONSE)
+FIELDS_READ = ("side", "event_type", "generation_id", "ts", "client_id", "file", "source", "line")
 
 
 def member_log_offsets(events: list[Event], skew_ms: int) -> dict[str, int]:
@@ -53,9 +59,9 @@ def member_log_offsets(events: list[Event], skew_ms: int) -> dict[str, int]:
     bounds: dict[str, list] = {}  # log -> [lowest offset, highest offset]
     last_join: dict[tuple[str, str], int] = {}  # (log, client) -> its last JoinGroup line
     for e in sorted(
-        (e for e in events if e.side != _COORDINATOR), key=lambda e: (_log(e), e.line or 0, e.ts)
+        (e for e in events if e.side != _COORDINATOR), key=lambda e: (member_log(e), e.line or 0, e.ts)
     ):
-        log, client = _log(e), e.client_id or ""
+        log, client = member_log(e), e.client_id or ""
         if e.event_type == _JOIN_SENT:
             last_join[(log, client)] = e.ts
             continue
@@ -95,12 +101,13 @@ def align_member_clocks(events: list[Event], skew_ms: int) -> list[Event]:
     if not offsets:
         return events
     return [
-        dataclasses.replace(e, ts=e.ts - offsets[_log(e)])
-        if e.side != _COORDINATOR and _log(e) in offsets
+        dataclasses.replace(e, ts=e.ts - offsets[member_log(e)])
+        if e.side != _COORDINATOR and member_log(e) in offsets
         else e
         for e in events
     ]
 
 
-def _log(e: Event) -> str:
+def member_log(e: Event) -> str:
+    """The log an event comes from, the unit an offset applies to: its `file`, else its `source`."""
     return e.file or e.source or ""

@@ -143,7 +143,8 @@ def replay_explained(
 ) -> dict[str, list[dict]]:
     """`replay.replay` with the explanation: every group's events, sorted, through an ExplainedReplayer."""
     out: dict[str, list[dict]] = {}
-    for key, group_events in events_by_group(events).items():
+    skew = (settings or ReplaySettings()).clock_skew_ms  # the allowance the clocks are aligned within
+    for key, group_events in events_by_group(events, skew).items():
         replayer = new_explained_replayer(key[0], key[1], settings, None, group_events, incident_settings)
         replayer.feed(group_events)
         for name, rows in replayer.finish().items():

@@ -20,9 +20,10 @@ No whole-line layout is enumerated. A line is read in four steps, each tolerant 
    A JSON object (one per line, or pretty-printed over several lines as log4j2's `JsonLayout` does by
    default) is read by its fields: ECS, logstash, log4j2 `JsonLayout` / `JsonTemplateLayout` templates,
    GELF, log4j 1 `JSONEventLayoutV1` (Strimzi's JSON).
-4. The message's end: log4j's ` (logger)` (Connect: ` (logger:line)`), and what layouts put after it:
-   Strimzi's ` [thread]`, MDC `key=value` / `{…}` (layouts that print the logger first are handled by the
-   parser, which retries a message that nearly matches without such a suffix).
+4. The message's end: log4j's ` (logger)` (Connect: ` (logger:line)`; `%c{1}`: a Kafka class's name alone),
+   and what layouts put after it: Strimzi's ` [thread]`, MDC `key=value` / `{…}` (layouts that print the
+   logger first are handled by the parser, which retries a message that nearly matches without such a
+   suffix).
 
 A line heads a new entry when its envelope has a timestamp, a level or a logger, when its message starts
 with a Kafka prefix, or when it is a structured JSON record. A head without a timestamp is still a head (the
@@ -95,11 +96,30 @@ _KAFKA_PREFIX = re.compile(
 _BRACKETED_CONNECT_CONTEXT = re.compile(r"\[(?P<context>\[[^\[\]|\s]+\|[^\]\s]+\] )\]")
 _KAFKA_PREFIX_WORDS = ("[GroupCoordinator ", "[GroupMetadataManager ", "[Group Metadata Manager",
                        "[Consumer ", "[ShareConsumer ", "[Worker ")  # fmt: skip
+# Classes that log group messages (and AbstractConfig.logAll's dumps: the config class's logger up to 3.9,
+# AbstractConfig's from 4.0, KAFKA-17185), for loggers printed without their package (log4j `%c{1}`).
+KAFKA_LOGGER_CLASSES = frozenset(
+    {
+        "GroupCoordinator",
+        "GroupMetadataManager",
+        "AbstractCoordinator",
+        "ConsumerCoordinator",
+        "ConsumerRebalanceListenerInvoker",
+        "ConsumerMembershipManager",
+        "MembershipManagerImpl",
+        "WorkerCoordinator",
+        "DistributedHerder",
+        "ConsumerConfig",
+        "DistributedConfig",
+        "AbstractConfig",
+    }
+)
 # ` (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)` / `(…WorkerCoordinator:222)`: a dotted
-# class name, so "(reason: …)" or "(__consumer_offsets-3)" are never mistaken for it; then what a layout
-# may print after it: Strimzi's `[thread]`, MDC as `key=value` or log4j2's `{key=value, …}`.
+# class name, or one of Kafka's classes above without its package (`%c{1}`: ` (ConsumerConfig)`), so
+# "(reason: …)" or "(__consumer_offsets-3)" are never mistaken for it; then what a layout may print after
+# it: Strimzi's `[thread]`, MDC as `key=value` or log4j2's `{key=value, …}`.
 _TAIL_LOGGER = re.compile(
-    rf"\s+\((?P<logger>{_NAME}(?:\.[\w$]+)+(?::\d+)?)\)"
+    rf"\s+\((?P<logger>(?:{_NAME}(?:\.[\w$]+)+|{'|'.join(sorted(KAFKA_LOGGER_CLASSES))})(?::\d+)?)\)"
     r"(?:\s+(?:\[[^\[\]]*\]|\{[^{}]*\}|[\w.-]+=\S*))*\s*$"
 )
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from rebalance_core.events import Event, classic_member_owner, ms_to_datetime
 from rebalance_core.kafka_logs.layouts import (
+    KAFKA_LOGGER_CLASSES,
     LineDates,
     LogEntry,
     LooseLine,
@@ -823,26 +824,8 @@ def _kafka_logger(logger: str | None) -> bool:
         logger is None
         or "kafka" in logger.lower()
         or logger.startswith("o.a.k.")
-        or logger.rsplit(".", 1)[-1].split(":", 1)[0] in _KAFKA_CLASSES
+        or logger.rsplit(".", 1)[-1].split(":", 1)[0] in KAFKA_LOGGER_CLASSES
     )
-
-
-# Classes that log group messages, for loggers printed without their package (`%c{1}`).
-_KAFKA_CLASSES = frozenset(
-    {
-        "GroupCoordinator",
-        "GroupMetadataManager",
-        "AbstractCoordinator",
-        "ConsumerCoordinator",
-        "ConsumerRebalanceListenerInvoker",
-        "ConsumerMembershipManager",
-        "MembershipManagerImpl",
-        "WorkerCoordinator",
-        "DistributedHerder",
-        "ConsumerConfig",  # AbstractConfig.logAll logs with the config class's logger
-        "DistributedConfig",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,7 +177,7 @@ def whatif(
     whatif_comparison rows."""
     settings = replay_settings or ReplaySettings()
     out: dict[str, list[dict]] = {name: [] for name in (*REPLAY_TABLES, "whatif_comparison")}
-    for (cluster, group_id), group_events in events_by_group(events).items():
+    for (cluster, group_id), group_events in events_by_group(events, settings.clock_skew_ms).items():
         actual = replay_events(
             cluster, group_id, group_events, dataclasses.replace(settings, scenario=ACTUAL)
         )

@@ -15,11 +15,13 @@ ASSIGNOR = "org.apache.kafka.clients.consumer.{}"
 
 
 def config_dump(
-    ts: str, config_class: str, settings: dict[str, str], logger: str = CONSUMER_LOGGER
+    ts: str, config_class: str, settings: dict[str, str], logger: str | None = CONSUMER_LOGGER
 ) -> list[str]:
-    """Kafka's shipped log4j layout (`[%d] %p %m (%c)%n`): the logger follows the dump's last line."""
+    """Kafka's shipped log4j layout (`[%d] %p %m (%c)%n`): the logger follows the dump's last line (None: a
+    layout that prints no logger)."""
     body = [f"\t{key} = {value}" for key, value in sorted(settings.items())]
-    body[-1] += f" ({logger})"
+    if logger is not None:
+        body[-1] += f" ({logger})"
     return [f"[{ts}] INFO {config_class} values: ", *body]
 
 
@@ -118,6 +120,45 @@ def test_a_connect_worker_dump_gives_its_protocols_and_scheduled_delay():
     attrs = e.attributes
     assert attrs["assignors"] == "sessioned,compatible,default"  # WorkerCoordinator.metadata's order
     assert (attrs["rebalance_timeout_ms"], attrs["scheduled_rebalance_max_delay_ms"]) == ("60000", "300000")
+
+
+CONNECT_WORKER = {
+    "client.id": "",
+    "connect.protocol": "sessioned",
+    "group.id": "connect-cluster",
+    "rebalance.timeout.ms": "60000",
+    "session.timeout.ms": "12000",
+}
+
+
+@pytest.mark.parametrize(
+    ("config_class", "settings", "logger"),
+    [
+        ("ConsumerConfig", consumer_3x(**{"session.timeout.ms": "12000"}), logger)
+        for logger in (
+            CONSUMER_LOGGER,  # log4j `%c`, up to 3.9
+            "ConsumerConfig",  # `%c{1}`
+            "org.apache.kafka.common.config.AbstractConfig",  # 4.0+ (KAFKA-17185)
+            "AbstractConfig",
+            None,  # a layout without the logger
+        )
+    ]
+    + [
+        ("DistributedConfig", CONNECT_WORKER, logger)
+        for logger in (
+            "org.apache.kafka.connect.runtime.distributed.DistributedConfig:376",  # Connect's `%c:%L`
+            "DistributedConfig:376",
+            "DistributedConfig",
+            "AbstractConfig",
+            None,
+        )
+    ],
+)
+def test_a_dump_reads_its_last_setting_whatever_form_of_logger_follows_it(config_class, settings, logger):
+    """The logger ends the dump's last `key = value` line; with or without its package it is no part of
+    the value."""
+    e = only_config(config_dump("2024-06-01 10:00:00,000", config_class, settings, logger=logger))
+    assert (e.group_id, e.attributes["session_timeout_ms"]) == (settings["group.id"], "12000")
 
 
 @pytest.mark.parametrize("group_id", ["null", ""])

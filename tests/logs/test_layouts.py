@@ -47,6 +47,18 @@ def test_connect_logger_has_a_line_number_and_mdc_stays_in_the_message():
     assert e.message.startswith("[http-sink|task-0] [Consumer")
 
 
+@pytest.mark.parametrize(
+    "logger",
+    ["org.apache.kafka.clients.consumer.internals.AbstractCoordinator", "AbstractCoordinator", None],
+)
+def test_a_tail_logger_with_or_without_its_package_or_none_ends_the_message(logger):
+    """log4j `%c`, `%c{1}` (a Kafka class's name alone) or a layout without the logger: the same message."""
+    message = "[Consumer clientId=c, groupId=g] Successfully joined group with generation 3"
+    [e] = entries(f"[2024-01-01 00:00:00,000] INFO {message}" + (f" ({logger})" if logger else ""))
+    assert (e.message, e.logger) == (message, logger)
+    assert [x.event_type for x in parse_lines([e.raw], file="c.log", cluster="k").events] == ["join_response"]
+
+
 def test_a_cut_off_logger_suffix_leaves_the_message_alone():
     [e] = entries(
         "[2024-11-11 09:37:25,723] INFO [GroupId g] Member m new assignment state: epoch=4, previousEpoch=4, "
