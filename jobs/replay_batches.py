@@ -126,13 +126,18 @@ def batch_events(batch: pd.DataFrame) -> list[Event | None]:
     """The batch's rows as core Events, None for a KIND_STATE row: column by column (Event.from_columns,
     one constructor call per event; a dict per row cost as much as the core's replay of the event),
     `ts` from `_ts_ms` (epoch milliseconds; pandas' datetime column is not read)."""
-    columns = {name: plain_values(batch[name]) for name in _EVENT_NAMES if name in batch.columns}
-    columns["ts"] = plain_values(batch["_ts_ms"])
-    events: list[Event | None] = Event.from_columns(columns)
+    events: list[Event | None] = frame_events(batch)
     for index, kind in enumerate(batch["_kind"].tolist()):
         if kind != KIND_EVENT:
             events[index] = None
     return events
+
+
+def frame_events(frame: pd.DataFrame) -> list[Event]:
+    """Every row of a frame of event columns (any subset; `ts` from `_ts_ms`) as a core Event."""
+    columns = {name: plain_values(frame[name]) for name in _EVENT_NAMES if name in frame.columns}
+    columns["ts"] = plain_values(frame["_ts_ms"])
+    return Event.from_columns(columns)
 
 
 def plain_values(column: pd.Series) -> list:
@@ -167,7 +172,7 @@ CLOCK_OFFSET_COLUMNS = (
 def clock_offsets(rows: pd.DataFrame, skew_ms: int) -> pd.DataFrame:
     """applyInPandas function over one group's events the clock rule reads (clock_alignment
     .FIELDS_READ, `ts` as `_ts_ms`): a row per member log that needs a shift (CLOCK_OFFSET_COLUMNS)."""
-    events = [event_from_row(row) for row in batch_rows(rows)]
+    events = frame_events(rows)
     offsets = member_log_offsets(events, skew_ms) if events else {}
     cluster, group_id = (events[0].cluster, events[0].group_id) if events else (None, None)
     # typed arrays: an empty list would make a float column, which Arrow cannot turn into the schema's string
