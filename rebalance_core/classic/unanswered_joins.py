@@ -105,15 +105,20 @@ class UnansweredJoins:
         joiner: MemberView | SilentJoiner, rnd: Round, formed: int, timeout: int | None, skew: int
     ) -> bool:
         """`_silent_joiner_may_be_in` for one JoinGroup no line answered (`joiner.join_sent_at`). Its log
-        is not the one of the instants it is compared with: within `skew` of them, it may be before."""
+        is not the one of the instants it is compared with: within `skew` of them, it may be before, and
+        may as well be after. Only a JoinGroup surely before (`ordered_across_logs`) is counted in this
+        generation (`unanswered_since`, so that the next join phase's completion removes it); one within
+        the allowance may be in this generation or the next, so it stays open."""
         if joiner.unanswered_since is None:
             awaited, rtt = rnd.latest_member_join, joiner.round_trip_ms
-            before_awaited = awaited is not None and joiner.join_sent_at < awaited + skew
+            sent = joiner.join_sent_at
             # its JoinGroup's way there and the response's way back, each bounded by a round trip
-            before_completion = rtt is not None and joiner.join_sent_at < formed - 2 * rtt + skew
-            if not (before_awaited or before_completion):
-                return False
-            joiner.unanswered_since = formed
+            completion_bound = None if rtt is None else formed - 2 * rtt
+            bounds = [b for b in (awaited, completion_bound) if b is not None]
+            if any(ordered_across_logs(sent, b, skew) for b in bounds):
+                joiner.unanswered_since = formed
+            else:
+                return any(sent < b + skew for b in bounds)
         return timeout is None or formed <= joiner.unanswered_since + timeout
 
     # ============================================================================ silent joiners
@@ -208,8 +213,8 @@ class UnansweredJoins:
                 still_open.append(joiner)
                 continue
             may_be_in = True
-            clearly_before = self.join_may_be_in(joiner, rnd, formed, None, skew)
-            if not clearly_before and joiner.unanswered_since is None:
+            self.join_may_be_in(joiner, rnd, formed, None, skew)
+            if joiner.unanswered_since is None:  # not surely before the formation
                 joiner.unanswered_since = formed
                 still_open.append(joiner)  # it may be in the next generation instead
         self.silent_joiners = still_open
