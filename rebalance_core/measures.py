@@ -149,6 +149,10 @@ class OwnershipTimeline(TimelineEpisodes, TimelineRows, TimelineCheckpoint):
     def consuming(self) -> dict[TopicPartition, str]:
         return {tp: h.member for tp, h in self._consuming.items()}
 
+    def started_since(self, ts: int) -> bool:
+        """Whether a partition consumed now was started at or after `ts`."""
+        return any(h.since is not None and h.since >= ts for h in self._consuming.values())
+
     def stopper_of(self, tp: TopicPartition) -> str | None:
         """The member whose stop of `tp` is open (None: consumed, or never known)."""
         stop = self._stopped.get(tp)

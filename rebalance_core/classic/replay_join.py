@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from rebalance_core.classic.replay_state import (
     MemberView,
+    Round,
     alias_of,
     process_of,
 )
@@ -101,6 +102,7 @@ class JoinLines:
                 rnd.join_completed_at, rnd.join_completed_by = e.ts, process_of(e)
             if sent is not None:
                 rnd.latest_member_join = max(rnd.latest_member_join or sent, sent)
+                self._rebalance_began_before_its_lines(rnd, sent)
             if e.leader_id:
                 rnd.leader_id = e.leader_id
             if rnd.members is None:
@@ -229,6 +231,24 @@ class JoinLines:
         ):
             return False
         return gen > max(shown) + 1 and self.timeline.latest_stop() is not None
+
+    def _rebalance_began_before_its_lines(self, rnd: Round, sent: int) -> None:
+        """Members' logs only: a JoinGroup answered with `rnd`'s generation was sent (`sent`) before the
+        first line of its episode. The coordinator began that rebalance no later than the JoinGroup's
+        arrival (a new member's JoinGroup prepares one: GroupCoordinator.handleJoinGroup ->
+        addMemberAndRebalance; ClassicGroup in 4.0); the others learn it only with their next heartbeat
+        (REBALANCE_IN_PROGRESS). A partition some member started since then (a clock-skew allowance
+        before it: another host's clock) may have been started before or after the rebalance began:
+        whether its handover in this episode counts as a move, no line says, so the episode is inferred."""
+        episode = self.timeline.episode
+        if (
+            episode is not None
+            and episode.episode_id == rnd.episode_id
+            and episode.started_at is not None
+            and sent < episode.started_at
+            and self.timeline.started_since(sent - self.settings.clock_skew_ms)
+        ):
+            episode.source = "inferred"
 
     def _pending_joiner(self, view: MemberView, latest_shown: int, before: int | None) -> bool:
         """Members' logs only: `view`'s last JoinGroup, sent before `before` (None: any time), is

@@ -152,3 +152,78 @@ def test_a_joiner_that_sent_its_join_after_the_answered_one_says_nothing_of_the_
     episode = next(ep for ep in out["rebalance_episodes"] if ep["last_generation_id"] == 3)
     assert episode["partitions_moved"] == 0
     assert not [m for m in out["partition_movements"] if m["to_member_id"] in ("b-1", "c-1")]
+
+
+def _coop(ts, event_type, member, **fields):
+    return ev(ts, event_type, member_id=member, client_id=member[0], **fields)
+
+
+def test_a_join_group_sent_before_its_episodes_first_line_leaves_the_moves_of_starts_since_it_inferred():
+    """Cooperative. c-1's JoinGroup (KIP-394's second, at 12) is answered only with generation 2: it reached
+    the coordinator after generation 1 formed and began the next rebalance then (addMemberAndRebalance);
+    a-1 and b-1 learn it with their heartbeat at 15013, their first line of it. They started generation 1's
+    partitions at 17 and 19, after c-1's JoinGroup: whether before or after the rebalance began, no line
+    says, so whether t-1 and t-3, handed to c-1, count as moved in its episode is a guess: inferred."""
+    coop = "cooperative-sticky"
+    events = [
+        _coop(0, "join_sent", "a-1"),
+        _coop(0, "join_sent", "b-1"),
+        ev(7, "join_sent", client_id="c"),
+        _coop(12, "join_requested", "c-1", reason="need to re-join with the given member-id: c-1"),
+        _coop(12, "join_sent", "c-1"),
+        _coop(13, "join_response", "a-1", generation_id=1, leader_id="a-1", protocol_name=coop),
+        _coop(14, "join_response", "b-1", generation_id=1, leader_id="a-1", protocol_name=coop),
+        _coop(
+            15, "assignment_computed", "a-1", generation_id=1, assignment={"a-1": "t-0 t-1", "b-1": "t-2 t-3"}
+        ),
+        _coop(17, "sync_response", "a-1", generation_id=1, partitions="t-0 t-1"),
+        _coop(17, "partitions_assigned", "a-1", partitions="t-0 t-1"),
+        _coop(19, "sync_response", "b-1", generation_id=1, partitions="t-2 t-3"),
+        _coop(19, "partitions_assigned", "b-1", partitions="t-2 t-3"),
+    ]
+    for ts, m in ((15013, "a-1"), (15014, "b-1")):
+        events += [_coop(ts, "join_requested", m, reason=ALREADY), _coop(ts, "join_sent", m)]
+    events += [
+        _coop(15018, "join_response", "a-1", generation_id=2, leader_id="a-1", protocol_name=coop),
+        _coop(15019, "join_response", "b-1", generation_id=2, leader_id="a-1", protocol_name=coop),
+        _coop(
+            15020,
+            "assignment_computed",
+            "a-1",
+            generation_id=2,
+            assignment={"a-1": "t-0", "b-1": "t-2", "c-1": ()},
+        ),
+        _coop(15023, "join_response", "c-1", generation_id=2, leader_id="a-1", protocol_name=coop),
+        _coop(15022, "sync_response", "a-1", generation_id=2, partitions="t-0"),
+        _coop(15022, "partitions_revoked", "a-1", partitions="t-1"),
+        _coop(15024, "sync_response", "b-1", generation_id=2, partitions="t-2"),
+        _coop(15024, "partitions_revoked", "b-1", partitions="t-3"),
+        _coop(15025, "partitions_assigned", "a-1", partitions=""),
+        _coop(15026, "sync_response", "c-1", generation_id=2, partitions=""),
+        _coop(15026, "partitions_assigned", "c-1", partitions=""),
+        _coop(15027, "partitions_assigned", "b-1", partitions=""),
+    ]
+    for ts, m in ((15028, "a-1"), (15030, "b-1")):
+        events += [
+            _coop(ts, "join_requested", m, reason="need to revoke partitions"),
+            _coop(ts, "join_sent", m),
+        ]
+    events += [_coop(30023, "join_requested", "c-1", reason=ALREADY), _coop(30023, "join_sent", "c-1")]
+    for ts, m, tp in ((30026, "a-1", "t-0"), (30027, "b-1", "t-2"), (30031, "c-1", "t-1 t-3")):
+        events += [
+            _coop(ts, "join_response", m, generation_id=3, leader_id="a-1", protocol_name=coop),
+            _coop(ts + 4, "sync_response", m, generation_id=3, partitions=tp),
+            _coop(ts + 4, "partitions_assigned", m, partitions="" if m != "c-1" else tp),
+        ]
+    events += [
+        _coop(30028, "assignment_computed", "a-1", generation_id=3,
+              assignment={"a-1": "t-0", "b-1": "t-2", "c-1": "t-1 t-3"}),
+    ]  # fmt: skip
+    for m, tp in (("a-1", "t-0"), ("b-1", "t-2"), ("c-1", "t-1 t-3")):  # all close: the input ends observed
+        events += [
+            _coop(60000, "partitions_revoked", m, partitions=tp),
+            _coop(60000, "leave_sent", m, reason="the consumer is being closed"),
+        ]
+    out = run(events)
+    episode = next(ep for ep in out["rebalance_episodes"] if ep["first_generation_id"] == 2)
+    assert (episode["last_generation_id"], episode["source"]) == (3, "inferred")
