@@ -140,12 +140,17 @@ class HeldAssignments:
             any(m in stated for m in held.members)
             and not self.revoked_toward.get(held.epoch)
             and all(m in stated or self.logs_own_lines(m) for m in held.members)
+            and suspects <= covered | {tp for m, (tps, _) in rows.items() if m not in stated for tp in tps}
         ):
             # some members logged no line at the epoch (nothing changed for them: their epoch moved without a
             # reconciliation, AbstractMembershipManager.maybeReconcile); those that did stated their whole
             # assignment, none withheld: a partition withheld is one another member still owned and had to
             # revoke towards the epoch (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS), which its own log
-            # would show. The others' rows stay what they consumed (inferred)
+            # would show. The others' rows stay what they consumed (inferred). A member also logs nothing at
+            # an epoch it never heard of (the new target reaches it with its next heartbeat response,
+            # ConsumerGroupHeartbeat; a later epoch may come first): so only when every partition held is
+            # named by a block or still consumed by a silent member did nothing change for the silent ones;
+            # else one of them was handed the rest unlogged (the fallback rows, inferred)
             named = {tp for m in held.members if m in stated for tp in stated[m]}
             rows = {
                 m: (kept, source)

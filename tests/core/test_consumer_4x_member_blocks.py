@@ -166,3 +166,30 @@ def test_member_logs_only_a_revocation_at_the_members_own_epoch_states_its_row_t
     rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
                   for r in out["assignments"] if r["generation_id"] == 2)  # fmt: skip
     assert rows == [("m1", "t-0", "observed"), ("m2", "u-0", "observed")]
+
+
+def test_a_member_silent_at_an_epoch_it_never_heard_of_leaves_the_epochs_rows_unstated():
+    """m1 owns t-0 and t-1 and leaves at epoch 4; m2's block at epoch 4 names t-0. m3 logs nothing at epoch 4: its
+    next heartbeat response already carried epoch 5 (the target reaches a member only with a heartbeat response,
+    ConsumerGroupHeartbeat), where its block names t-1. t-1, which m1 held, is in no block at epoch 4 and in no
+    silent member's consumption: m3's assignment changed there unlogged, so epoch 4's rows are not stated (no row:
+    unknown, or inferred), never a confident "m2 has t-0, m3 nothing"."""
+    log = Log("g")
+    joins(log, "00:00", "m1", 1, tps("t", 0, 1))
+    joins(log, "00:10", "m2", 2, ())
+    joins(log, "00:20", "m3", 3, ())
+    state(log, "00:30,000", "m1", 3, "STABLE", "PREPARE_LEAVING")
+    callback(log, "00:30,001", "m1", EventType.PARTITIONS_REVOKED, tps("t", 0, 1))
+    state(log, "00:30,002", "m1", -1, "PREPARE_LEAVING", "LEAVING")
+    state(log, "00:30,002", "m1", 1, "LEAVING", "UNSUBSCRIBED")
+    log.add(DAY + "00:30,003", C, EventType.MEMBER_REMOVED, member_id="m1", reason="leave_group")
+    bump(log, "00:30,003", 4)
+    state(log, "00:31,000", "m2", 4, "STABLE", "RECONCILING")
+    block(log, "00:31,001", "m2", tps("t", 0), ())
+    joins(log, "00:40", "m4", 5, ())
+    state(log, "00:41,000", "m3", 5, "STABLE", "RECONCILING")
+    block(log, "00:41,001", "m3", tps("t", 1), ())
+    out = log.replay()
+    rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
+                  for r in out["assignments"] if r["generation_id"] == 4)  # fmt: skip
+    assert all(source == "inferred" for _, _, source in rows)  # none, or inferred: never m2's alone, observed
