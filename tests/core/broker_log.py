@@ -1,4 +1,4 @@
-"""Broker-only replays from Kafka's own server.log text: `replay_log(text, ...)` parses the lines with
+"""Broker-only replays from Kafka's own server.log text (lines from tests.builders): `replay_log(text, ...)` parses the lines with
 rebalance_core.kafka_logs and replays them like the job does (no member logs)."""
 
 from __future__ import annotations
@@ -6,14 +6,6 @@ from __future__ import annotations
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.replay import replay
 from rebalance_core.replay_common import ReplaySettings
-
-COORDINATOR = "kafka.coordinator.group.GroupCoordinator"
-
-
-def scala_line(ts: str, message: str, broker: int = 1) -> str:
-    """One 2.x/3.x Scala GroupCoordinator line in Kafka's shipped layout; `ts` is 'HH:MM:SS,mmm' on
-    2024-11-08."""
-    return f"[2024-11-08 {ts}] INFO [GroupCoordinator {broker}]: {message} ({COORDINATOR})"
 
 
 def replay_log(lines: list[str], **settings) -> dict[str, list[dict]]:
