@@ -43,7 +43,7 @@ def worker_line(
     return f"[{day} {ts}] INFO [Worker clientId={worker}, groupId=g] {message} ({logger})"
 
 
-def generation(n: int, member: str, protocol: str = "range") -> str:
+def generation_text(n: int, member: str, protocol: str = "range") -> str:
     """A member's generation as AbstractCoordinator.Generation.toString prints it."""
     return f"Generation{{generationId={n}, memberId='{member}', protocol='{protocol}'}}"
 
@@ -104,7 +104,7 @@ def worker_joined(
     generation_id: int, member: str, leader: str, leader_url: str, revoked_connectors: str = ""
 ) -> list[str]:
     """The worker's join and sync responses, then the assignment it got (KIP-415, protocol version 2)."""
-    gen = generation(generation_id, member, "sessioned")
+    gen = generation_text(generation_id, member, "sessioned")
     return [
         f"Successfully joined group with generation {gen}",
         f"Successfully synced group in generation {gen}",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from tests.builders import (
     assignment_received,
     consumer_line,
+    generation_text,
     pending_join,
     prepare_rebalance,
     stabilized,
@@ -54,10 +55,11 @@ def test_a_leaders_assignment_for_an_interrupted_generation_names_its_members_an
 
 
 def _joined(ts: str, client: str, member: str, generation: int) -> str:
-    return (
-        f"[2024-11-08 {ts}] INFO [Consumer clientId={client}, groupId=g1] Successfully joined group with "
-        f"generation Generation{{generationId={generation}, memberId='{member}', protocol='range'}} "
-        "(org.apache.kafka.clients.consumer.internals.AbstractCoordinator)"
+    return consumer_line(
+        ts,
+        client,
+        f"Successfully joined group with generation {generation_text(generation, member)}",
+        logger="org.apache.kafka.clients.consumer.internals.AbstractCoordinator",
     )
 
 

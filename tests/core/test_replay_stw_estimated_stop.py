@@ -7,7 +7,7 @@ from tests.builders import (
     OFFSETS,
     assignment_received,
     consumer_line,
-    generation,
+    generation_text,
     pending_join,
     prepare_rebalance,
     scala_line,
@@ -36,7 +36,7 @@ def _generation_1() -> list[str]:
             consumer_line(
                 f"10:00:03,01{i}",
                 client,
-                f"Successfully joined group with generation {generation(1, member)}",
+                f"Successfully joined group with generation {generation_text(1, member)}",
             )
         )
     lines.append(
@@ -52,7 +52,9 @@ def _generation_1() -> list[str]:
         client = member[:2]
         lines += [
             consumer_line(
-                f"10:00:03,04{i}", client, f"Successfully synced group in generation {generation(1, member)}"
+                f"10:00:03,04{i}",
+                client,
+                f"Successfully synced group in generation {generation_text(1, member)}",
             ),
             consumer_line(f"10:00:03,04{i}", client, f"Adding newly assigned partitions: t-{i}"),
         ]
@@ -83,7 +85,7 @@ def _c3_rejoins_and_restarts_first(at: str) -> list[str]:
         pending_join("10:01:22,520", C3_AGAIN, "PreparingRebalance"),
         stabilized("10:05:07,500", 2, 2),
         consumer_line(
-            "10:05:07,520", "c3", f"Successfully joined group with generation {generation(2, C3_AGAIN)}"
+            "10:05:07,520", "c3", f"Successfully joined group with generation {generation_text(2, C3_AGAIN)}"
         ),
         consumer_line(
             "10:05:07,523",
@@ -93,7 +95,7 @@ def _c3_rejoins_and_restarts_first(at: str) -> list[str]:
         ),
         assignment_received("10:05:07,532", C3_AGAIN, 2, 2),
         consumer_line(
-            "10:05:07,542", "c3", f"Successfully synced group in generation {generation(2, C3_AGAIN)}"
+            "10:05:07,542", "c3", f"Successfully synced group in generation {generation_text(2, C3_AGAIN)}"
         ),
         consumer_line(at, "c3", "Adding newly assigned partitions: t-2"),
     ]
@@ -109,7 +111,7 @@ def _c1_removed_then_c3_takes_all() -> list[str]:
         consumer_line("10:05:52,521", "c3", "Revoke previously assigned partitions t-2"),
         stabilized("10:05:52,544", 3, 1),
         consumer_line(
-            "10:05:52,564", "c3", f"Successfully joined group with generation {generation(3, C3_AGAIN)}"
+            "10:05:52,564", "c3", f"Successfully joined group with generation {generation_text(3, C3_AGAIN)}"
         ),
         consumer_line(
             "10:05:52,566",
@@ -118,7 +120,7 @@ def _c1_removed_then_c3_takes_all() -> list[str]:
         ),
         assignment_received("10:05:52,575", C3_AGAIN, 3, 1),
         consumer_line(
-            "10:05:52,585", "c3", f"Successfully synced group in generation {generation(3, C3_AGAIN)}"
+            "10:05:52,585", "c3", f"Successfully synced group in generation {generation_text(3, C3_AGAIN)}"
         ),
         consumer_line("10:05:52,585", "c3", "Adding newly assigned partitions: t-0, t-1, t-2"),
     ]

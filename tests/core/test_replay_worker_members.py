@@ -13,7 +13,7 @@ import pytest
 
 from rebalance_core.kafka_logs.parser import parse_lines
 from rebalance_core.replay import replay
-from tests.builders import WORKER_COORDINATOR, generation, worker_joined, worker_line
+from tests.builders import WORKER_COORDINATOR, generation_text, worker_joined, worker_line
 
 HERDER = "org.apache.kafka.connect.runtime.distributed.DistributedHerder:2651"
 NEW = "w1-2f0d4a7e-0b6e-4a61-8d55-6f2f1a3c9e11"
@@ -38,7 +38,7 @@ def line(at: str, message: str, logger: str = WORKER_COORDINATOR) -> str:
 
 def history(rebalance_timeout_ms: int | None, dumped: str = "w1") -> list[str]:
     """w1 starts, sends its two JoinGroups and dies; restarted 8.5 s later, it forms generation 2 alone."""
-    gen = generation(2, NEW, "sessioned")
+    gen = generation_text(2, NEW, "sessioned")
     assignment = (
         f"Assignment{{error=0, leader='{NEW}', leaderUrl='http://w1:8083/', offset=1, connectorIds=[t], "
         "taskIds=[t-0], revokedConnectorIds=[], revokedTaskIds=[], delay=0}"
@@ -101,8 +101,8 @@ def test_a_workers_assignment_names_its_generations_leader_after_the_next_round_
     generation 2 ... leader='w2-…'" line still names generation 2's leader (ConnectProtocol.Assignment
     carries the leader the JoinGroup response named, WorkerCoordinator.onJoinLeader)."""
     w2, w3 = "w2-6b1c9b0e-5d0a-4c3e-9f39-2a8e1c7d4b21", "w3-0c5e7f3a-1b2d-4e6f-8a9b-3c4d5e6f7a8b"
-    gen2 = generation(2, w2, "sessioned")
-    gen3 = generation(3, w3, "sessioned")
+    gen2 = generation_text(2, w2, "sessioned")
+    gen3 = generation_text(3, w3, "sessioned")
     lines = [
         worker("w2", "02,000", "Rebalance started"),
         worker("w2", "02,000", "(Re-)joining group"),
