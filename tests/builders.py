@@ -1,8 +1,8 @@
 """Hand-written Kafka log lines for the tests, written once: one builder per logger's line layout (the
 2.x/3.x Scala GroupCoordinator's server.log, the classic consumer's ConsumerCoordinator, Kafka Connect's
 WorkerCoordinator) and the messages several tests write (the member's `Generation{...}`, the Scala
-GroupCoordinator's rebalance lines, a Connect worker's join and leave). `ts` is the log's own time text,
-'HH:MM:SS,mmm', on `day`."""
+GroupCoordinator's rebalance lines, a client's config dump, a Connect worker's join). `ts` is the log's
+own time text, 'HH:MM:SS,mmm', on `day`."""
 
 from __future__ import annotations
 
@@ -95,6 +95,54 @@ def static_join(ts: str, instance: str, member: str, state: str) -> str:
         f"Static member with groupInstanceId={instance} and unknown member id joins group g1 in {state} state. "
         f"Created a new member id {member} for this member and add to the group.",
     )
+
+
+# A client's config dump (AbstractConfig.logAll): "ConsumerConfig values: " (or Connect's "DistributedConfig
+# values: "), then one "\tkey = value" line per setting, keys sorted.
+CONSUMER_CONFIG = "org.apache.kafka.clients.consumer.ConsumerConfig"
+ASSIGNOR = "org.apache.kafka.clients.consumer.{}"
+
+
+def config_dump(
+    ts: str, config_class: str, settings: dict[str, str], logger: str = CONSUMER_CONFIG
+) -> list[str]:
+    """Kafka's shipped log4j layout (`[%d] %p %m (%c)%n`): the logger follows the dump's last line; `ts`
+    is the whole date and time."""
+    body = [f"\t{key} = {value}" for key, value in sorted(settings.items())]
+    body[-1] += f" ({logger})"
+    return [f"[{ts}] INFO {config_class} values: ", *body]
+
+
+def consumer_2x(client_id: str = "c-1", group_id: str = "g1", **more: str) -> dict[str, str]:
+    """A 2.4 consumer's settings (partition.assignment.strategy set by class name: printed as given)."""
+    return {
+        "auto.offset.reset": "latest",
+        "client.id": client_id,
+        "group.id": group_id,
+        "group.instance.id": "null",
+        "heartbeat.interval.ms": "3000",
+        "max.poll.interval.ms": "300000",
+        "partition.assignment.strategy": f"[{ASSIGNOR.format('RoundRobinAssignor')}]",
+        "session.timeout.ms": "10000",
+        **more,
+    }
+
+
+def consumer_3x(client_id: str = "c-1", group_id: str = "g1", **more: str) -> dict[str, str]:
+    """A 3.7+ consumer with its defaults (a Class list prints `class …`) and group.protocol."""
+    return {
+        "client.id": client_id,
+        "group.id": group_id,
+        "group.instance.id": "i-1",
+        "group.protocol": "classic",
+        "group.remote.assignor": "null",
+        "heartbeat.interval.ms": "3000",
+        "max.poll.interval.ms": "300000",
+        "partition.assignment.strategy": f"[class {ASSIGNOR.format('RangeAssignor')}, "
+        f"class {ASSIGNOR.format('CooperativeStickyAssignor')}]",
+        "session.timeout.ms": "45000",
+        **more,
+    }
 
 
 # A Connect worker's messages (WorkerCoordinator, DistributedHerder.onAssigned; protocol 'sessioned').

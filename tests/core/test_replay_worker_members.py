@@ -13,23 +13,24 @@ import pytest
 
 from rebalance_core.kafka_logs.parser import parse_lines
 from rebalance_core.replay import replay
-from tests.builders import WORKER_COORDINATOR, generation_text, worker_joined, worker_line
+from tests.builders import WORKER_COORDINATOR, config_dump, generation_text, worker_joined, worker_line
 
 HERDER = "org.apache.kafka.connect.runtime.distributed.DistributedHerder:2651"
+DISTRIBUTED_CONFIG = "org.apache.kafka.connect.runtime.distributed.DistributedConfig:372"
 NEW = "w1-2f0d4a7e-0b6e-4a61-8d55-6f2f1a3c9e11"
 
 
 def dump(at: str, rebalance_timeout_ms: int, client: str = "w1") -> list[str]:
-    return [
-        f"[2024-01-01 10:00:{at}] INFO DistributedConfig values: ",
-        f"\tclient.id = {client}",
-        "\tconnect.protocol = sessioned",
-        "\tgroup.id = g",
-        "\theartbeat.interval.ms = 2000",
-        f"\trebalance.timeout.ms = {rebalance_timeout_ms}",
-        "\tscheduled.rebalance.max.delay.ms = 30000",
-        "\tsession.timeout.ms = 6000 (org.apache.kafka.connect.runtime.distributed.DistributedConfig:372)",
-    ]
+    settings = {
+        "client.id": client,
+        "connect.protocol": "sessioned",
+        "group.id": "g",
+        "heartbeat.interval.ms": "2000",
+        "rebalance.timeout.ms": str(rebalance_timeout_ms),
+        "scheduled.rebalance.max.delay.ms": "30000",
+        "session.timeout.ms": "6000",
+    }
+    return config_dump(f"2024-01-01 10:00:{at}", "DistributedConfig", settings, DISTRIBUTED_CONFIG)
 
 
 def line(at: str, message: str, logger: str = WORKER_COORDINATOR) -> str:
