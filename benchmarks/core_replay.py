@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     days = sorted(
         {
-            dt.datetime.fromtimestamp(e.ts / 1000, dt.timezone.utc).date()
+            dt.datetime.fromtimestamp(e.ts / 1000, dt.UTC).date()
             for g in groups.values()
             for e in (g[0], g[-1])
         }

@@ -2123,7 +2123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f.write(json.dumps(dataclasses.asdict(row)) + "\n")
     if args.out != "-":
         Path(args.out).write_text(doc)
-        print(f"wrote {args.out} ({dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC)", file=sys.stderr)
+        print(f"wrote {args.out} ({dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC)", file=sys.stderr)
     return 0
 
 

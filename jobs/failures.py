@@ -39,7 +39,7 @@ def job_log(warehouse: str | None) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         folder = Path(tempfile.gettempdir())
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     log_path = folder / f"{stamp}-{os.getpid()}.log"
     log_path.touch()
     return log_path

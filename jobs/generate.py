@@ -147,7 +147,7 @@ def _start_ms(text: str) -> int:
         day = dt.date.fromisoformat(text)
     except ValueError:
         raise UsageError(f"--start: expected a date YYYY-MM-DD, got {text!r}") from None
-    return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc).timestamp() * 1000)
+    return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp() * 1000)
 
 
 def _batches(args: argparse.Namespace, out: Path, start_ms: int) -> tuple[list[Batch], list[GroupPlan]]:

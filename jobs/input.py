@@ -39,8 +39,8 @@ STATUS_SKIPPED = "skipped"
 # Event times outside [EARLIEST_TS, LATEST_TS) are quarantined: Kafka's group coordinator did not exist
 # before (0.9, 2015), and such a time is a broken clock or a misread field; one of them would otherwise
 # stretch a run without --date over centuries of dates.
-EARLIEST_TS = dt.datetime(2010, 1, 1, tzinfo=dt.timezone.utc)
-LATEST_TS = dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc)
+EARLIEST_TS = dt.datetime(2010, 1, 1, tzinfo=dt.UTC)
+LATEST_TS = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 NOT_UTF8 = "not UTF-8"
 _NUMBER = r"^-?\d+(\.\d+)?$"  # epoch milliseconds written as a number
 

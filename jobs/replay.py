@@ -119,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def new_run_id() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
 # ------------------------------------------------------------------------------------------ the run
@@ -178,7 +178,7 @@ def run(spark, config: JobConfig, progress=None, group_pass=None, run_id: str | 
 
     step = progress or Progress(None)
     run_id = run_id or new_run_id()
-    started_at = dt.datetime.now(dt.timezone.utc)
+    started_at = dt.datetime.now(dt.UTC)
     warehouse = open_warehouse(spark, config.warehouse, config.delta_writer)
     path, fmt = resolve_input(config.input_path, config.input_format)
     staging = _staging_root(config, warehouse)
@@ -335,7 +335,7 @@ class _Run:
             frames = {table: _output_table(rows, table) for table in group_pass.tables}
             write_tables(spark, warehouse, frames, scenario=scenario,
                          progress=lambda title, s=scenario: step.note(f"{title} ({s})"), **writes)  # fmt: skip
-        finished = [("run_accounting", record(STATUS_FINISHED, dt.datetime.now(dt.timezone.utc)))]
+        finished = [("run_accounting", record(STATUS_FINISHED, dt.datetime.now(dt.UTC)))]
         write_tables(
             spark, warehouse, finished, scenario=config.scenario, progress=_finishing(step), **writes
         )
@@ -383,7 +383,7 @@ def _run_dates(config: JobConfig, counts: list[tuple]) -> tuple[dt.date, dt.date
     """The configured dates, else the span of the input's dated rows (today, UTC, for an input without
     any)."""
     dated = [date for date, _status, _n in counts if date is not None]
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     date_from = config.date_from or (min(dated) if dated else None)
     date_to = config.date_to or (max(dated) if dated else None)
     date_from = date_from or date_to or today
@@ -619,7 +619,7 @@ def _across_groups(spark, output, handovers, config: JobConfig, date_to: dt.date
 
 def _day_end_ms(day: dt.date) -> int:
     """The last millisecond of a UTC date."""
-    start = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)
+    start = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
     return int(start.timestamp() * 1000) + 86_400_000 - 1
 
 

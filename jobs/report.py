@@ -472,7 +472,7 @@ def draw_group(g: GroupReport, scenarios: tuple[str, ...], path: Path) -> None:
         ax.set_yticks(range(len(partitions)), partitions, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel(
-            f"seconds after {dt.datetime.fromtimestamp(origin / 1000, dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC",
+            f"seconds after {dt.datetime.fromtimestamp(origin / 1000, dt.UTC):%Y-%m-%d %H:%M:%S} UTC",
             fontsize=8,
         )
         ax.set_title(f"ownership, {scenario} (white with red edge: unavailable)", fontsize=10)

@@ -110,7 +110,7 @@ def _read_holder(path: str) -> str:
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 # ----------------------------------------------------------------------------------- unfinished runs

@@ -240,7 +240,7 @@ def shorten_middle(text: str, width: int) -> str:
 def utc_text(ms: int | None) -> str:
     if ms is None:
         return "before input"
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def episode_duration(e: EpisodeLine) -> str:

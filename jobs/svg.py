@@ -92,7 +92,7 @@ def colours(names) -> dict[str, str]:
 
 
 def _label(ms: int, step: int) -> str:
-    moment = dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc)
+    moment = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
     if step >= 86_400_000:
         return f"{moment:%m-%d}"
     if step >= 60_000:

@@ -202,7 +202,7 @@ def _tps_to_rows(tps: Iterable[TopicPartition] | None) -> list[dict[str, Any]] |
     return [{"topic": tp.topic, "partition": tp.partition} for tp in tps]
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def ms_to_datetime(ms: int) -> dt.datetime:
@@ -232,7 +232,7 @@ def parse_ts(value: Any) -> int:
         value = value.to_pydatetime()
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
+            value = value.replace(tzinfo=dt.UTC)
         delta = value - _EPOCH
         return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
     raise ValueError(f"not a timestamp: {value!r}")

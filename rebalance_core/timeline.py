@@ -323,7 +323,7 @@ def load_timeline(doc: Mapping[str, Any]) -> Timeline:
 
 def _parse_start(value: Any) -> int:
     if isinstance(value, dt.datetime):  # YAML parses unquoted timestamps itself
-        value = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        value = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     try:
         return parse_ts(value)
     except (TypeError, ValueError):

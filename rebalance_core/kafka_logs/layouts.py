@@ -849,7 +849,7 @@ class LineDates:
 def resolve_zone(name: str) -> dt.tzinfo:
     """The zone naive timestamps are read in ("UTC", "Europe/Paris", "+02:00"). ValueError if unknown."""
     if name.upper() in ("UTC", "Z", "GMT"):
-        return dt.timezone.utc
+        return dt.UTC
     m = re.fullmatch(r"([+-])(\d{2}):?(\d{2})?", name)
     if m:
         sign = 1 if m[1] == "+" else -1
@@ -860,7 +860,7 @@ def resolve_zone(name: str) -> dt.tzinfo:
         raise ValueError(f"unknown time zone {name!r}") from exc
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MONTHS = {m: i for i, m in enumerate(_MON[3:-1].split("|"), start=1)}
 _DATETIME_PARTS = re.compile(
     r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? )?"
@@ -902,7 +902,7 @@ def parse_timestamp(text: str, tz: dt.tzinfo, date: dt.date | None = None) -> in
     micro = int((m["frac"] or "0")[:6].ljust(6, "0"))
     zone = tz
     if m["tz"]:
-        zone = dt.timezone.utc if m["tz"] in ("Z", "UTC", "GMT") else resolve_zone(m["tz"])
+        zone = dt.UTC if m["tz"] in ("Z", "UTC", "GMT") else resolve_zone(m["tz"])
     try:
         when = dt.datetime(year, month, day, int(m["h"]), int(m["mi"]), int(m["s"]), micro, zone)
     except ValueError as exc:

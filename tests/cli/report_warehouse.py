@@ -16,7 +16,7 @@ from schemas.tables import TABLES
 
 DAY1, DAY2 = dt.date(2024, 11, 8), dt.date(2024, 11, 9)
 LONG_GROUP = "orders-enrichment-" + "very-long-name-" * 5 + "eager"
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def at(day: dt.date, hour: int, minute: int = 0, second: float = 0) -> dt.datetime:

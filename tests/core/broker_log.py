@@ -1,19 +1,12 @@
-"""Broker-only replays from Kafka's own server.log text: `replay_log(text, ...)` parses the lines with
-rebalance_core.kafka_logs and replays them like the job does (no member logs)."""
+"""Replays of hand-written logs (lines from tests.builders) like the job's: `replay_log(lines, ...)` parses
+one broker's server.log with rebalance_core.kafka_logs and replays it (no member logs); `replay_logs`
+several brokers' files, `replay_worker_logs` Connect workers' own logs."""
 
 from __future__ import annotations
 
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.replay import replay
 from rebalance_core.replay_common import ReplaySettings
-
-COORDINATOR = "kafka.coordinator.group.GroupCoordinator"
-
-
-def scala_line(ts: str, message: str, broker: int = 1) -> str:
-    """One 2.x/3.x Scala GroupCoordinator line in Kafka's shipped layout; `ts` is 'HH:MM:SS,mmm' on
-    2024-11-08."""
-    return f"[2024-11-08 {ts}] INFO [GroupCoordinator {broker}]: {message} ({COORDINATOR})"
 
 
 def replay_log(lines: list[str], **settings) -> dict[str, list[dict]]:
@@ -22,12 +15,21 @@ def replay_log(lines: list[str], **settings) -> dict[str, list[dict]]:
 
 def replay_logs(files: dict[str, list[str]], **settings) -> dict[str, list[dict]]:
     """Several broker files (file name -> lines), parsed apart and replayed together."""
+    return replay(_parsed(files, cluster="k"), ReplaySettings(**settings))
+
+
+def replay_worker_logs(logs: dict[str, list[str]]) -> dict[str, list[dict]]:
+    """Connect workers' own logs (worker -> lines, each in its `W/connect.log`), replayed together."""
+    return replay(_parsed({f"{worker}/connect.log": lines for worker, lines in logs.items()}, cluster="c1"))
+
+
+def _parsed(files: dict[str, list[str]], cluster: str) -> list:
     events = []
     for file, lines in files.items():
-        parsed = parse_lines(lines, file=file, cluster="k")
+        parsed = parse_lines(lines, file=file, cluster=cluster)
         assert not parsed.quarantine, parsed.quarantine
         events += parsed.events
-    return replay(events, ReplaySettings(**settings))
+    return events
 
 
 def episodes(out: dict[str, list[dict]]) -> list[tuple]:

@@ -48,9 +48,7 @@ TABLES = ("generations", "assignments", "partition_movements", "rebalance_episod
 
 def ms(text: str) -> int:
     """A log timestamp ('2024-11-11 09:37:20,677' or '... 20.677'), read as UTC."""
-    stamp = dt.datetime.strptime(text.replace(",", "."), "%Y-%m-%d %H:%M:%S.%f").replace(
-        tzinfo=dt.timezone.utc
-    )
+    stamp = dt.datetime.strptime(text.replace(",", "."), "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=dt.UTC)
     return int(stamp.timestamp() * 1000)
 
 

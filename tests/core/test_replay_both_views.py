@@ -3,34 +3,24 @@ the other side's lines name."""
 
 from __future__ import annotations
 
-from tests.core.broker_log import replay_log, scala_line
+from tests.builders import (
+    assignment_received,
+    consumer_line,
+    generation_text,
+    pending_join,
+    prepare_rebalance,
+    stabilized,
+)
+from tests.core.broker_log import replay_log
 
 C1 = "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
 C2 = "c2-5485febc-752b-4881-b106-5829a1889014"
 C3 = "c3-78e51061-7311-48a3-82ce-6f447ed4d57b"
 C4 = "c4-2b1d0e6f-58a4-4c8e-9d51-7e0f3c6a1b92"
-OFFSETS = "(__consumer_offsets-12)"
-COORDINATOR = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
-
-
-def _client(ts: str, client: str, message: str) -> str:
-    return f"[2024-11-08 {ts}] INFO [Consumer clientId={client}, groupId=g1] {message} ({COORDINATOR})"
 
 
 def _prepare(ts, old_generation, member):
-    return scala_line(
-        ts,
-        f"Preparing to rebalance group g1 in state PreparingRebalance with old generation {old_generation} "
-        f"{OFFSETS} (reason: Adding new member {member} with group instance id None)",
-    )
-
-
-def _pending_join(ts, member, state):
-    return scala_line(
-        ts,
-        f"Dynamic member with unknown member id joins group g1 in {state} state. Created a new member id "
-        f"{member} and request the member to rejoin with this id.",
-    )
+    return prepare_rebalance(ts, old_generation, f"Adding new member {member} with group instance id None")
 
 
 def test_a_leaders_assignment_for_an_interrupted_generation_names_its_members_and_leader():
@@ -42,23 +32,19 @@ def test_a_leaders_assignment_for_an_interrupted_generation_names_its_members_an
     generation 1 is [c1, c2] led by c1, although SyncGroup refuses that assignment."""
     lines = [
         _prepare("10:00:00,010", 0, C1),
-        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
-        _pending_join("10:00:00,030", C3, "PreparingRebalance"),
-        scala_line("10:00:03,010", f"Stabilized group g1 generation 1 {OFFSETS} with 2 members"),
-        _pending_join("10:00:03,011", C4, "CompletingRebalance"),
+        pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        pending_join("10:00:00,030", C3, "PreparingRebalance"),
+        stabilized("10:00:03,010", 1, 2),
+        pending_join("10:00:03,011", C4, "CompletingRebalance"),
         _prepare("10:00:03,012", 1, C4),
-        _client(
+        consumer_line(
             "10:00:03,020",
             "c1",
             f"Finished assignment for group at generation 1: {{{C1}=Assignment(partitions=[t-0]), "
             f"{C2}=Assignment(partitions=[t-1])}}",
         ),
-        scala_line("10:00:06,000", f"Stabilized group g1 generation 2 {OFFSETS} with 4 members"),
-        scala_line(
-            "10:00:06,020",
-            "Assignment received from leader for group g1 for generation 2. The group has 4 members, "
-            "0 of which are static.",
-        ),
+        stabilized("10:00:06,000", 2, 4),
+        assignment_received("10:00:06,020", None, 2, 4),
     ]
     out = replay_log(lines, topics={"t": 3}, default_assignor="range")
     assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]][0] == (
@@ -69,10 +55,11 @@ def test_a_leaders_assignment_for_an_interrupted_generation_names_its_members_an
 
 
 def _joined(ts: str, client: str, member: str, generation: int) -> str:
-    return (
-        f"[2024-11-08 {ts}] INFO [Consumer clientId={client}, groupId=g1] Successfully joined group with "
-        f"generation Generation{{generationId={generation}, memberId='{member}', protocol='range'}} "
-        "(org.apache.kafka.clients.consumer.internals.AbstractCoordinator)"
+    return consumer_line(
+        ts,
+        client,
+        f"Successfully joined group with generation {generation_text(generation, member)}",
+        logger="org.apache.kafka.clients.consumer.internals.AbstractCoordinator",
     )
 
 
@@ -81,13 +68,9 @@ def _c1_and_an_unnamed_member_form_generation_1(joined_lines: list[str]) -> dict
     counts 2 members; the members' own "Successfully joined" lines follow."""
     lines = [
         _prepare("10:00:00,010", 0, C1),
-        scala_line("10:00:03,010", f"Stabilized group g1 generation 1 {OFFSETS} with 2 members"),
+        stabilized("10:00:03,010", 1, 2),
         *joined_lines,
-        scala_line(
-            "10:00:03,040",
-            "Assignment received from leader for group g1 for generation 1. The group has 2 members, "
-            "0 of which are static.",
-        ),
+        assignment_received("10:00:03,040", None, 1, 2),
     ]
     return replay_log(lines, topics={"t": 2}, default_assignor="range")
 

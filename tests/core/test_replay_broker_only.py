@@ -8,64 +8,44 @@ import datetime as dt
 import pytest
 
 from rebalance_core.measures import PARTITION_MEASURE_COLUMNS
-from tests.core.broker_log import episodes, replay_log, replay_logs, scala_line
+from tests.builders import (
+    assignment_received,
+    member_failed,
+    pending_join,
+    prepare_rebalance,
+    scala_line,
+    stabilized,
+    static_join,
+)
+from tests.core.broker_log import episodes, replay_log, replay_logs
 
 C1 = "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
 C2 = "c2-5485febc-752b-4881-b106-5829a1889014"
-OFFSETS = "(__consumer_offsets-12)"
-
-
-def _prepare(ts, old_generation, reason):
-    return scala_line(
-        ts,
-        f"Preparing to rebalance group g1 in state PreparingRebalance with old generation {old_generation} "
-        f"{OFFSETS} (reason: {reason})",
-    )
-
-
-def _stabilized(ts, generation, members):
-    return scala_line(ts, f"Stabilized group g1 generation {generation} {OFFSETS} with {members} members")
-
-
-def _assignment(ts, leader, generation, members, static=0):
-    return scala_line(
-        ts,
-        f"Assignment received from leader {leader} for group g1 for generation {generation}. The group has "
-        f"{members} members, {static} of which are static.",
-    )
-
-
-def _pending_join(ts, member, state):
-    return scala_line(
-        ts,
-        f"Dynamic member with unknown member id joins group g1 in {state} state. Created a new member id "
-        f"{member} and request the member to rejoin with this id.",
-    )
 
 
 def _cooperative_join(follow_up_reason: str) -> list[str]:
     """c1 alone at generation 1; c2 joins. Round 1 (generation 2) withholds what c1 must give up, c1
     revokes it and rejoins (KIP-429): round 2 (generation 3) hands it to c2."""
     return [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare(
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance(
             "10:00:00,010",
             0,
             f"Adding new member {C1} with group instance id None; client reason: not provided",
         ),
-        _stabilized("10:00:03,010", 1, 1),
-        _assignment("10:00:03,020", C1, 1, 1),
-        _pending_join("10:00:10,000", C2, "Stable"),
-        _prepare(
+        stabilized("10:00:03,010", 1, 1),
+        assignment_received("10:00:03,020", C1, 1, 1),
+        pending_join("10:00:10,000", C2, "Stable"),
+        prepare_rebalance(
             "10:00:10,010",
             1,
             f"Adding new member {C2} with group instance id None; client reason: not provided",
         ),
-        _stabilized("10:00:12,000", 2, 2),
-        _assignment("10:00:12,010", C1, 2, 2),
-        _prepare("10:00:12,050", 2, follow_up_reason),
-        _stabilized("10:00:12,100", 3, 2),
-        _assignment("10:00:12,110", C1, 3, 2),
+        stabilized("10:00:12,000", 2, 2),
+        assignment_received("10:00:12,010", C1, 2, 2),
+        prepare_rebalance("10:00:12,050", 2, follow_up_reason),
+        stabilized("10:00:12,100", 3, 2),
+        assignment_received("10:00:12,110", C1, 3, 2),
     ]
 
 
@@ -122,11 +102,11 @@ def test_a_rejoin_stating_another_cause_than_revoking_is_no_follow_up_of_the_rer
     so generation 3 is a rebalance of its own."""
     lines = _cooperative_join(f"Leader {C1} re-joining group during Stable; client reason: {client_reason}")
     lines[-3:] = [
-        _prepare(
+        prepare_rebalance(
             "10:01:12,050", 2, f"Leader {C1} re-joining group during Stable; client reason: {client_reason}"
         ),
-        _stabilized("10:01:12,100", 3, 2),
-        _assignment("10:01:12,110", C1, 3, 2),
+        stabilized("10:01:12,100", 3, 2),
+        assignment_received("10:01:12,110", C1, 3, 2),
     ]
     out = replay_log(lines, topics={"t": 4}, default_assignor="cooperative-sticky")
     assert episodes(out) == expected
@@ -155,21 +135,21 @@ def test_a_revoke_rejoin_right_after_a_round_the_rerun_saw_revoke_nothing_is_its
     is a rebalance of its own."""
     adding = "with group instance id None; client reason: not provided"
     lines = [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
-        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
-        _stabilized("10:00:03,010", 1, 2),
-        _assignment("10:00:03,020", C1, 1, 2),
-        _prepare(
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        stabilized("10:00:03,010", 1, 2),
+        assignment_received("10:00:03,020", C1, 1, 2),
+        prepare_rebalance(
             "10:05:00,000",
             1,
             f"Leader {C1} re-joining group during Stable; client reason: cached metadata has changed",
         ),
-        _stabilized("10:05:00,100", 2, 2),
-        _assignment("10:05:00,120", C1, 2, 2),
-        _prepare("10:05:00,150", 2, next_reason),
-        _stabilized("10:05:00,300", 3, 2),
-        _assignment("10:05:00,320", C1, 3, 2),
+        stabilized("10:05:00,100", 2, 2),
+        assignment_received("10:05:00,120", C1, 2, 2),
+        prepare_rebalance("10:05:00,150", 2, next_reason),
+        stabilized("10:05:00,300", 3, 2),
+        assignment_received("10:05:00,320", C1, 3, 2),
     ]
     out = replay_log(lines, topics={"t": 4}, default_assignor="cooperative-sticky")
     assert not out["anomalies"]
@@ -184,25 +164,25 @@ def test_a_subscription_change_no_line_details_keeps_the_episode_open_for_its_re
     rounds, not two rebalances."""
     adding = "with group instance id None; client reason: not provided"
     lines = [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
-        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
-        _stabilized("10:00:03,010", 1, 2),
-        _assignment("10:00:03,020", C1, 1, 2),
-        _prepare(
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        stabilized("10:00:03,010", 1, 2),
+        assignment_received("10:00:03,020", C1, 1, 2),
+        prepare_rebalance(
             "10:05:00,000",
             1,
             f"Leader {C1} re-joining group during Stable; client reason: subscription has changed",
         ),
-        _stabilized("10:05:00,100", 2, 2),
-        _assignment("10:05:00,120", C1, 2, 2),
-        _prepare(
+        stabilized("10:05:00,100", 2, 2),
+        assignment_received("10:05:00,120", C1, 2, 2),
+        prepare_rebalance(
             "10:05:00,150",
             2,
             f"Updating metadata for member {C2} during Stable; client reason: need to revoke partitions and re-join",
         ),
-        _stabilized("10:05:00,300", 3, 2),
-        _assignment("10:05:00,320", C1, 3, 2),
+        stabilized("10:05:00,300", 3, 2),
+        assignment_received("10:05:00,320", C1, 3, 2),
     ]
     out = replay_log(lines, topics={"t": 2, "u": 2}, default_assignor="cooperative-sticky")
     assert not out["anomalies"]
@@ -229,13 +209,13 @@ def test_a_rejoin_after_the_first_round_from_empty_is_a_rebalance_of_its_own(rej
     ConsumerCoordinator.onJoinPrepare -> onPartitionsLost), so nothing was revoked (KIP-429's follow-up
     JoinGroup comes only after onPartitionsRevoked, ConsumerCoordinator.onJoinComplete)."""
     lines = [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} with group instance id None"),
-        _stabilized("10:00:03,010", 1, 1),
-        _assignment("10:00:03,020", C1, 1, 1),
-        _prepare("10:00:07,000", 1, rejoin_reason),
-        _stabilized("10:00:07,000", 2, 1),
-        _assignment("10:00:07,010", C1, 2, 1),
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} with group instance id None"),
+        stabilized("10:00:03,010", 1, 1),
+        assignment_received("10:00:03,020", C1, 1, 1),
+        prepare_rebalance("10:00:07,000", 1, rejoin_reason),
+        stabilized("10:00:07,000", 2, 1),
+        assignment_received("10:00:07,010", C1, 2, 1),
     ]
     out = replay_log(lines, topics={"t": 1}, default_assignor="cooperative-sticky")
     assert episodes(out) == [(1, 1, 1), (1, 2, 2)]
@@ -252,11 +232,11 @@ def _two_members_then(lines_after: list[str]) -> list[str]:
     """c1 and c2 join an empty group (generation 1), then `lines_after`."""
     adding = "with group instance id None; client reason: not provided"
     return [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
-        _pending_join("10:00:01,000", C2, "PreparingRebalance"),  # joins the join phase: no Preparing
-        _stabilized("10:00:03,010", 1, 2),
-        _assignment("10:00:03,020", C1, 1, 2),
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        pending_join("10:00:01,000", C2, "PreparingRebalance"),  # joins the join phase: no Preparing
+        stabilized("10:00:03,010", 1, 2),
+        assignment_received("10:00:03,020", C1, 1, 2),
         *lines_after,
     ]
 
@@ -268,19 +248,19 @@ def test_pending_member_is_not_a_member_and_counts_once_it_rejoins_with_its_id()
     adding = "with group instance id None; client reason: not provided"
     lines = _two_members_then(
         [
-            _prepare(
+            prepare_rebalance(
                 "10:01:00,000", 1, f"Member {C2} joining group during Stable; client reason: metadata changed"
             ),
-            _stabilized("10:01:00,100", 2, 2),
-            _pending_join("10:01:00,150", C3, "CompletingRebalance"),
-            _assignment("10:01:00,200", C1, 2, 2),
-            _prepare("10:01:00,250", 2, f"Adding new member {C3} {adding}"),
-            _stabilized("10:01:03,250", 3, 3),
-            _assignment("10:01:03,300", C1, 3, 3),
+            stabilized("10:01:00,100", 2, 2),
+            pending_join("10:01:00,150", C3, "CompletingRebalance"),
+            assignment_received("10:01:00,200", C1, 2, 2),
+            prepare_rebalance("10:01:00,250", 2, f"Adding new member {C3} {adding}"),
+            stabilized("10:01:03,250", 3, 3),
+            assignment_received("10:01:03,300", C1, 3, 3),
             _failed("10:05:00,000", C2),
-            _prepare("10:05:00,001", 3, f"removing member {C2} on heartbeat expiration"),
-            _stabilized("10:05:00,100", 4, 2),
-            _assignment("10:05:00,200", C1, 4, 2),
+            prepare_rebalance("10:05:00,001", 3, f"removing member {C2} on heartbeat expiration"),
+            stabilized("10:05:00,100", 4, 2),
+            assignment_received("10:05:00,200", C1, 4, 2),
         ]
     )
     out = replay_log(lines, topics={"t": 6}, default_assignor="range")
@@ -307,22 +287,22 @@ def test_a_membership_the_model_cannot_match_is_resynchronised_by_the_next_state
     count resynchronises it and the later generations are measured again."""
     lines = _two_members_then(
         [
-            _prepare(
+            prepare_rebalance(
                 "10:01:00,000", 1, f"Member {C2} joining group during Stable; client reason: metadata changed"
             ),
-            _stabilized("10:01:00,100", 2, 3),
-            _assignment("10:01:00,200", C1, 2, 3),
+            stabilized("10:01:00,100", 2, 3),
+            assignment_received("10:01:00,200", C1, 2, 3),
             _failed("10:05:00,000", C3),
-            _prepare("10:05:00,001", 2, f"removing member {C3} on heartbeat expiration"),
-            _stabilized("10:05:00,100", 3, 2),
-            _assignment("10:05:00,200", C1, 3, 2),
-            _prepare(
+            prepare_rebalance("10:05:00,001", 2, f"removing member {C3} on heartbeat expiration"),
+            stabilized("10:05:00,100", 3, 2),
+            assignment_received("10:05:00,200", C1, 3, 2),
+            prepare_rebalance(
                 "10:06:00,000",
                 3,
                 f"Leader {C1} re-joining group during Stable; client reason: metadata changed",
             ),
-            _stabilized("10:06:00,100", 4, 2),
-            _assignment("10:06:00,200", C1, 4, 2),
+            stabilized("10:06:00,100", 4, 2),
+            assignment_received("10:06:00,200", C1, 4, 2),
         ]
     )
     out = replay_log(lines, topics={"t": 6}, default_assignor="range")
@@ -345,14 +325,6 @@ I2_OLD = "i2-5485febc-752b-4881-b106-5829a1889014"
 I2_NEW = "i2-35bf992d-c9e9-4616-a12e-7696a6cecc1b"
 
 
-def _static_join(ts, instance, member, state):
-    return scala_line(
-        ts,
-        f"Static member with groupInstanceId={instance} and unknown member id joins group g1 in {state} state. "
-        f"Created a new member id {member} for this member and add to the group.",
-    )
-
-
 def _static_restart_then_leave() -> list[str]:
     """Static i1, i2 (KIP-345). i2's process restarts within session.timeout.ms: the 3.x line names the
     old member id only, and there is no rebalance. An hour later i2 closes with a LeaveGroup (a consumer
@@ -362,15 +334,15 @@ def _static_restart_then_leave() -> list[str]:
     )
     closing += "sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range))"
     return [
-        _static_join("10:00:00,000", "i1", I1, "Empty"),
-        _prepare(
+        static_join("10:00:00,000", "i1", I1, "Empty"),
+        prepare_rebalance(
             "10:00:00,001",
             0,
             f"Adding new member {I1} with group instance id Some(i1); client reason: not provided",
         ),
-        _static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
-        _stabilized("10:00:03,001", 1, 2),
-        _assignment("10:00:03,010", I1, 1, 2, static=2),
+        static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
+        stabilized("10:00:03,001", 1, 2),
+        assignment_received("10:00:03,010", I1, 1, 2, static=2),
         scala_line(
             "10:20:00,000",
             f"Static member with groupInstanceId=i2 and unknown member id joins group g1 in Stable state. "
@@ -380,7 +352,7 @@ def _static_restart_then_leave() -> list[str]:
             "10:20:00,000",
             "Static member which joins during Stable stage and doesn't affect selectProtocol will not trigger rebalance.",
         ),
-        _prepare(
+        prepare_rebalance(
             "11:20:00,000",
             1,
             f"Removing member {I2_NEW} on LeaveGroup; client reason: the consumer is being closed",
@@ -389,8 +361,8 @@ def _static_restart_then_leave() -> list[str]:
             "11:20:00,000",
             f"Member {closing} has left group g1 through explicit `LeaveGroup`; client reason: the consumer is being closed",
         ),
-        _stabilized("11:20:00,050", 2, 1),
-        _assignment("11:20:00,060", I1, 2, 1, static=1),
+        stabilized("11:20:00,050", 2, 1),
+        assignment_received("11:20:00,060", I1, 2, 1, static=1),
     ]
 
 
@@ -432,19 +404,19 @@ def test_generations_an_unnamed_replacement_stood_in_for_get_its_id_once_a_later
     rejoin = f"Leader {I1} re-joining group during Stable; client reason: "
     lines = [
         *_static_restart_then_leave()[:6],
-        _prepare("10:30:00,000", 1, rejoin),
-        _stabilized("10:30:00,050", 2, 2),
-        _assignment("10:30:00,060", I1, 2, 2, static=2),
-        _prepare("10:40:00,000", 2, rejoin),
-        _stabilized("10:40:00,050", 3, 2),
-        _assignment("10:40:00,060", I1, 3, 2, static=2),
-        _prepare("10:50:00,000", 3, rejoin),
-        _stabilized("10:50:00,050", 4, 2),
-        _assignment("10:50:00,060", I1, 4, 2, static=2),
-        scala_line("11:00:00,000", f"Member {I2_NEW} in group g1 has failed, removing it from the group"),
-        _prepare("11:00:00,000", 4, f"removing member {I2_NEW} on heartbeat expiration"),
-        _stabilized("11:00:00,050", 5, 1),
-        _assignment("11:00:00,060", I1, 5, 1, static=1),
+        prepare_rebalance("10:30:00,000", 1, rejoin),
+        stabilized("10:30:00,050", 2, 2),
+        assignment_received("10:30:00,060", I1, 2, 2, static=2),
+        prepare_rebalance("10:40:00,000", 2, rejoin),
+        stabilized("10:40:00,050", 3, 2),
+        assignment_received("10:40:00,060", I1, 3, 2, static=2),
+        prepare_rebalance("10:50:00,000", 3, rejoin),
+        stabilized("10:50:00,050", 4, 2),
+        assignment_received("10:50:00,060", I1, 4, 2, static=2),
+        member_failed("11:00:00,000", I2_NEW),
+        prepare_rebalance("11:00:00,000", 4, f"removing member {I2_NEW} on heartbeat expiration"),
+        stabilized("11:00:00,050", 5, 1),
+        assignment_received("11:00:00,060", I1, 5, 1, static=1),
     ]
     out = replay_log(lines, topics={"t": 4}, default_assignor="range")
     assert not out["anomalies"]
@@ -476,21 +448,25 @@ def test_a_join_phase_completed_by_a_members_removal_keeps_the_static_leader_no_
     tryCompleteJoin, hasAllMembersJoined) / GroupMetadataManager.removeMemberAndUpdateClassicGroup 4.0:
     a member's removal completes the join phase at once only if everyone else has joined."""
     lines = [
-        _static_join("10:00:00,000", "i1", I1, "Empty"),
-        _prepare(
+        static_join("10:00:00,000", "i1", I1, "Empty"),
+        prepare_rebalance(
             "10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1); client reason: "
         ),
-        _static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
-        _stabilized("10:00:03,001", 1, 2),
-        _assignment("10:00:03,010", I1, 1, 2, static=2),
-        _pending_join("10:01:00,000", C3, "Stable"),
-        _prepare("10:01:00,010", 1, f"Adding new member {C3} with group instance id None; client reason: "),
-        scala_line("10:01:10,000", f"Member {I2_OLD} in group g1 has failed, removing it from the group"),
-        _stabilized(completed_at, 2, 2),
-        _pending_join("10:01:40,000", C4, "CompletingRebalance"),
-        _prepare("10:01:40,010", 2, f"Adding new member {C4} with group instance id None; client reason: "),
-        _stabilized("10:01:43,000", 3, 3),
-        _assignment("10:01:43,010", I1, 3, 3, static=1),
+        static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
+        stabilized("10:00:03,001", 1, 2),
+        assignment_received("10:00:03,010", I1, 1, 2, static=2),
+        pending_join("10:01:00,000", C3, "Stable"),
+        prepare_rebalance(
+            "10:01:00,010", 1, f"Adding new member {C3} with group instance id None; client reason: "
+        ),
+        member_failed("10:01:10,000", I2_OLD),
+        stabilized(completed_at, 2, 2),
+        pending_join("10:01:40,000", C4, "CompletingRebalance"),
+        prepare_rebalance(
+            "10:01:40,010", 2, f"Adding new member {C4} with group instance id None; client reason: "
+        ),
+        stabilized("10:01:43,000", 3, 3),
+        assignment_received("10:01:43,010", I1, 3, 3, static=1),
     ]
     out = replay_log(lines, topics={"t": 4}, default_assignor="range")
     assert not out["anomalies"]
@@ -507,15 +483,11 @@ def test_the_only_member_of_a_generation_leads_it_when_no_line_names_the_leader(
     it: a leader is a member of its generation (ClassicGroup.add / maybeElectNewJoinedLeader)."""
     adding = "with group instance id None"
     lines = [
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
-        _stabilized("10:00:03,010", 1, 1),
-        _prepare("10:00:03,020", 1, f"Adding new member {C2} {adding}"),
-        _stabilized("10:00:06,000", 2, 2),
-        scala_line(
-            "10:00:06,020",
-            "Assignment received from leader for group g1 for generation 2. The group has 2 members, "
-            "0 of which are static.",
-        ),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        stabilized("10:00:03,010", 1, 1),
+        prepare_rebalance("10:00:03,020", 1, f"Adding new member {C2} {adding}"),
+        stabilized("10:00:06,000", 2, 2),
+        assignment_received("10:00:06,020", None, 2, 2),
     ]
     out = replay_log(lines, topics={"t": 2}, default_assignor="range")
     assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]][0] == (
@@ -532,10 +504,10 @@ def test_the_member_whose_join_opened_a_new_groups_first_rebalance_leads_it():
     leads (ClassicGroup.add / GroupMetadata.add), though generation 1 never gets an assignment line."""
     adding = "with group instance id None"
     lines = [
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
-        _stabilized("10:00:03,010", 1, 2),
-        _prepare("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
-        _stabilized("10:00:06,000", 2, 3),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        stabilized("10:00:03,010", 1, 2),
+        prepare_rebalance("10:00:03,020", 1, f"Adding new member {C3} {adding}"),
+        stabilized("10:00:06,000", 2, 3),
     ]
     out = replay_log(lines, topics={"t": 2}, default_assignor="range")
     assert [(g["generation_id"], g["leader_member_id"]) for g in out["generations"]] == [(1, C1), (2, C1)]
@@ -601,22 +573,22 @@ def test_after_a_generation_of_unknown_owners_the_next_known_assignment_measures
     everything revoked is wasted: ConsumerCoordinator.onJoinPrepare revokes all under EAGER)."""
     lines = _two_members_then(
         [
-            _prepare(
+            prepare_rebalance(
                 "10:01:00,000", 1, f"Member {C2} joining group during Stable; client reason: metadata changed"
             ),
-            _stabilized("10:01:00,100", 2, 3),
-            _assignment("10:01:00,200", C1, 2, 3),
+            stabilized("10:01:00,100", 2, 3),
+            assignment_received("10:01:00,200", C1, 2, 3),
             _failed("10:05:00,000", C3),
-            _prepare("10:05:00,001", 2, f"removing member {C3} on heartbeat expiration"),
-            _stabilized("10:05:00,100", 3, 2),
-            _assignment("10:05:00,200", C1, 3, 2),
-            _prepare(
+            prepare_rebalance("10:05:00,001", 2, f"removing member {C3} on heartbeat expiration"),
+            stabilized("10:05:00,100", 3, 2),
+            assignment_received("10:05:00,200", C1, 3, 2),
+            prepare_rebalance(
                 "10:06:00,000",
                 3,
                 f"Leader {C1} re-joining group during Stable; client reason: metadata changed",
             ),
-            _stabilized("10:06:00,100", 4, 2),
-            _assignment("10:06:00,200", C1, 4, 2),
+            stabilized("10:06:00,100", 4, 2),
+            assignment_received("10:06:00,200", C1, 4, 2),
         ]
     )
     out = replay_log(lines, topics={"t": 6}, default_assignor="range")
@@ -635,9 +607,9 @@ def _c2_crashes() -> list[str]:
     return _two_members_then(
         [
             _failed("10:05:00,000", C2),
-            _prepare("10:05:00,001", 1, f"removing member {C2} on heartbeat expiration"),
-            _stabilized("10:05:00,100", 2, 1),
-            _assignment("10:05:00,200", C1, 2, 1),
+            prepare_rebalance("10:05:00,001", 1, f"removing member {C2} on heartbeat expiration"),
+            stabilized("10:05:00,100", 2, 1),
+            assignment_received("10:05:00,200", C1, 2, 1),
         ]
     )
 
@@ -668,13 +640,13 @@ def test_a_member_named_by_adding_new_member_is_in_the_next_generation():
     Preparing its second JoinGroup caused is the first line naming it; generation 2 has it."""
     adding = "with group instance id None"
     lines = [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
-        _stabilized("10:00:03,010", 1, 1),
-        _assignment("10:00:03,020", C1, 1, 1),
-        _prepare("10:01:00,000", 1, f"Adding new member {C3} {adding}"),
-        _stabilized("10:01:03,000", 2, 2),
-        _assignment("10:01:03,020", C1, 2, 2),
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        stabilized("10:00:03,010", 1, 1),
+        assignment_received("10:00:03,020", C1, 1, 1),
+        prepare_rebalance("10:01:00,000", 1, f"Adding new member {C3} {adding}"),
+        stabilized("10:01:03,000", 2, 2),
+        assignment_received("10:01:03,020", C1, 2, 2),
     ]
     out = replay_log(lines, topics={"t": 2}, default_assignor="range")
     assert [(g["generation_id"], g["members"], g["leader_member_id"]) for g in out["generations"]] == [
@@ -694,11 +666,11 @@ def _two_of_three_pending_in_generation_1() -> list[str]:
     JoinGroup (DEBUG in the 3.x Scala coordinator, no Preparing during PreparingRebalance) lands before it
     completes: "with 2 members" is Kafka's count, not an anomaly."""
     return [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {_ADDING}"),
-        _pending_join("10:00:00,020", C2, "PreparingRebalance"),
-        _pending_join("10:00:00,030", C3, "PreparingRebalance"),
-        _stabilized("10:00:03,010", 1, 2),
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {_ADDING}"),
+        pending_join("10:00:00,020", C2, "PreparingRebalance"),
+        pending_join("10:00:00,030", C3, "PreparingRebalance"),
+        stabilized("10:00:03,010", 1, 2),
     ]
 
 
@@ -708,9 +680,9 @@ def test_a_count_that_some_pending_members_make_up_leaves_the_members_unknown_wh
     states generation 2 whole."""
     lines = [
         *_two_of_three_pending_in_generation_1(),
-        _prepare("10:00:03,020", 1, f"Leader {C1} re-joining group during Stable; client reason: "),
-        _stabilized("10:00:03,100", 2, 3),
-        _assignment("10:00:03,110", C1, 2, 3),
+        prepare_rebalance("10:00:03,020", 1, f"Leader {C1} re-joining group during Stable; client reason: "),
+        stabilized("10:00:03,100", 2, 3),
+        assignment_received("10:00:03,110", C1, 2, 3),
     ]
     out = replay_log(lines, topics={"t": 3}, default_assignor="range")
     assert not out["anomalies"]
@@ -725,7 +697,7 @@ def test_a_count_that_some_pending_members_make_up_leaves_the_members_unknown_wh
     [
         # its second JoinGroup came in Stable: addMemberAndRebalance -> maybePrepareRebalance
         # (GroupCoordinator.scala 3.x; GroupMetadataManager in 4.0)
-        ([_prepare("10:00:03,020", 1, f"Adding new member {C3} {_ADDING}")], sorted([C1, C2, C3])),
+        ([prepare_rebalance("10:00:03,020", 1, f"Adding new member {C3} {_ADDING}")], sorted([C1, C2, C3])),
         # its pending-member heartbeat expired (GroupCoordinator.onExpireHeartbeat, isPending)
         (
             [
@@ -733,7 +705,9 @@ def test_a_count_that_some_pending_members_make_up_leaves_the_members_unknown_wh
                     "10:00:03,020",
                     f"Pending member {C3} in group g1 has been removed after session timeout expiration.",
                 ),
-                _prepare("10:00:20,000", 1, f"Leader {C1} re-joining group during Stable; client reason: "),
+                prepare_rebalance(
+                    "10:00:20,000", 1, f"Leader {C1} re-joining group during Stable; client reason: "
+                ),
             ],
             sorted([C1, C2]),
         ),
@@ -748,10 +722,10 @@ def test_a_pending_member_shown_pending_after_a_count_names_the_members_the_coun
     generation 1 is [c1, c2], exact (the line carries it; never a guess from the count alone)."""
     lines = [
         *_two_of_three_pending_in_generation_1(),
-        _assignment("10:00:03,015", C1, 1, 2),
+        assignment_received("10:00:03,015", C1, 1, 2),
         *still_pending,
-        _stabilized("10:00:20,100", 2, len(generation_2)),
-        _assignment("10:00:20,110", C1, 2, len(generation_2)),
+        stabilized("10:00:20,100", 2, len(generation_2)),
+        assignment_received("10:00:20,110", C1, 2, len(generation_2)),
     ]
     out = replay_log(lines, topics={"t": 3}, default_assignor="range")
     assert not out["anomalies"]
@@ -771,17 +745,17 @@ def _connect_worker_joins(follow_up_reason: str) -> list[str]:
     .handleRebalanceCompleted): generation 3. The broker's lines name no task and no revocation."""
     adding = "with group instance id None; client reason: "
     return [
-        _pending_join("10:00:00,000", W1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {W1} {adding}"),
-        _stabilized("10:00:03,010", 1, 1),
-        _assignment("10:00:03,020", W1, 1, 1),
-        _pending_join("10:00:10,000", W2, "Stable"),
-        _prepare("10:00:10,010", 1, f"Adding new member {W2} {adding}"),
-        _stabilized("10:00:12,000", 2, 2),
-        _assignment("10:00:12,010", W1, 2, 2),
-        _prepare("10:00:12,050", 2, follow_up_reason),
-        _stabilized("10:00:12,100", 3, 2),
-        _assignment("10:00:12,110", W1, 3, 2),
+        pending_join("10:00:00,000", W1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {W1} {adding}"),
+        stabilized("10:00:03,010", 1, 1),
+        assignment_received("10:00:03,020", W1, 1, 1),
+        pending_join("10:00:10,000", W2, "Stable"),
+        prepare_rebalance("10:00:10,010", 1, f"Adding new member {W2} {adding}"),
+        stabilized("10:00:12,000", 2, 2),
+        assignment_received("10:00:12,010", W1, 2, 2),
+        prepare_rebalance("10:00:12,050", 2, follow_up_reason),
+        stabilized("10:00:12,100", 3, 2),
+        assignment_received("10:00:12,110", W1, 3, 2),
     ]
 
 
@@ -916,23 +890,25 @@ def _connect_worker_bounce(leader_after: str) -> list[str]:
     later, and the workers rejoin when the scheduled delay expires."""
     adding = "with group instance id None; client reason: "
     return [
-        _pending_join("10:00:00,000", W1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {W1} {adding}"),
-        _pending_join("10:00:01,000", W2, "PreparingRebalance"),
-        _pending_join("10:00:01,000", W3, "PreparingRebalance"),
-        _stabilized("10:00:03,010", 1, 3),
-        _assignment("10:00:03,020", W1, 1, 3),
+        pending_join("10:00:00,000", W1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {W1} {adding}"),
+        pending_join("10:00:01,000", W2, "PreparingRebalance"),
+        pending_join("10:00:01,000", W3, "PreparingRebalance"),
+        stabilized("10:00:03,010", 1, 3),
+        assignment_received("10:00:03,020", W1, 1, 3),
         _failed("10:01:10,000", W2),
-        _prepare("10:01:10,000", 1, f"removing member {W2} on heartbeat expiration"),
-        _stabilized("10:01:12,000", 2, 2),
-        _assignment("10:01:12,010", leader_after, 2, 2),
-        _pending_join("10:01:30,000", W2_BACK, "Stable"),
-        _prepare("10:01:30,010", 2, f"Adding new member {W2_BACK} {adding}"),
-        _stabilized("10:01:30,100", 3, 3),
-        _assignment("10:01:30,110", leader_after, 3, 3),
-        _prepare("10:06:10,000", 3, f"Leader {leader_after} re-joining group during Stable; client reason: "),
-        _stabilized("10:06:10,100", 4, 3),
-        _assignment("10:06:10,110", leader_after, 4, 3),
+        prepare_rebalance("10:01:10,000", 1, f"removing member {W2} on heartbeat expiration"),
+        stabilized("10:01:12,000", 2, 2),
+        assignment_received("10:01:12,010", leader_after, 2, 2),
+        pending_join("10:01:30,000", W2_BACK, "Stable"),
+        prepare_rebalance("10:01:30,010", 2, f"Adding new member {W2_BACK} {adding}"),
+        stabilized("10:01:30,100", 3, 3),
+        assignment_received("10:01:30,110", leader_after, 3, 3),
+        prepare_rebalance(
+            "10:06:10,000", 3, f"Leader {leader_after} re-joining group during Stable; client reason: "
+        ),
+        stabilized("10:06:10,100", 4, 3),
+        assignment_received("10:06:10,110", leader_after, 4, 3),
     ]
 
 
@@ -966,20 +942,20 @@ def test_a_static_leader_no_line_shows_rejoining_leads_a_generation_only_if_a_li
     line names its leader: null, not the previous leader; generation 4's assignment line names it."""
     adding = "with group instance id Some({}); client reason: not provided"
     lines = [
-        _static_join("10:00:00,000", "s1", S1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {S1} {adding.format('s1')}"),
-        _static_join("10:00:01,000", "s2", S2, "PreparingRebalance"),
-        _stabilized("10:00:03,010", 1, 2),
-        _assignment("10:00:03,020", S1, 1, 2, static=2),
-        _static_join("10:01:00,000", "s3", S3, "Stable"),
-        _prepare("10:01:00,010", 1, f"Adding new member {S3} {adding.format('s3')}"),
-        _stabilized("10:01:03,010", 2, 3),
-        _assignment("10:01:03,020", S1, 2, 3, static=3),
-        _prepare("10:02:00,000", 2, f"Updating metadata for static member {S2} with instance id s2"),
-        _stabilized("10:02:05,000", 3, 3),  # s1 (the leader) had not rejoined
-        _prepare("10:02:05,010", 3, f"Updating metadata for static member {S3} with instance id s3"),
-        _stabilized("10:02:06,000", 4, 3),
-        _assignment("10:02:06,010", S2, 4, 3, static=3),
+        static_join("10:00:00,000", "s1", S1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {S1} {adding.format('s1')}"),
+        static_join("10:00:01,000", "s2", S2, "PreparingRebalance"),
+        stabilized("10:00:03,010", 1, 2),
+        assignment_received("10:00:03,020", S1, 1, 2, static=2),
+        static_join("10:01:00,000", "s3", S3, "Stable"),
+        prepare_rebalance("10:01:00,010", 1, f"Adding new member {S3} {adding.format('s3')}"),
+        stabilized("10:01:03,010", 2, 3),
+        assignment_received("10:01:03,020", S1, 2, 3, static=3),
+        prepare_rebalance("10:02:00,000", 2, f"Updating metadata for static member {S2} with instance id s2"),
+        stabilized("10:02:05,000", 3, 3),  # s1 (the leader) had not rejoined
+        prepare_rebalance("10:02:05,010", 3, f"Updating metadata for static member {S3} with instance id s3"),
+        stabilized("10:02:06,000", 4, 3),
+        assignment_received("10:02:06,010", S2, 4, 3, static=3),
     ]
     out = replay_log(lines, topics={"t": 6}, default_assignor="range")
     leaders = {g["generation_id"]: g["leader_member_id"] for g in out["generations"]}
@@ -996,16 +972,16 @@ def _leader_fails_while_pending_members_rejoin(failed_at: str) -> list[str]:
     generation 2's leader."""
     adding = "with group instance id None; client reason: not provided"
     return [
-        _pending_join("10:00:00,000", C1, "Empty"),
-        _prepare("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
-        _stabilized("10:00:03,010", 1, 1),
-        _assignment("10:00:03,020", C1, 1, 1),
-        _pending_join("10:00:10,000", C2, "Stable"),
-        _prepare("10:00:10,010", 1, f"Adding new member {C2} {adding}"),
-        _pending_join("10:00:10,020", C3, "PreparingRebalance"),
-        _pending_join("10:00:10,030", C4, "PreparingRebalance"),
+        pending_join("10:00:00,000", C1, "Empty"),
+        prepare_rebalance("10:00:00,010", 0, f"Adding new member {C1} {adding}"),
+        stabilized("10:00:03,010", 1, 1),
+        assignment_received("10:00:03,020", C1, 1, 1),
+        pending_join("10:00:10,000", C2, "Stable"),
+        prepare_rebalance("10:00:10,010", 1, f"Adding new member {C2} {adding}"),
+        pending_join("10:00:10,020", C3, "PreparingRebalance"),
+        pending_join("10:00:10,030", C4, "PreparingRebalance"),
         _failed(failed_at, C1),
-        _stabilized("10:00:40,000", 2, 3),
+        stabilized("10:00:40,000", 2, 3),
     ]
 
 
@@ -1076,13 +1052,13 @@ def _static_leader_rounds(elections_logged=True):
     """2.3-2.8, static i1 and i2: generation 1 led by i1; i1 fails to rejoin generation 2, i2 leads it."""
     return [
         _static_added_2_8("10:00:00,000", "i1", I1),
-        _prepare("10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1)"),
+        prepare_rebalance("10:00:00,001", 0, f"Adding new member {I1} with group instance id Some(i1)"),
         _static_added_2_8("10:00:01,000", "i2", I2_OLD),
-        _stabilized("10:00:03,001", 1, 2),
+        stabilized("10:00:03,001", 1, 2),
         _assignment_2_8("10:00:03,010", 1, 2, 2),
-        _prepare("10:01:00,010", 1, f"Adding new member {C3} with group instance id None"),
+        prepare_rebalance("10:01:00,010", 1, f"Adding new member {C3} with group instance id None"),
         *([_elected_2_8("10:06:00,000", I1, "i1", I2_OLD, "i2")] if elections_logged else []),
-        _stabilized("10:06:00,000", 2, 3),
+        stabilized("10:06:00,000", 2, 3),
         _assignment_2_8("10:06:00,010", 2, 3, 2),
     ]
 
@@ -1090,12 +1066,12 @@ def _static_leader_rounds(elections_logged=True):
 def _dynamic_joins_round(generation, minute, joiner, broker=1):
     """A dynamic member's join opens generation `generation`; no election line comes for it."""
     lines = [
-        _prepare(
+        prepare_rebalance(
             f"10:{minute:02d}:00,010",
             generation - 1,
             f"Adding new member {joiner} with group instance id None",
         ),
-        _stabilized(f"10:{minute:02d}:03,000", generation, generation + 1),
+        stabilized(f"10:{minute:02d}:03,000", generation, generation + 1),
         _assignment_2_8(f"10:{minute:02d}:03,010", generation, generation + 1, 2),
     ]
     return [line.replace("[GroupCoordinator 1]", f"[GroupCoordinator {broker}]") for line in lines]

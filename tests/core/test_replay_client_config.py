@@ -10,10 +10,10 @@ import pytest
 from rebalance_core import client_config
 from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.replay_common import ReplaySettings
+from tests.builders import config_dump, consumer_2x, consumer_3x
 from tests.core.broker_log import replay_log
 from tests.core.replay_helpers import ev
 from tests.core.test_replay_broker_only import C2, _c2_crashes, _ms
-from tests.logs.test_client_config import config_dump, consumer_2x, consumer_3x
 
 
 def with_dumps(broker_lines: list[str], *dumps: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rebalance_core.kafka_logs.parser import parse_lines
 from rebalance_core.replay import replay
-from tests.core.test_replay_client_members import CC, first_join, joined, line, synced
+from tests.core.test_replay_client_members import first_join, joined, line, synced
 
 
 def assigned(client: str, at: str, generation: int, assignment: dict[str, str]) -> list[str]:
@@ -21,10 +21,10 @@ def test_an_episode_ends_without_waiting_for_a_dead_joiner_its_generation_does_n
     generation 2, GroupCoordinator.onCompleteJoin), before c2 forms generation 3. Generation 4's episode
     ends once its listed members applied their assignment: t-1 moved from c2 to c4, and c4's later
     revocation and LeaveGroup belong to the next episode, not undoing that move."""
-    invoker = "(org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker)"
+    invoker = "org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker"
 
     def revoke(client: str, at: str, partitions: str) -> str:
-        return line(client, at, f"Revoke previously assigned partitions {partitions}").replace(CC, invoker)
+        return line(client, at, f"Revoke previously assigned partitions {partitions}", logger=invoker)
 
     def leave(client: str, at: str, member: str) -> str:
         return line(

@@ -15,14 +15,12 @@ import pytest
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs.parser import parse_lines
 from rebalance_core.replay import replay
+from tests.builders import CONSUMER_COORDINATOR, consumer_line, generation_text
 from tests.core.replay_helpers import ev, run
 
-CC = "(org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)"
-EAGER = "protocol='range'"
 
-
-def line(client: str, at: str, message: str) -> str:
-    return f"[2024-01-01 10:00:{at}] INFO [Consumer clientId={client}, groupId=g] {message} {CC}"
+def line(client: str, at: str, message: str, logger: str = CONSUMER_COORDINATOR) -> str:
+    return consumer_line(f"10:00:{at}", client, message, group="g", day="2024-01-01", logger=logger)
 
 
 def first_join(client: str, at: str, again_at: str, member: str) -> list[str]:
@@ -40,12 +38,12 @@ def first_join(client: str, at: str, again_at: str, member: str) -> list[str]:
 
 
 def joined(client: str, at: str, generation: int, member: str) -> list[str]:
-    gen = f"Generation{{generationId={generation}, memberId='{member}', {EAGER}}}"
+    gen = generation_text(generation, member)
     return [line(client, at, f"Successfully joined group with generation {gen}")]
 
 
 def synced(client: str, at: str, generation: int, member: str, partitions: str) -> list[str]:
-    gen = f"Generation{{generationId={generation}, memberId='{member}', {EAGER}}}"
+    gen = generation_text(generation, member)
     return [
         line(client, at, f"Successfully synced group in generation {gen}"),
         line(client, at, f"Notifying assignor about the new Assignment(partitions=[{partitions}])"),

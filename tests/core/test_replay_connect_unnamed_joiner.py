@@ -9,14 +9,12 @@ The generation's member list is then null, never the confident list of the worke
 from __future__ import annotations
 
 from rebalance_core.kafka_logs.parser import parse_lines
-from rebalance_core.replay import replay
-
-WC = "(org.apache.kafka.connect.runtime.distributed.WorkerCoordinator:605)"
-SESSIONED = "protocol='sessioned'"
+from tests.builders import WORKER_REJOINS, worker_joined, worker_line
+from tests.core.broker_log import replay_worker_logs
 
 
 def line(worker: str, at: str, message: str) -> str:
-    return f"[2024-01-01 10:00:{at}] INFO [Worker clientId={worker}, groupId=g] {message} {WC}"
+    return worker_line(f"10:00:{at}", worker, message)
 
 
 def first_join(worker: str, at: str, again_at: str) -> list[str]:
@@ -30,23 +28,11 @@ def first_join(worker: str, at: str, again_at: str) -> list[str]:
 
 
 def joined(worker: str, at: str, generation: int, member: str, leader: str) -> list[str]:
-    gen = f"Generation{{generationId={generation}, memberId='{member}', {SESSIONED}}}"
-    return [
-        line(worker, at, f"Successfully joined group with generation {gen}"),
-        line(worker, at, f"Successfully synced group in generation {gen}"),
-        line(
-            worker,
-            at,
-            f"Joined group at generation {generation} with protocol version 2 and got assignment: "
-            f"Assignment{{error=0, leader='{leader}', leaderUrl='http://w1:8083/', offset=1, "
-            "connectorIds=[], taskIds=[], revokedConnectorIds=[], revokedTaskIds=[], delay=0} "
-            "with rebalance delay: 0",
-        ),
-    ]
+    return [line(worker, at, m) for m in worker_joined(generation, member, leader, "http://w1:8083/")]
 
 
 def rejoin(worker: str, at: str) -> list[str]:
-    return [line(worker, at, "Rebalance started"), line(worker, at, "(Re-)joining group")]
+    return [line(worker, at, m) for m in WORKER_REJOINS]
 
 
 def leave(worker: str, at: str, member: str) -> list[str]:
@@ -63,15 +49,6 @@ def leave(worker: str, at: str, member: str) -> list[str]:
     ]
 
 
-def replay_logs(logs: dict[str, list[str]]) -> dict[str, list[dict]]:
-    events = []
-    for worker, lines in logs.items():
-        result = parse_lines(lines, file=f"{worker}/connect.log", cluster="c1")
-        assert not result.quarantine
-        events += result.events
-    return replay(events)
-
-
 def members(out) -> dict[int, list[str] | None]:
     return {g["generation_id"]: g["members"] for g in out["generations"]}
 
@@ -80,7 +57,7 @@ def test_a_new_worker_that_dies_after_its_second_join_group_makes_the_generation
     """w2's second JoinGroup (10:00:01,020) reached the coordinator a second before generation 1 formed;
     w2 died without a line: generation 1 has two members, only w1 logged it. Null, not [w1]. w1's next
     join phase removes w2 (it never rejoins): generation 2 is w1's alone, exact again."""
-    out = replay_logs(
+    out = replay_worker_logs(
         {
             "w1": [*first_join("w1", "00,000", "00,020"), *joined("w1", "02,000", 1, "w1-a", "w1-a")]
             + [*rejoin("w1", "40,000"), *joined("w1", "45,000", 2, "w1-a", "w1-a")],
@@ -93,7 +70,7 @@ def test_a_new_worker_that_dies_after_its_second_join_group_makes_the_generation
 
 def test_a_new_worker_whose_join_group_came_after_the_generation_formed_leaves_its_members_known():
     """w2's JoinGroup was sent after generation 1's response reached w1: it cannot be in it."""
-    out = replay_logs(
+    out = replay_worker_logs(
         {
             "w1": [*first_join("w1", "00,000", "00,020"), *joined("w1", "02,000", 1, "w1-a", "w1-a")],
             "w2": first_join("w2", "03,000", "03,020"),
@@ -106,7 +83,7 @@ def test_a_new_worker_leaving_before_its_join_group_response_may_be_in_a_generat
     """w2 closes (LeaveGroup naming its id, AbstractCoordinator.maybeLeaveGroup) 4 ms before w1's response
     names generation 1: its LeaveGroup, a round trip (20 ms) on the way, may arrive after the join phase
     completed with w2 in it. Null. Generation 2, formed long after the leave arrived, is exact."""
-    out = replay_logs(
+    out = replay_worker_logs(
         {
             "w1": [*first_join("w1", "00,000", "00,020"), *joined("w1", "10,004", 1, "w1-a", "w1-a")]
             + [*rejoin("w1", "40,000"), *joined("w1", "45,000", 2, "w1-a", "w1-a")],
@@ -121,7 +98,7 @@ def test_a_replaced_worker_process_whose_member_id_no_line_named_is_still_counte
     and gets its id. The first process's member (no line names it) is in generation 1, formed before the
     new process joined: null. The new process's second JoinGroup, not the first, carries the id the
     response names (KIP-394)."""
-    out = replay_logs(
+    out = replay_worker_logs(
         {
             "w1": [*first_join("w1", "00,000", "00,020"), *joined("w1", "05,000", 1, "w1-a", "w1-a")]
             + [*rejoin("w1", "31,000"), *joined("w1", "36,000", 2, "w1-a", "w1-a")],

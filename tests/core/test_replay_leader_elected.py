@@ -5,7 +5,8 @@ Kafka logs then names the new leader, which leads the generation that completes 
 from __future__ import annotations
 
 from rebalance_core.kafka_logs import parse_lines
-from tests.core.broker_log import replay_log, scala_line
+from tests.builders import scala_line
+from tests.core.broker_log import replay_log
 
 C1 = "c1-6442c601-9227-4f06-b7c3-755f6f5d5b8a"
 C2 = "c2-e918e1fa-84d9-47fe-a010-51b79549c2f8"

@@ -8,32 +8,19 @@ guess (random:183, client views)."""
 
 from __future__ import annotations
 
-from rebalance_core.kafka_logs.parser import parse_lines
-from rebalance_core.replay import replay
-
-WC = "(org.apache.kafka.connect.runtime.distributed.WorkerCoordinator:605)"
-SESSIONED = "protocol='sessioned'"
+from tests.builders import WORKER_REJOINS, worker_joined, worker_line
+from tests.core.broker_log import replay_worker_logs
 
 
 def line(worker: str, at: str, message: str) -> str:
-    return f"[2024-01-01 10:{at}] INFO [Worker clientId={worker}, groupId=g] {message} {WC}"
+    return worker_line(f"10:{at}", worker, message)
 
 
 def joined(worker: str, at: str, generation: int, leader: str, revoked_connectors: str = "") -> list[str]:
-    member = f"{worker}-m"
-    gen = f"Generation{{generationId={generation}, memberId='{member}', {SESSIONED}}}"
-    return [
-        line(worker, at, f"Successfully joined group with generation {gen}"),
-        line(worker, at, f"Successfully synced group in generation {gen}"),
-        line(
-            worker,
-            at,
-            f"Joined group at generation {generation} with protocol version 2 and got assignment: "
-            f"Assignment{{error=0, leader='{leader}-m', leaderUrl='http://{leader}:8083/', offset=1, "
-            f"connectorIds=[], taskIds=[], revokedConnectorIds=[{revoked_connectors}], revokedTaskIds=[], "
-            "delay=0} with rebalance delay: 0",
-        ),
-    ]
+    messages = worker_joined(
+        generation, f"{worker}-m", f"{leader}-m", f"http://{leader}:8083/", revoked_connectors
+    )
+    return [line(worker, at, m) for m in messages]
 
 
 def rebalance_started(worker: str, at: str, heartbeat_failed: bool = False) -> list[str]:
@@ -42,16 +29,7 @@ def rebalance_started(worker: str, at: str, heartbeat_failed: bool = False) -> l
         if heartbeat_failed
         else []
     )
-    return lines + [line(worker, at, "Rebalance started"), line(worker, at, "(Re-)joining group")]
-
-
-def replay_logs(logs: dict[str, list[str]]) -> dict[str, list[dict]]:
-    events = []
-    for worker, lines in logs.items():
-        result = parse_lines(lines, file=f"{worker}/connect.log", cluster="c1")
-        assert not result.quarantine
-        events += result.events
-    return replay(events)
+    return lines + [line(worker, at, m) for m in WORKER_REJOINS]
 
 
 def episodes(out) -> list[tuple[int, int, int, str]]:
@@ -84,7 +62,7 @@ def test_a_connect_round_whose_workers_all_logged_nothing_revoked_ends_its_rebal
     """Generation 2: both workers log revokedConnectorIds=[], revokedTaskIds=[], delay=0 (KIP-415
     IncrementalCooperativeAssignor; DistributedHerder.handleRebalanceCompleted schedules no rejoin): the
     rebalance of 10:05 is a new one, and each rebalance's single round is stated, not inferred."""
-    out = replay_logs(two_workers())
+    out = replay_worker_logs(two_workers())
     assert [e[:3] for e in episodes(out)] == [(1, 1, 1), (1, 2, 2), (1, 3, 3)]
     assert episodes(out)[1][3] == "observed"
 
@@ -93,7 +71,7 @@ def test_a_connect_worker_that_revoked_only_a_connector_rejoins_in_the_same_reba
     """Generation 2: w1 revokes connector c and no task; a worker rejoins after revoking connectors or
     tasks (DistributedHerder.handleRebalanceCompleted: revokedConnectors or revokedTasks non-empty), so the
     round that forms generation 3 is the follow-up of generation 2's rebalance."""
-    out = replay_logs(two_workers(revoked_connectors="c"))
+    out = replay_worker_logs(two_workers(revoked_connectors="c"))
     assert [e[:3] for e in episodes(out)] == [(1, 1, 1), (2, 2, 3)]
 
 
@@ -112,5 +90,5 @@ def test_a_connect_worker_named_in_the_generation_without_its_assignment_line_le
         *rebalance_started("w2", "05:00,001"),
         *joined("w2", "05:00,051", 3, "w1"),
     ]
-    out = replay_logs(logs)
+    out = replay_worker_logs(logs)
     assert "inferred" in {e[3] for e in episodes(out) if e[2] >= 2}

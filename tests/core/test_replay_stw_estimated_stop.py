@@ -3,64 +3,60 @@ from the coordinator's session expiry) is a lower bound, and its episode says `i
 
 from __future__ import annotations
 
-from tests.core.broker_log import replay_log, scala_line
+from tests.builders import (
+    OFFSETS,
+    assignment_received,
+    consumer_line,
+    generation_text,
+    pending_join,
+    prepare_rebalance,
+    scala_line,
+    stabilized,
+)
+from tests.core.broker_log import replay_log
 
 C1 = "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
 C2 = "c2-5485febc-752b-4881-b106-5829a1889014"
 C3 = "c3-78e51061-7311-48a3-82ce-6f447ed4d57b"
-OFFSETS = "(__consumer_offsets-12)"
-CONSUMER = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
-
-
-def _client(ts: str, client: str, message: str) -> str:
-    return f"[2024-11-08 {ts}] INFO [Consumer clientId={client}, groupId=g1] {message} ({CONSUMER})"
-
-
-def _generation(generation: int, member: str) -> str:
-    return f"Generation{{generationId={generation}, memberId='{member}', protocol='range'}}"
 
 
 def _generation_1() -> list[str]:
     """c1, c2, c3 each consume one partition of t from 10:00:03."""
     lines = [
-        scala_line(
+        prepare_rebalance(
             "10:00:00,000",
-            f"Preparing to rebalance group g1 in state PreparingRebalance with old generation 0 {OFFSETS} "
-            f"(reason: Adding new member {C1} with group instance id None; client reason: not provided)",
+            0,
+            f"Adding new member {C1} with group instance id None; client reason: not provided",
         ),
-        scala_line("10:00:03,000", f"Stabilized group g1 generation 1 {OFFSETS} with 3 members"),
+        stabilized("10:00:03,000", 1, 3),
     ]
     for i, member in enumerate((C1, C2, C3)):
         client = member[:2]
         lines.append(
-            _client(
+            consumer_line(
                 f"10:00:03,01{i}",
                 client,
-                f"Successfully joined group with generation {_generation(1, member)}",
+                f"Successfully joined group with generation {generation_text(1, member)}",
             )
         )
     lines.append(
-        _client(
+        consumer_line(
             "10:00:03,020",
             "c1",
             f"Finished assignment for group at generation 1: {{{C1}=Assignment(partitions=[t-0]), "
             f"{C2}=Assignment(partitions=[t-1]), {C3}=Assignment(partitions=[t-2])}}",
         )
     )
-    lines.append(
-        scala_line(
-            "10:00:03,030",
-            f"Assignment received from leader {C1} for group g1 for generation 1. The group has 3 members, "
-            "0 of which are static.",
-        )
-    )
+    lines.append(assignment_received("10:00:03,030", C1, 1, 3))
     for i, member in enumerate((C1, C2, C3)):
         client = member[:2]
         lines += [
-            _client(
-                f"10:00:03,04{i}", client, f"Successfully synced group in generation {_generation(1, member)}"
+            consumer_line(
+                f"10:00:03,04{i}",
+                client,
+                f"Successfully synced group in generation {generation_text(1, member)}",
             ),
-            _client(f"10:00:03,04{i}", client, f"Adding newly assigned partitions: t-{i}"),
+            consumer_line(f"10:00:03,04{i}", client, f"Adding newly assigned partitions: t-{i}"),
         ]
     return lines
 
@@ -85,29 +81,23 @@ def _c3_rejoins_and_restarts_first(at: str) -> list[str]:
     """c3's new process joins as a new member and leads generation 2, whose other member c1 stays silent;
     c3 starts t-2 at `at`: the first start since the group stopped as a whole."""
     return [
-        _client("10:01:22,500", "c3", "(Re-)joining group"),
-        scala_line(
-            "10:01:22,520",
-            "Dynamic member with unknown member id joins group g1 in PreparingRebalance state. Created a new "
-            f"member id {C3_AGAIN} and request the member to rejoin with this id.",
+        consumer_line("10:01:22,500", "c3", "(Re-)joining group"),
+        pending_join("10:01:22,520", C3_AGAIN, "PreparingRebalance"),
+        stabilized("10:05:07,500", 2, 2),
+        consumer_line(
+            "10:05:07,520", "c3", f"Successfully joined group with generation {generation_text(2, C3_AGAIN)}"
         ),
-        scala_line("10:05:07,500", f"Stabilized group g1 generation 2 {OFFSETS} with 2 members"),
-        _client(
-            "10:05:07,520", "c3", f"Successfully joined group with generation {_generation(2, C3_AGAIN)}"
-        ),
-        _client(
+        consumer_line(
             "10:05:07,523",
             "c3",
             f"Finished assignment for group at generation 2: {{{C1}=Assignment(partitions=[t-0, t-1]), "
             f"{C3_AGAIN}=Assignment(partitions=[t-2])}}",
         ),
-        scala_line(
-            "10:05:07,532",
-            f"Assignment received from leader {C3_AGAIN} for group g1 for generation 2. The group has 2 "
-            "members, 0 of which are static.",
+        assignment_received("10:05:07,532", C3_AGAIN, 2, 2),
+        consumer_line(
+            "10:05:07,542", "c3", f"Successfully synced group in generation {generation_text(2, C3_AGAIN)}"
         ),
-        _client("10:05:07,542", "c3", f"Successfully synced group in generation {_generation(2, C3_AGAIN)}"),
-        _client(at, "c3", "Adding newly assigned partitions: t-2"),
+        consumer_line(at, "c3", "Adding newly assigned partitions: t-2"),
     ]
 
 
@@ -116,29 +106,23 @@ def _c1_removed_then_c3_takes_all() -> list[str]:
     partitions generation 2 left unconsumed restart here, in the next episode)."""
     return [
         *_failed("10:05:52,501", C1, preparing=False),
-        scala_line(
-            "10:05:52,501",
-            f"Preparing to rebalance group g1 in state PreparingRebalance with old generation 2 {OFFSETS} "
-            f"(reason: removing member {C1} on heartbeat expiration)",
+        prepare_rebalance("10:05:52,501", 2, f"removing member {C1} on heartbeat expiration"),
+        consumer_line("10:05:52,521", "c3", "Request joining group due to: group is already rebalancing"),
+        consumer_line("10:05:52,521", "c3", "Revoke previously assigned partitions t-2"),
+        stabilized("10:05:52,544", 3, 1),
+        consumer_line(
+            "10:05:52,564", "c3", f"Successfully joined group with generation {generation_text(3, C3_AGAIN)}"
         ),
-        _client("10:05:52,521", "c3", "Request joining group due to: group is already rebalancing"),
-        _client("10:05:52,521", "c3", "Revoke previously assigned partitions t-2"),
-        scala_line("10:05:52,544", f"Stabilized group g1 generation 3 {OFFSETS} with 1 members"),
-        _client(
-            "10:05:52,564", "c3", f"Successfully joined group with generation {_generation(3, C3_AGAIN)}"
-        ),
-        _client(
+        consumer_line(
             "10:05:52,566",
             "c3",
             f"Finished assignment for group at generation 3: {{{C3_AGAIN}=Assignment(partitions=[t-0, t-1, t-2])}}",
         ),
-        scala_line(
-            "10:05:52,575",
-            f"Assignment received from leader {C3_AGAIN} for group g1 for generation 3. The group has 1 "
-            "members, 0 of which are static.",
+        assignment_received("10:05:52,575", C3_AGAIN, 3, 1),
+        consumer_line(
+            "10:05:52,585", "c3", f"Successfully synced group in generation {generation_text(3, C3_AGAIN)}"
         ),
-        _client("10:05:52,585", "c3", f"Successfully synced group in generation {_generation(3, C3_AGAIN)}"),
-        _client("10:05:52,585", "c3", "Adding newly assigned partitions: t-0, t-1, t-2"),
+        consumer_line("10:05:52,585", "c3", "Adding newly assigned partitions: t-0, t-1, t-2"),
     ]
 
 
@@ -157,10 +141,10 @@ def test_stop_the_world_from_a_silent_members_session_expiry_is_inferred():
     `inferred`, not observed."""
     lines = [
         *_generation_1(),
-        _client("10:00:22,501", "c3", "Revoke previously assigned partitions t-2"),
+        consumer_line("10:00:22,501", "c3", "Revoke previously assigned partitions t-2"),
         *_failed("10:01:07,500", C3, preparing=True),
-        _client("10:01:21,040", "c1", "Request joining group due to: group is already rebalancing"),
-        _client("10:01:21,040", "c1", "Revoke previously assigned partitions t-0"),
+        consumer_line("10:01:21,040", "c1", "Request joining group due to: group is already rebalancing"),
+        consumer_line("10:01:21,040", "c1", "Revoke previously assigned partitions t-0"),
         *_failed("10:01:36,500", C2, preparing=False),
         *_c3_rejoins_and_restarts_first("10:05:07,542"),
         *_c1_removed_then_c3_takes_all(),
@@ -176,11 +160,11 @@ def test_stop_the_world_from_a_logged_revocation_after_the_last_expiry_stays_obs
     revocation: the stop-the-world is exact."""
     lines = [
         *_generation_1(),
-        _client("10:00:22,501", "c3", "Revoke previously assigned partitions t-2"),
+        consumer_line("10:00:22,501", "c3", "Revoke previously assigned partitions t-2"),
         *_failed("10:01:07,500", C3, preparing=True),
         *_failed("10:01:16,500", C2, preparing=False),
-        _client("10:01:21,040", "c1", "Request joining group due to: group is already rebalancing"),
-        _client("10:01:21,040", "c1", "Revoke previously assigned partitions t-0"),
+        consumer_line("10:01:21,040", "c1", "Request joining group due to: group is already rebalancing"),
+        consumer_line("10:01:21,040", "c1", "Revoke previously assigned partitions t-0"),
         *_c3_rejoins_and_restarts_first("10:05:07,542"),
         *_c1_removed_then_c3_takes_all(),
     ]

@@ -13,32 +13,33 @@ import pytest
 
 from rebalance_core.kafka_logs.parser import parse_lines
 from rebalance_core.replay import replay
+from tests.builders import WORKER_COORDINATOR, config_dump, generation_text, worker_joined, worker_line
 
-WC = "(org.apache.kafka.connect.runtime.distributed.WorkerCoordinator:605)"
-HERDER = "(org.apache.kafka.connect.runtime.distributed.DistributedHerder:2651)"
+HERDER = "org.apache.kafka.connect.runtime.distributed.DistributedHerder:2651"
+DISTRIBUTED_CONFIG = "org.apache.kafka.connect.runtime.distributed.DistributedConfig:372"
 NEW = "w1-2f0d4a7e-0b6e-4a61-8d55-6f2f1a3c9e11"
 
 
 def dump(at: str, rebalance_timeout_ms: int, client: str = "w1") -> list[str]:
-    return [
-        f"[2024-01-01 10:00:{at}] INFO DistributedConfig values: ",
-        f"\tclient.id = {client}",
-        "\tconnect.protocol = sessioned",
-        "\tgroup.id = g",
-        "\theartbeat.interval.ms = 2000",
-        f"\trebalance.timeout.ms = {rebalance_timeout_ms}",
-        "\tscheduled.rebalance.max.delay.ms = 30000",
-        "\tsession.timeout.ms = 6000 (org.apache.kafka.connect.runtime.distributed.DistributedConfig:372)",
-    ]
+    settings = {
+        "client.id": client,
+        "connect.protocol": "sessioned",
+        "group.id": "g",
+        "heartbeat.interval.ms": "2000",
+        "rebalance.timeout.ms": str(rebalance_timeout_ms),
+        "scheduled.rebalance.max.delay.ms": "30000",
+        "session.timeout.ms": "6000",
+    }
+    return config_dump(f"2024-01-01 10:00:{at}", "DistributedConfig", settings, DISTRIBUTED_CONFIG)
 
 
-def line(at: str, message: str, logger: str = WC) -> str:
-    return f"[2024-01-01 10:00:{at}] INFO [Worker clientId=w1, groupId=g] {message} {logger}"
+def line(at: str, message: str, logger: str = WORKER_COORDINATOR) -> str:
+    return worker("w1", at, message, logger)
 
 
 def history(rebalance_timeout_ms: int | None, dumped: str = "w1") -> list[str]:
     """w1 starts, sends its two JoinGroups and dies; restarted 8.5 s later, it forms generation 2 alone."""
-    gen = f"Generation{{generationId=2, memberId='{NEW}', protocol='sessioned'}}"
+    gen = generation_text(2, NEW, "sessioned")
     assignment = (
         f"Assignment{{error=0, leader='{NEW}', leaderUrl='http://w1:8083/', offset=1, connectorIds=[t], "
         "taskIds=[t-0], revokedConnectorIds=[], revokedTaskIds=[], delay=0}"
@@ -87,26 +88,13 @@ def test_another_clients_dump_does_not_bound_the_groups_rebalance_timeout():
     assert members(history(rebalance_timeout_ms=6_000, dumped="w9")) == {2: None}
 
 
-def worker(client: str, at: str, message: str, logger: str = WC) -> str:
-    return f"[2024-01-01 10:00:{at}] INFO [Worker clientId={client}, groupId=g] {message} {logger}"
+def worker(client: str, at: str, message: str, logger: str = WORKER_COORDINATOR) -> str:
+    return worker_line(f"10:00:{at}", client, message, logger=logger)
 
 
 def joined_lines(client: str, member: str, generation: int, at: str, leader: str) -> list[str]:
-    gen = f"Generation{{generationId={generation}, memberId='{member}', protocol='sessioned'}}"
-    assignment = (
-        f"Assignment{{error=0, leader='{leader}', leaderUrl='http://{leader[:2]}:8083/', offset=1, "
-        "connectorIds=[], taskIds=[], revokedConnectorIds=[], revokedTaskIds=[], delay=0}"
-    )
-    return [
-        worker(client, at, f"Successfully synced group in generation {gen}"),
-        worker(
-            client,
-            at,
-            f"Joined group at generation {generation} with protocol version 2 and got assignment: "
-            f"{assignment} with rebalance delay: 0",
-            HERDER,
-        ),
-    ]
+    _, synced, assigned = worker_joined(generation, member, leader, f"http://{leader[:2]}:8083/")
+    return [worker(client, at, synced), worker(client, at, assigned, HERDER)]
 
 
 def test_a_workers_assignment_names_its_generations_leader_after_the_next_round_opened():
@@ -114,8 +102,8 @@ def test_a_workers_assignment_names_its_generations_leader_after_the_next_round_
     generation 2 ... leader='w2-…'" line still names generation 2's leader (ConnectProtocol.Assignment
     carries the leader the JoinGroup response named, WorkerCoordinator.onJoinLeader)."""
     w2, w3 = "w2-6b1c9b0e-5d0a-4c3e-9f39-2a8e1c7d4b21", "w3-0c5e7f3a-1b2d-4e6f-8a9b-3c4d5e6f7a8b"
-    gen2 = f"Generation{{generationId=2, memberId='{w2}', protocol='sessioned'}}"
-    gen3 = f"Generation{{generationId=3, memberId='{w3}', protocol='sessioned'}}"
+    gen2 = generation_text(2, w2, "sessioned")
+    gen3 = generation_text(3, w3, "sessioned")
     lines = [
         worker("w2", "02,000", "Rebalance started"),
         worker("w2", "02,000", "(Re-)joining group"),

@@ -6,20 +6,12 @@ member id, which the 3.x replacement line ("Replacing previously mapped member O
 from __future__ import annotations
 
 from rebalance_core.kafka_logs import parse_lines
-from tests.core.broker_log import replay_log, scala_line
+from tests.builders import assignment_received, prepare_rebalance, scala_line, stabilized, static_join
+from tests.core.broker_log import replay_log
 
-OFFSETS = "(__consumer_offsets-12)"
 I1 = "i1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
 I2_OLD = "i2-5485febc-752b-4881-b106-5829a1889014"
 I2_NEW = "i2-35bf992d-c9e9-4616-a12e-7696a6cecc1b"
-
-
-def _static_join(ts, instance, member, state):
-    return scala_line(
-        ts,
-        f"Static member with groupInstanceId={instance} and unknown member id joins group g1 in {state} state. "
-        f"Created a new member id {member} for this member and add to the group.",
-    )
 
 
 def _fenced(ts, old, new, operation="Heartbeat"):
@@ -34,19 +26,15 @@ def _static_restart(*after: str) -> list[str]:
     """Static i1, i2; i2's process restarts within the session timeout (Stable: no rebalance); then the
     lines `after`."""
     return [
-        _static_join("10:00:00,000", "i1", I1, "Empty"),
-        scala_line(
+        static_join("10:00:00,000", "i1", I1, "Empty"),
+        prepare_rebalance(
             "10:00:00,001",
-            f"Preparing to rebalance group g1 in state PreparingRebalance with old generation 0 {OFFSETS} "
-            f"(reason: Adding new member {I1} with group instance id Some(i1); client reason: not provided)",
+            0,
+            f"Adding new member {I1} with group instance id Some(i1); client reason: not provided",
         ),
-        _static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
-        scala_line("10:00:03,001", f"Stabilized group g1 generation 1 {OFFSETS} with 2 members"),
-        scala_line(
-            "10:00:03,010",
-            f"Assignment received from leader {I1} for group g1 for generation 1. The group has 2 members, "
-            "2 of which are static.",
-        ),
+        static_join("10:00:01,000", "i2", I2_OLD, "PreparingRebalance"),
+        stabilized("10:00:03,001", 1, 2),
+        assignment_received("10:00:03,010", I1, 1, 2, 2),
         scala_line(
             "10:20:00,000",
             "Static member with groupInstanceId=i2 and unknown member id joins group g1 in Stable state. "

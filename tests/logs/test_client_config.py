@@ -9,52 +9,7 @@ import pytest
 
 from jobs.log_source import kept_lines, line_kind
 from rebalance_core.kafka_logs import parse_lines
-
-CONSUMER_LOGGER = "org.apache.kafka.clients.consumer.ConsumerConfig"
-ASSIGNOR = "org.apache.kafka.clients.consumer.{}"
-
-
-def config_dump(
-    ts: str, config_class: str, settings: dict[str, str], logger: str | None = CONSUMER_LOGGER
-) -> list[str]:
-    """Kafka's shipped log4j layout (`[%d] %p %m (%c)%n`): the logger follows the dump's last line (None: a
-    layout that prints no logger)."""
-    body = [f"\t{key} = {value}" for key, value in sorted(settings.items())]
-    if logger is not None:
-        body[-1] += f" ({logger})"
-    return [f"[{ts}] INFO {config_class} values: ", *body]
-
-
-def consumer_2x(client_id: str = "c-1", group_id: str = "g1", **more: str) -> dict[str, str]:
-    """A 2.4 consumer's settings (partition.assignment.strategy set by class name: printed as given)."""
-    return {
-        "auto.offset.reset": "latest",
-        "client.id": client_id,
-        "group.id": group_id,
-        "group.instance.id": "null",
-        "heartbeat.interval.ms": "3000",
-        "max.poll.interval.ms": "300000",
-        "partition.assignment.strategy": f"[{ASSIGNOR.format('RoundRobinAssignor')}]",
-        "session.timeout.ms": "10000",
-        **more,
-    }
-
-
-def consumer_3x(client_id: str = "c-1", group_id: str = "g1", **more: str) -> dict[str, str]:
-    """A 3.7+ consumer with its defaults (a Class list prints `class …`) and group.protocol."""
-    return {
-        "client.id": client_id,
-        "group.id": group_id,
-        "group.instance.id": "i-1",
-        "group.protocol": "classic",
-        "group.remote.assignor": "null",
-        "heartbeat.interval.ms": "3000",
-        "max.poll.interval.ms": "300000",
-        "partition.assignment.strategy": f"[class {ASSIGNOR.format('RangeAssignor')}, "
-        f"class {ASSIGNOR.format('CooperativeStickyAssignor')}]",
-        "session.timeout.ms": "45000",
-        **more,
-    }
+from tests.builders import CONSUMER_CONFIG, config_dump, consumer_2x, consumer_3x
 
 
 def parse(lines: list[str]):
@@ -136,7 +91,7 @@ CONNECT_WORKER = {
     [
         ("ConsumerConfig", consumer_3x(**{"session.timeout.ms": "12000"}), logger)
         for logger in (
-            CONSUMER_LOGGER,  # log4j `%c`, up to 3.9
+            CONSUMER_CONFIG,  # log4j `%c`, up to 3.9
             "ConsumerConfig",  # `%c{1}`
             "org.apache.kafka.common.config.AbstractConfig",  # 4.0+ (KAFKA-17185)
             "AbstractConfig",

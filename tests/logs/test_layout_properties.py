@@ -19,7 +19,7 @@ from schemas.events import Side
 from tests.logs.kafka_log_fixtures import compact
 
 DAY = dt.date(2024, 5, 6)
-UTC = dt.timezone.utc
+UTC = dt.UTC
 PLUS_TWO = dt.timezone(dt.timedelta(hours=2))
 PREFIX = {
     Side.COORDINATOR: "[GroupCoordinator id=1 topic=__consumer_offsets partition=3] [GroupId g1] ",

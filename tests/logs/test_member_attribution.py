@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rebalance_core.kafka_logs import parse_lines
 from rebalance_core.replay import replay
+from tests.builders import CONSUMER_COORDINATOR, consumer_line, generation_text, scala_line
 
 A = "c1-0eec4c23-8ca2-4a89-becc-9a2b139de9f9"
 A2 = "c1-5485febc-752b-4881-b106-5829a1889014"
@@ -12,27 +13,22 @@ B = "c2-4be6fc59-a8a4-4882-b22f-f8693a0b1536"
 I2_OLD = "i2-1c3e5a7b-9d2f-4b6e-8a0c-3e5d7f9b1a2c"
 I2_NEW = "i2-7dfd6962-b848-4383-a596-82f349150d56"
 NODE = "kafka-1:9092 (id: 2147483646 rack: null)"
-CLIENT_LOGGER = "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator"
+DAY = "2024-01-01"
 INVOKER = "org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker"
 
 
 def at(second: float) -> str:
     whole, millis = divmod(round(second * 1000), 1000)
-    return f"2024-01-01 10:{whole // 60:02d}:{whole % 60:02d},{millis:03d}"
+    return f"10:{whole // 60:02d}:{whole % 60:02d},{millis:03d}"
 
 
 def client(second: float, message: str, client_id: str = "c1", instance: str | None = None, **kw) -> str:
-    prefix = f"instanceId={instance}, " if instance else ""
-    logger = kw.get("logger", CLIENT_LOGGER)
-    return f"[{at(second)}] INFO [Consumer {prefix}clientId={client_id}, groupId=g] {message} ({logger})"
+    logger = kw.get("logger", CONSUMER_COORDINATOR)
+    return consumer_line(at(second), client_id, message, group="g", day=DAY, instance=instance, logger=logger)
 
 
 def broker(second: float, message: str) -> str:
-    return f"[{at(second)}] INFO [GroupCoordinator 1]: {message} (kafka.coordinator.group.GroupCoordinator)"
-
-
-def generation(n: int, member: str, protocol: str = "range") -> str:
-    return f"Generation{{generationId={n}, memberId='{member}', protocol='{protocol}'}}"
+    return scala_line(at(second), message, day=DAY)
 
 
 def parse(lines: list[str], name: str = "consumer.log"):
@@ -51,8 +47,8 @@ def test_partitions_lost_after_a_leave_belong_to_the_member_that_left():
     and the consumer joins as a new member. The lost callback is the old member's, not the new one's."""
     events = parse(
         [
-            client(0, f"Successfully joined group with generation {generation(3, A)}"),
-            client(0.1, f"Successfully synced group in generation {generation(3, A)}"),
+            client(0, f"Successfully joined group with generation {generation_text(3, A)}"),
+            client(0.1, f"Successfully synced group in generation {generation_text(3, A)}"),
             client(0.1, "Adding newly assigned partitions: t-0, t-1", logger=INVOKER),
             client(
                 400, "consumer poll timeout has expired. This means the time between subsequent calls ..."
@@ -73,7 +69,7 @@ def test_partitions_lost_after_a_leave_belong_to_the_member_that_left():
             client(430, "(Re-)joining group"),
             client(430.02, f"Request joining group due to: need to re-join with the given member-id: {A2}"),
             client(430.02, "(Re-)joining group"),
-            client(433, f"Successfully joined group with generation {generation(5, A2)}"),
+            client(433, f"Successfully joined group with generation {generation_text(5, A2)}"),
         ]
     )
     [lost] = of_type(events, "partitions_lost")
@@ -94,7 +90,7 @@ def test_lost_partitions_at_the_start_of_a_file_never_take_a_later_member_id():
             ),
             client(0, "Lost previously assigned partitions t-0", logger=INVOKER),
             client(0, "(Re-)joining group"),
-            client(3, f"Successfully joined group with generation {generation(7, A2)}"),
+            client(3, f"Successfully joined group with generation {generation_text(7, A2)}"),
         ]
     )
     [lost] = of_type(events, "partitions_lost")
@@ -108,7 +104,9 @@ def test_a_restarted_static_member_does_not_lend_its_new_id_to_the_old_process_l
         [
             client(0, "Revoke previously assigned partitions t-2", "c2", "i2", logger=INVOKER),
             client(11, "(Re-)joining group", "c2", "i2"),
-            client(11.3, f"Successfully joined group with generation {generation(4, I2_NEW)}", "c2", "i2"),
+            client(
+                11.3, f"Successfully joined group with generation {generation_text(4, I2_NEW)}", "c2", "i2"
+            ),
         ]
     )
     [revoked] = of_type(events, "partitions_revoked")
@@ -121,7 +119,7 @@ def test_a_static_member_that_asked_to_rejoin_keeps_its_id_across_the_join():
             client(0, "Request joining group due to: group is already rebalancing", "c2", "i2"),
             client(0, "Revoke previously assigned partitions t-2", "c2", "i2", logger=INVOKER),
             client(0, "(Re-)joining group", "c2", "i2"),
-            client(2, f"Successfully joined group with generation {generation(5, I2_OLD)}", "c2", "i2"),
+            client(2, f"Successfully joined group with generation {generation_text(5, I2_OLD)}", "c2", "i2"),
         ]
     )
     [revoked] = of_type(events, "partitions_revoked")
@@ -135,11 +133,11 @@ def test_a_static_members_unrequested_join_keeps_its_id_when_the_next_line_shows
     id in the join response means the JoinGroup carried it; a new id keeps the join empty (a restart)."""
     events = parse(
         [
-            client(0, f"Successfully joined group with generation {generation(3, I2_OLD)}", "c2", "i2"),
+            client(0, f"Successfully joined group with generation {generation_text(3, I2_OLD)}", "c2", "i2"),
             client(10, "(Re-)joining group", "c2", "i2"),
-            client(20, f"Successfully joined group with generation {generation(4, I2_OLD)}", "c2", "i2"),
+            client(20, f"Successfully joined group with generation {generation_text(4, I2_OLD)}", "c2", "i2"),
             client(30, "(Re-)joining group", "c2", "i2"),
-            client(31, f"Successfully joined group with generation {generation(5, I2_NEW)}", "c2", "i2"),
+            client(31, f"Successfully joined group with generation {generation_text(5, I2_NEW)}", "c2", "i2"),
         ]
     )
     assert [(e.member_id, e.attributes.get("member_id_from")) for e in of_type(events, "join_sent")] == [
@@ -153,10 +151,10 @@ def test_a_join_sent_carries_the_member_id_only_when_a_live_member_asked_to_rejo
     of a new process (here after a close whose rejoin request was still pending) has none."""
     events = parse(
         [
-            client(0, f"Successfully joined group with generation {generation(3, A)}"),
+            client(0, f"Successfully joined group with generation {generation_text(3, A)}"),
             client(10, "Request joining group due to: group is already rebalancing"),
             client(10, "(Re-)joining group"),
-            client(12, f"Successfully joined group with generation {generation(4, A)}"),
+            client(12, f"Successfully joined group with generation {generation_text(4, A)}"),
             client(20, "Request joining group due to: group is already rebalancing"),
             client(
                 20,
@@ -165,7 +163,7 @@ def test_a_join_sent_carries_the_member_id_only_when_a_live_member_asked_to_rejo
             ),
             client(20, "Resetting generation and member id due to: consumer pro-actively leaving the group"),
             client(30, "(Re-)joining group"),
-            client(33, f"Successfully joined group with generation {generation(6, A2)}"),
+            client(33, f"Successfully joined group with generation {generation_text(6, A2)}"),
         ]
     )
     assert [(e.member_id, e.attributes.get("member_id_from")) for e in of_type(events, "join_sent")] == [
@@ -242,22 +240,22 @@ def _new_member_logs_late(instance: str | None) -> list:
     assignment = f"{{{A}=Assignment(partitions=[t-0]), {new}=Assignment(partitions=[t-1])}}"
     consumers = [
         client(0, "(Re-)joining group"),
-        client(3, f"Successfully joined group with generation {generation(1, A)}"),
+        client(3, f"Successfully joined group with generation {generation_text(1, A)}"),
         client(
             3.005, f"Finished assignment for group at generation 1: {{{A}=Assignment(partitions=[t-0, t-1])}}"
         ),
-        client(3.02, f"Successfully synced group in generation {generation(1, A)}"),
+        client(3.02, f"Successfully synced group in generation {generation_text(1, A)}"),
         client(3.02, "Adding newly assigned partitions: t-0, t-1", logger=INVOKER),
         client(59.99, "(Re-)joining group", "c2", instance),
         client(61, "Request joining group due to: group is already rebalancing"),
         client(61, "Revoke previously assigned partitions t-0, t-1", logger=INVOKER),
         client(61, "(Re-)joining group"),
-        client(63, f"Successfully joined group with generation {generation(2, A)}"),
+        client(63, f"Successfully joined group with generation {generation_text(2, A)}"),
         client(63.01, f"Finished assignment for group at generation 2: {assignment}"),
-        client(63.03, f"Successfully synced group in generation {generation(2, A)}"),
+        client(63.03, f"Successfully synced group in generation {generation_text(2, A)}"),
         client(63.03, "Adding newly assigned partitions: t-0", logger=INVOKER),
-        client(63.2, f"Successfully joined group with generation {generation(2, new)}", "c2", instance),
-        client(63.3, f"Successfully synced group in generation {generation(2, new)}", "c2", instance),
+        client(63.2, f"Successfully joined group with generation {generation_text(2, new)}", "c2", instance),
+        client(63.3, f"Successfully synced group in generation {generation_text(2, new)}", "c2", instance),
         client(63.3, "Adding newly assigned partitions: t-1", "c2", instance, logger=INVOKER),
     ]
     return parse(server, "server.log") + parse(consumers)
@@ -321,18 +319,18 @@ def test_a_static_replacement_learns_the_new_member_id_from_the_instances_own_lo
     ]
     consumers = [
         client(0, "(Re-)joining group", "c1", "i1"),
-        client(3, f"Successfully joined group with generation {generation(1, old)}", "c1", "i1"),
+        client(3, f"Successfully joined group with generation {generation_text(1, old)}", "c1", "i1"),
         client(
             3.005,
             f"Finished assignment for group at generation 1: {{{old}=Assignment(partitions=[t-0])}}",
             "c1",
             "i1",
         ),
-        client(3.02, f"Successfully synced group in generation {generation(1, old)}", "c1", "i1"),
+        client(3.02, f"Successfully synced group in generation {generation_text(1, old)}", "c1", "i1"),
         client(3.02, "Adding newly assigned partitions: t-0", "c1", "i1", logger=INVOKER),
         client(59.9, "(Re-)joining group", "c1", "i1"),  # a new process (the old one crashed)
-        client(60.01, f"Successfully joined group with generation {generation(1, new)}", "c1", "i1"),
-        client(60.02, f"Successfully synced group in generation {generation(1, new)}", "c1", "i1"),
+        client(60.01, f"Successfully joined group with generation {generation_text(1, new)}", "c1", "i1"),
+        client(60.02, f"Successfully synced group in generation {generation_text(1, new)}", "c1", "i1"),
         client(60.02, "Adding newly assigned partitions: t-0", "c1", "i1", logger=INVOKER),
     ]
     tables = replay(parse(server, "server.log") + parse(consumers))
@@ -355,20 +353,32 @@ def test_a_static_cooperative_member_keeps_consuming_while_it_rejoins():
     cooperative = "cooperative-sticky"
     consumer = [
         client(
-            0, f"Successfully joined group with generation {generation(1, I2_OLD, cooperative)}", "c2", "i2"
+            0,
+            f"Successfully joined group with generation {generation_text(1, I2_OLD, cooperative)}",
+            "c2",
+            "i2",
         ),
         client(
-            0.01, f"Successfully synced group in generation {generation(1, I2_OLD, cooperative)}", "c2", "i2"
+            0.01,
+            f"Successfully synced group in generation {generation_text(1, I2_OLD, cooperative)}",
+            "c2",
+            "i2",
         ),
         client(0.01, "Notifying assignor about the new Assignment(partitions=[t-0, t-1])", "c2", "i2"),
         client(0.01, "Adding newly assigned partitions: t-0, t-1", "c2", "i2", logger=INVOKER),
         client(30, "Request joining group due to: group is already rebalancing", "c2", "i2"),
         client(30, "(Re-)joining group", "c2", "i2"),
         client(
-            33, f"Successfully joined group with generation {generation(2, I2_OLD, cooperative)}", "c2", "i2"
+            33,
+            f"Successfully joined group with generation {generation_text(2, I2_OLD, cooperative)}",
+            "c2",
+            "i2",
         ),
         client(
-            33.01, f"Successfully synced group in generation {generation(2, I2_OLD, cooperative)}", "c2", "i2"
+            33.01,
+            f"Successfully synced group in generation {generation_text(2, I2_OLD, cooperative)}",
+            "c2",
+            "i2",
         ),
         client(33.01, "Notifying assignor about the new Assignment(partitions=[t-0])", "c2", "i2"),
         client(33.02, "Revoke previously assigned partitions t-1", "c2", "i2", logger=INVOKER),
@@ -383,7 +393,7 @@ def test_a_static_cooperative_member_keeps_consuming_while_it_rejoins():
 def config_dump(second: float, client_id: str) -> str:
     """A consumer process's start: AbstractConfig.logAll of its ConsumerConfig (no client prefix)."""
     return (
-        f"[{at(second)}] INFO ConsumerConfig values: \n\tclient.id = {client_id}\n\tgroup.id = g\n"
+        f"[{DAY} {at(second)}] INFO ConsumerConfig values: \n\tclient.id = {client_id}\n\tgroup.id = g\n"
         "\tsession.timeout.ms = 45000 (org.apache.kafka.clients.consumer.ConsumerConfig)"
     )
 
@@ -402,7 +412,7 @@ def test_a_new_process_first_joingroup_is_not_the_kip394_second_of_its_predecess
         client(10, "(Re-)joining group"),
         client(10.002, f"Request joining group due to: need to re-join with the given member-id: {A2}"),
         client(10.002, "(Re-)joining group"),
-        client(13, f"Successfully joined group with generation {generation(1, A2)}"),
+        client(13, f"Successfully joined group with generation {generation_text(1, A2)}"),
     ]
     events = parse("\n".join(lines).split("\n"))
     assert [e.member_id for e in of_type(events, "join_sent")] == [None, A, None, A2]
@@ -414,11 +424,11 @@ def test_a_throwaway_consumers_config_dump_with_the_same_client_id_keeps_the_liv
     rejoin: the request, then the JoinGroup carrying A (AbstractCoordinator.requestRejoin, 3.0+). A new
     process would have joined first, with no rejoin request: the dump was not c1's process restarting."""
     lines = [
-        client(0, f"Successfully joined group with generation {generation(3, A)}"),
+        client(0, f"Successfully joined group with generation {generation_text(3, A)}"),
         config_dump(5, "c1"),
         client(10, "Request joining group due to: group is already rebalancing"),
         client(10, "(Re-)joining group"),
-        client(12, f"Successfully joined group with generation {generation(4, A)}"),
+        client(12, f"Successfully joined group with generation {generation_text(4, A)}"),
     ]
     events = parse("\n".join(lines).split("\n"))
     assert [(e.member_id, e.attributes.get("member_id_from")) for e in of_type(events, "join_sent")] == [
@@ -430,12 +440,12 @@ def test_a_config_dump_followed_by_the_clients_joingroup_starts_a_new_process():
     """The same dump followed at once by c1's JoinGroup (no rejoin request, no line of the old member in
     between) is a restarted process: its JoinGroup carries no id (a new member, KIP-394)."""
     lines = [
-        client(0, f"Successfully joined group with generation {generation(3, A)}"),
+        client(0, f"Successfully joined group with generation {generation_text(3, A)}"),
         config_dump(5, "c1"),
         client(6, "(Re-)joining group"),
         client(6.002, f"Request joining group due to: need to re-join with the given member-id: {A2}"),
         client(6.002, "(Re-)joining group"),
-        client(9, f"Successfully joined group with generation {generation(4, A2)}"),
+        client(9, f"Successfully joined group with generation {generation_text(4, A2)}"),
     ]
     events = parse("\n".join(lines).split("\n"))
     assert [e.member_id for e in of_type(events, "join_sent")] == [None, A2]
