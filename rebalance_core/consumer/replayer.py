@@ -222,10 +222,12 @@ class ConsumerGroupReplayer(
             if not self.has_coordinator:
                 self._skipped_epoch_shown(e)  # a removed member's late line too: it was in that epoch
             if e.member_id in self.gone:
-                if not rejoins(e):
-                    handler = None  # a removed member's late callbacks: it no longer owned anything
-                else:
-                    del self.gone[e.member_id]
+                handler = None  # a removed member's late callbacks: it no longer owned anything
+                if not self._late_block_line(e):
+                    self.tracker.member_released(e.member_id)
+                    if rejoins(e):
+                        handler = _MEMBER_HANDLERS.get(e.event_type)
+                        del self.gone[e.member_id]
             if handler is not None and e.member_id:
                 view = self._view(e.member_id, e.group_instance_id)
                 view.member_timed = True
