@@ -85,7 +85,7 @@ class EpochTracker(EpochMembers, EpochConvergence, HeldAssignments, EpochCheckpo
         self.logs_own_lines: Callable[[str], bool] = lambda member: True
         # members the coordinator fenced whose own log is in the input: they may still log the block of their
         # last epoch on waking (see member_gone)
-        self.fenced_awaited: set[str] = set()
+        self.fenced_awaited: dict[str, str | None] = {}  # member -> its consumer process
         if state:
             self._restore(state)
 

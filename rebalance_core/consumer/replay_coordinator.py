@@ -152,7 +152,13 @@ class CoordinatorLines:
             # and a rebalance that converged since counted its partitions as consumed (moved to it) at its end
             self.timeline.closed_episodes_inferred_after(stop_at)
         del self.members[view.member_id]
-        self._forget(view.member_id, e.ts, fenced=reason in FENCE_REASONS and view.member_timed)
+        # a frozen process may log its last epoch's block on waking; not one that restarted under another id
+        restarted = view.process is not None and any(
+            v.process == view.process and v.joined_in_input and m not in self.gone
+            for m, v in self.members.items()
+        )
+        fenced = reason in FENCE_REASONS and view.member_timed and not restarted
+        self._forget(view.member_id, e.ts, fenced=fenced, process=view.process)
         if not self._group_members():
             self.emptied = True
 

@@ -240,3 +240,27 @@ def replay_in_batches(events, cuts) -> dict:
     for name, rows in replayer.finish().items():
         out.setdefault(name, []).extend(rows)
     return {name: sorted(map(repr, rows)) for name, rows in out.items()}
+
+
+def test_a_fenced_member_whose_process_restarted_holds_no_rows():
+    """m1's process crashed and restarted as m1b (the same client, a new member id) before the coordinator fenced
+    m1: a dead process logs no late block, so epoch 2's rows are written at the fence, not held to the end."""
+    log = Log("g")
+    joins(log, "00:00", "m1", 1, tps("t", 0, 1))
+    bump(log, "00:10,000", 2)
+    log.add(
+        DAY + "00:20,000",
+        M,
+        EventType.MEMBER_STATE_CHANGED,
+        member_id="m1b",
+        member_epoch=0,
+        client_id="m1",
+        attributes={"from_state": "UNSUBSCRIBED", "to_state": "JOINING"},
+    )
+    log.add(DAY + "00:20,001", C, EventType.JOIN_RECEIVED, member_id="m1b")
+    log.add(DAY + "00:55,000", C, EventType.MEMBER_REMOVED, member_id="m1", reason="session_timeout")
+    log.add(DAY + "00:55,000", C, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    replayer = ConsumerGroupReplayer("k", "g", None)
+    replayer.feed(sorted(log.events, key=event_order_key))
+    assert replayer.tracker.fenced_awaited == {}
+    assert 2 in {r["generation_id"] for r in replayer.drain()["assignments"]}
