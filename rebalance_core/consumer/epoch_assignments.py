@@ -81,8 +81,36 @@ class HeldAssignments:
         if member_epoch is not None:
             self._release(lambda held: member_epoch > held.epoch, member)
 
-    def member_gone(self, member: str) -> None:
+    def member_gone(self, member: str, fenced: bool = False, process: str | None = None) -> None:
+        """`member` is out of the group. A member the coordinator fenced (its session or rebalance timeout
+        expired: GroupMetadataManager.consumerGroupFenceMember) may only have been frozen (a GC pause): its
+        process still logs the "Reconciling assignment" block of the epoch its last heartbeat response
+        brought once it wakes (ConsumerMembershipManager logs the block, then the next heartbeat answers
+        FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID and it transitions to FENCED), so the rows stay held for it
+        (see `late_block_awaited`, `member_released`), and so do those of the epochs closing without it that
+        it was in. fenced: so removed, with its own log in the input (process: the consumer process that
+        logged it, see `process_restarted`). Any other removal ends the wait."""
+        if fenced:
+            self.fenced_awaited[member] = process
+        else:
+            self.member_released(member)
+
+    def member_released(self, member: str) -> None:
+        """Nothing more of `member` can state a held epoch's assignment: the rows stop waiting for it (its
+        next own line after the late block, its rejoin, or a day after its fence)."""
+        self.fenced_awaited.pop(member, None)
         self._release(lambda held: True, member)
+
+    def process_restarted(self, process: str, member: str) -> None:
+        """`member` joins from `process`: a fenced member that process logged before under another member id
+        is dead (a consumer keeps its member id while it lives; a crashed one restarts under a new id), so
+        it will log no late block."""
+        for other in [m for m, p in self.fenced_awaited.items() if p == process and m != member]:
+            self.member_released(other)
+
+    def late_block_awaited(self, member: str, member_epoch: int | None) -> bool:
+        """Whether held rows of epoch `member_epoch` still wait for the (fenced) `member`'s own line."""
+        return any(held.epoch == member_epoch and member in held.waiting for held in self.held)
 
     def member_stopped_at(self, member: str, ts: int) -> None:
         """`member`'s process stopped consuming at `ts`, an instant the input stated only later (its session

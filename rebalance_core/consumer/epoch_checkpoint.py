@@ -46,6 +46,7 @@ class EpochCheckpoint:
                 str(epoch): _tps_to_json(sorted(tps)) for epoch, tps in self.partitions_held.items()
             },
             "held": [_held_to_json(h) for h in self.held],
+            "fenced_awaited": dict(self.fenced_awaited),
         }
 
     def _restore(self, state: dict) -> None:
@@ -72,6 +73,7 @@ class EpochCheckpoint:
             int(epoch): set(_tps_from_json(tps)) for epoch, tps in state.get("partitions_held", {}).items()
         }
         self.held = [_held_from_json(h) for h in state.get("held", [])]
+        self.fenced_awaited = dict(state.get("fenced_awaited", {}))
 
 
 def _tps_to_json(tps) -> list[list]:

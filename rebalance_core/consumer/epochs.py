@@ -83,6 +83,9 @@ class EpochTracker(EpochMembers, EpochConvergence, HeldAssignments, EpochCheckpo
         self._consumed_rows: list[tuple[int, dict]] = []
         # whether a member's own log is in the input (set by the replayer): only those are waited for
         self.logs_own_lines: Callable[[str], bool] = lambda member: True
+        # members the coordinator fenced whose own log is in the input: they may still log the block of their
+        # last epoch on waking (see member_gone)
+        self.fenced_awaited: dict[str, str | None] = {}  # member -> its consumer process
         if state:
             self._restore(state)
 
@@ -277,7 +280,7 @@ class EpochTracker(EpochMembers, EpochConvergence, HeldAssignments, EpochCheckpo
                     members=tuple(members),
                     fallback=rows,
                     held=frozenset(self._held_until(cur.epoch) | set(tl.consuming())),
-                    waiting={m for m in members if self.logs_own_lines(m)},
+                    waiting={m for m in members if self.logs_own_lines(m) or m in self.fenced_awaited},
                     closed_at=closed_at,
                 )
             )

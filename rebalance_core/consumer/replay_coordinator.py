@@ -28,6 +28,8 @@ STOP_CAUSE_ON_REMOVAL = {
     RemovalReason.FENCED_STATIC.value: "lost",
     RemovalReason.LEAVE_GROUP.value: "member_left",
 }
+# removals for a timeout: the member's process may only have paused, and log its last epoch's block when it wakes
+FENCE_REASONS = frozenset({RemovalReason.SESSION_TIMEOUT.value, RemovalReason.REBALANCE_TIMEOUT.value})
 REMOVAL_REASON_TEXT = {
     RemovalReason.SESSION_TIMEOUT.value: REASON_SESSION,
     RemovalReason.REBALANCE_TIMEOUT.value: "member failed to revoke within the rebalance timeout",
@@ -40,7 +42,8 @@ class CoordinatorLines:
     def _c_join_received(self, e: Event) -> None:
         if not e.member_id:
             return
-        self.gone.pop(e.member_id, None)
+        if self.gone.pop(e.member_id, None) is not None:
+            self.tracker.member_released(e.member_id)  # back in the group: it states its old epochs no more
         previous = self._left_static(e.group_instance_id)
         if previous is not None and previous.member_id != e.member_id:
             self._replace_static(previous, e.member_id, e.ts)
@@ -149,7 +152,13 @@ class CoordinatorLines:
             # and a rebalance that converged since counted its partitions as consumed (moved to it) at its end
             self.timeline.closed_episodes_inferred_after(stop_at)
         del self.members[view.member_id]
-        self._forget(view.member_id, e.ts)
+        # a frozen process may log its last epoch's block on waking; not one that restarted under another id
+        restarted = view.process is not None and any(
+            v.process == view.process and v.joined_in_input and m not in self.gone
+            for m, v in self.members.items()
+        )
+        fenced = reason in FENCE_REASONS and view.member_timed and not restarted
+        self._forget(view.member_id, e.ts, fenced=fenced, process=view.process)
         if not self._group_members():
             self.emptied = True
 

@@ -19,6 +19,7 @@ from rebalance_core.consumer.states import (
     parse_client_state,
 )
 from rebalance_core.events import Event, TopicPartition, parse_partitions
+from schemas.events import EventType
 
 
 class MemberLines:
@@ -166,12 +167,7 @@ class MemberLines:
         group moved on) and leaves out partitions the coordinator withholds until their owner released them
         (CurrentAssignmentBuilder: UNRELEASED_PARTITIONS), so it is not the epoch's assignment."""
         view = self._view(e.member_id, e.group_instance_id)
-        owned_text = (e.attributes or {}).get("owned", "")
-        owned = tuple(
-            self._names(parse_partitions([i.strip() for i in owned_text.split(",") if i.strip()]) or ())
-        )
-        assigned = tuple(self._names(e.partitions or ()))
-        revoking = bool((e.attributes or {}).get("revoked"))
+        assigned, owned, revoking = self._block_partitions(e)
         # the group epoch whose target the block steps to: the newest one the input showed (the coordinator's
         # bump line; member-side logs only: the newest epoch a member's line stated), where newer than the
         # member's own (one rule for both paths: EpochTracker.member_assignment_line)
@@ -205,6 +201,41 @@ class MemberLines:
             # .maybeReconcile; MembershipManagerImpl in 3.8): observed assignment rows for the epoch; a step
             # towards an epoch not shown yet states what it owns at the current one
             self.tracker.member_stated(view.member_id, owned if toward_unseen else assigned)
+
+    def _block_partitions(
+        self, e: Event
+    ) -> tuple[tuple[TopicPartition, ...], tuple[TopicPartition, ...], bool]:
+        """A "Reconciling assignment" block's assigned and owned partitions, and whether it revokes."""
+        owned_text = (e.attributes or {}).get("owned", "")
+        owned = tuple(
+            self._names(parse_partitions([i.strip() for i in owned_text.split(",") if i.strip()]) or ())
+        )
+        return tuple(self._names(e.partitions or ())), owned, bool((e.attributes or {}).get("revoked"))
+
+    def _late_block_line(self, e: Event) -> bool:
+        """A line of a member the coordinator fenced (it is in `gone`), at a member epoch whose rows are still
+        held for it: its process was frozen (a GC pause) past its session, and logs on waking what its last
+        heartbeat response brought before the freeze. ConsumerMembershipManager moves it to RECONCILING at
+        that epoch and logs the "Reconciling assignment" block (AbstractMembershipManager.maybeReconcile); the
+        block names what the coordinator sent it at that epoch (CurrentAssignmentBuilder, withheld partitions
+        left out), so it states the member's assignment there as a punctual block would. Its next heartbeat
+        is answered FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID (transitionToFenced): the FENCED line, or any
+        other line of it, ends the wait (the caller releases it). True: the line belongs to the late block
+        (the block itself is taken as the member's line at that epoch; nothing else of it is replayed: the
+        member owns nothing since its fence)."""
+        if not self.tracker.late_block_awaited(e.member_id, e.member_epoch):
+            return False
+        self.tracker.member_at_epoch(e.member_id, e.member_epoch)  # nothing more of its older epochs
+        if e.event_type == EventType.SYNC_RESPONSE.value:
+            assigned, owned, revoking = self._block_partitions(e)
+            # a revocation is a step towards a target no line of the fenced member will show: it states
+            # nothing of the epoch (member_assignment_line ignores it without a target epoch)
+            self.tracker.member_assignment_line(e.member_id, e.member_epoch, assigned, owned, revoking)
+            return True
+        if e.event_type == EventType.MEMBER_STATE_CHANGED.value:
+            to_state = parse_client_state((e.attributes or {}).get("to_state"))
+            return to_state is not None and to_state is not ClientState.FENCED
+        return False
 
     def _m_partitions_assigned(self, e: Event) -> None:
         view = self._view(e.member_id, e.group_instance_id)

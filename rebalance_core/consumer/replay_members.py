@@ -101,15 +101,18 @@ class MemberIdentity:
             view.client_state = view.client_state or previous.client_state
         view.joined = True  # it inherits the reservation, but consumes nothing until it reconciles
 
-    def _forget(self, member_id: str, ts: int) -> None:
+    def _forget(self, member_id: str, ts: int, fenced: bool = False, process: str | None = None) -> None:
         """The member is out of the group. Remembered for a day (late callbacks are expected), then
-        dropped with its view, so the state stays bounded."""
+        dropped with its view, so the state stays bounded. fenced: the coordinator removed it for a timeout
+        and its own log is in the input (its process may wake and log its last epoch's assignment:
+        EpochTracker.member_gone)."""
         self.gone[member_id] = ts
         self.doubtful.discard(member_id)
-        self.tracker.member_gone(member_id)
+        self.tracker.member_gone(member_id, fenced=fenced, process=process)
         horizon = ts - 86_400_000
         for member in [m for m, t in self.gone.items() if t < horizon]:
             del self.gone[member]
+            self.tracker.member_released(member)
             view = self.members.get(member)
             if view is not None and not view.joined:
                 del self.members[member]

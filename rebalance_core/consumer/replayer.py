@@ -222,14 +222,18 @@ class ConsumerGroupReplayer(
             if not self.has_coordinator:
                 self._skipped_epoch_shown(e)  # a removed member's late line too: it was in that epoch
             if e.member_id in self.gone:
-                if not rejoins(e):
-                    handler = None  # a removed member's late callbacks: it no longer owned anything
-                else:
-                    del self.gone[e.member_id]
+                handler = None  # a removed member's late callbacks: it no longer owned anything
+                if not self._late_block_line(e):
+                    self.tracker.member_released(e.member_id)
+                    if rejoins(e):
+                        handler = _MEMBER_HANDLERS.get(e.event_type)
+                        del self.gone[e.member_id]
             if handler is not None and e.member_id:
                 view = self._view(e.member_id, e.group_instance_id)
                 view.member_timed = True
                 view.process = view.process or process_of(e)
+                if self.tracker.fenced_awaited and view.process and rejoins(e):
+                    self.tracker.process_restarted(view.process, e.member_id)
                 self.has_member_side = self.tracker.hold_for_member_lines = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(self, e)

@@ -6,9 +6,14 @@ whole assignment (ConsumerMembershipManager.maybeReconcile)."""
 
 from __future__ import annotations
 
+import itertools
+import json
+
+from rebalance_core.consumer.replayer import ConsumerGroupReplayer
 from rebalance_core.events import TopicPartition
+from rebalance_core.replay import event_order_key
 from schemas.events import EventType
-from tests.core.test_consumer_protocol import Log, tps
+from tests.core.test_consumer_protocol import Log, ms, tps
 
 DAY = "2025-03-10 14:"
 C, M = "coordinator", "member"
@@ -26,12 +31,14 @@ def state(log, when, member, epoch, a, b):
     )
 
 
-def block(log, when, member, assigned, owned, revoked=()):
+def block(log, when, member, assigned, owned, revoked=(), epoch=None):
+    """epoch: the member epoch the parser gives the block (that of the member's state line before it)."""
     log.add(
         DAY + when,
         M,
         EventType.SYNC_RESPONSE,
         member_id=member,
+        member_epoch=epoch,
         client_id=member,
         partitions=assigned,
         attributes={
@@ -193,3 +200,94 @@ def test_a_member_silent_at_an_epoch_it_never_heard_of_leaves_the_epochs_rows_un
     rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
                   for r in out["assignments"] if r["generation_id"] == 4)  # fmt: skip
     assert all(source == "inferred" for _, _, source in rows)  # none, or inferred: never m2's alone, observed
+
+
+def log_m1_frozen_past_its_session_logs_its_epoch_2_block_on_waking() -> Log:
+    """m1, the lone member, freezes (a GC pause) after its heartbeat brought epoch 2 (t-2 created); the
+    coordinator fences it when its session expires (epoch 3, empty). On waking, m1 logs the block of epoch 2,
+    then learns it was fenced and rejoins (epoch 4)."""
+    log = Log("g")
+    joins(log, "00:00", "m1", 1, tps("t", 0, 1))
+    bump(log, "00:10,000", 2)
+    log.add(DAY + "00:55,000", C, EventType.MEMBER_REMOVED, member_id="m1", reason="session_timeout")
+    log.add(DAY + "00:55,000", C, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    state(log, "01:05,000", "m1", 2, "STABLE", "RECONCILING")
+    block(log, "01:05,001", "m1", tps("t", 0, 1, 2), tps("t", 0, 1), epoch=2)
+    state(log, "01:05,002", "m1", 2, "RECONCILING", "FENCED")
+    callback(log, "01:05,002", "m1", EventType.PARTITIONS_LOST, tps("t", 0, 1))
+    joins(log, "01:06", "m1", 4, tps("t", 0, 1, 2))
+    return log
+
+
+def _rows_of(out, generation):
+    return {
+        (r["member_id"], r["topic"], r["partition"], r["source"])
+        for r in out["assignments"]
+        if r["generation_id"] == generation
+    }
+
+
+def test_a_fenced_members_block_logged_on_waking_states_its_row_at_its_last_epoch():
+    # ConsumerMembershipManager logs the block of the heartbeat response the member got before its freeze
+    # (AbstractMembershipManager.maybeReconcile) and only then hears FENCED_MEMBER_EPOCH; the coordinator sent
+    # it its whole target there (CurrentAssignmentBuilder: a lone member is withheld nothing)
+    out = log_m1_frozen_past_its_session_logs_its_epoch_2_block_on_waking().replay()
+    assert _rows_of(out, 2) == {("m1", "t", p, "observed") for p in (0, 1, 2)}
+
+
+def test_a_fenced_members_late_block_survives_every_batch_boundary():
+    events = sorted(
+        log_m1_frozen_past_its_session_logs_its_epoch_2_block_on_waking().events, key=event_order_key
+    )
+    whole = replay_in_batches(events, [])
+    for cut in range(1, len(events)):
+        assert replay_in_batches(events, [cut]) == whole, cut
+
+
+def test_a_fenced_member_that_never_wakes_has_its_rows_written_at_the_end():
+    log = log_m1_frozen_past_its_session_logs_its_epoch_2_block_on_waking()
+    log.events = [e for e in log.events if e.ts < ms(DAY + "01:00,000")]
+    out = log.replay()
+    assert {tp for _, _, tp, _ in _rows_of(out, 1)} == {0, 1}
+    assert 2 in {g["generation_id"] for g in out["generations"]}
+
+
+def replay_in_batches(events, cuts) -> dict:
+    """Replay with a snapshot -> JSON -> resume at every cut."""
+    out: dict[str, list[dict]] = {}
+    state = None
+    bounds = [0, *cuts, len(events)]
+    for lo, hi in itertools.pairwise(bounds):
+        replayer = ConsumerGroupReplayer("k", "g", None, state=state)
+        replayer.feed(events[lo:hi])
+        for name, rows in replayer.drain().items():
+            out.setdefault(name, []).extend(rows)
+        state = json.loads(json.dumps(replayer.snapshot()))
+    replayer = ConsumerGroupReplayer("k", "g", None, state=state)
+    for name, rows in replayer.finish().items():
+        out.setdefault(name, []).extend(rows)
+    return {name: sorted(map(repr, rows)) for name, rows in out.items()}
+
+
+def test_a_fenced_member_whose_process_restarted_holds_no_rows():
+    """m1's process crashed and restarted as m1b (the same client, a new member id) before the coordinator fenced
+    m1: a dead process logs no late block, so epoch 2's rows are written at the fence, not held to the end."""
+    log = Log("g")
+    joins(log, "00:00", "m1", 1, tps("t", 0, 1))
+    bump(log, "00:10,000", 2)
+    log.add(
+        DAY + "00:20,000",
+        M,
+        EventType.MEMBER_STATE_CHANGED,
+        member_id="m1b",
+        member_epoch=0,
+        client_id="m1",
+        attributes={"from_state": "UNSUBSCRIBED", "to_state": "JOINING"},
+    )
+    log.add(DAY + "00:20,001", C, EventType.JOIN_RECEIVED, member_id="m1b")
+    log.add(DAY + "00:55,000", C, EventType.MEMBER_REMOVED, member_id="m1", reason="session_timeout")
+    log.add(DAY + "00:55,000", C, EventType.GROUP_EPOCH_BUMPED, group_epoch=3)
+    replayer = ConsumerGroupReplayer("k", "g", None)
+    replayer.feed(sorted(log.events, key=event_order_key))
+    assert replayer.tracker.fenced_awaited == {}
+    assert 2 in {r["generation_id"] for r in replayer.drain()["assignments"]}
