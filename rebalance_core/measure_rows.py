@@ -68,10 +68,9 @@ class TimelineRows:
             )
         return rows
 
-    def _movement(
+    def _movements(
         self,
-        tp: TopicPartition,
-        stop: Stop,
+        handovers: list[tuple[TopicPartition, Stop]],
         to_member: str | None,
         to_instance: str | None,
         ts: int | None,
@@ -79,51 +78,56 @@ class TimelineRows:
         source: str,
         same_identity: bool = False,
     ) -> None:
-        stop_ts = stop.ts
-        unavailable = max(0, ts - stop_ts) if ts is not None and stop_ts is not None else None
-        same_owner = same_identity or (
-            to_member is not None and (to_instance or to_member) == (stop.instance or stop.member)
-        )  # the same _identity
+        """The movement rows of `handovers` (partition, its open stop), in order, each started again by
+        `to_member` at `ts` (None: not started again, at the end of the input or of the group); their
+        unavailable time and revocations go to the open episode, else to the day of each row."""
         ep = self.episode
-        # dated by the first known of: its start, its stop, the latest instant seen, the epoch
-        at = ts if ts is not None else stop_ts if stop_ts is not None else self._last_ts or 0
-        row = {
-            **self.key,
-            "event_date": date_of_day(at // DAY_MS),
-            "generation_id": generation_id,
-            "episode_id": ep.episode_id if ep else None,
-            "topic": tp.topic,
-            "partition": tp.partition,
-            "from_member_id": stop.member,
-            "to_member_id": to_member,
-            "stop_cause": stop.cause,
-            "revoked_at": stop.ts,
-            "assigned_at": ts,
-            "unavailable_ms": unavailable,
-            "moved": to_member is not None and not same_owner,
-            "wasted_revocation": stop.cause == "revoked" and same_owner,
-            "source": "inferred" if "inferred" in (source, stop.source) or stop.ts is None else "observed",
-        }
-        self._out["partition_movements"].append(row)
-        revoked = int(stop.cause == "revoked")
-        wasted = int(row["wasted_revocation"])
-        if ep is not None:
-            if row["source"] == "inferred":  # its unavailable time is inferred or a bound: so are the totals
+        key = self.key
+        append = self._out["partition_movements"].append
+        moved_to = to_member is not None
+        to_identity = (to_instance or to_member) if moved_to else None  # its _identity
+        date = date_of_day(ts // DAY_MS) if ts is not None else None
+        for tp, stop in handovers:
+            stop_ts = stop.ts
+            unavailable = max(0, ts - stop_ts) if ts is not None and stop_ts is not None else None
+            same_owner = same_identity or (moved_to and to_identity == (stop.instance or stop.member))
+            if date is not None:
+                event_date = date
+            else:  # dated by the first known of: its stop, the latest instant seen, the epoch
+                at = stop_ts if stop_ts is not None else self._last_ts or 0
+                event_date = date_of_day(at // DAY_MS)
+            wasted = stop.cause == "revoked" and same_owner
+            inferred = source == "inferred" or stop.source == "inferred" or stop_ts is None
+            append(
+                {
+                    **key,
+                    "event_date": event_date,
+                    "generation_id": generation_id,
+                    "episode_id": ep.episode_id if ep else None,
+                    "topic": tp.topic,
+                    "partition": tp.partition,
+                    "from_member_id": stop.member,
+                    "to_member_id": to_member,
+                    "stop_cause": stop.cause,
+                    "revoked_at": stop_ts,
+                    "assigned_at": ts,
+                    "unavailable_ms": unavailable,
+                    "moved": moved_to and not same_owner,
+                    "wasted_revocation": wasted,
+                    "source": "inferred" if inferred else "observed",
+                }
+            )
+            totals = ep if ep is not None else self.day(event_date)
+            if inferred and ep is not None:  # its unavailable time is inferred or a bound: so are the totals
                 ep.source = "inferred"
-            ep.partition_unavailable_ms += unavailable or 0
-            ep.max_partition_unavailable_ms = max(ep.max_partition_unavailable_ms, unavailable or 0)
-            ep.partitions_revoked += revoked
-            ep.revocations_wasted += wasted
-        else:
-            day = self.day(row["event_date"])
-            day.partition_unavailable_ms += unavailable or 0
-            day.max_partition_unavailable_ms = max(day.max_partition_unavailable_ms, unavailable or 0)
-            day.partitions_revoked += revoked
-            day.revocations_wasted += wasted
+            totals.partition_unavailable_ms += unavailable or 0
+            totals.max_partition_unavailable_ms = max(totals.max_partition_unavailable_ms, unavailable or 0)
+            totals.partitions_revoked += stop.cause == "revoked"
+            totals.revocations_wasted += wasted
 
     def _close_open_stops(self, source: str = "observed") -> None:
-        for tp in sorted(self._stopped):
-            self._movement(tp, self._stopped.pop(tp), None, None, None, None, source)
+        stopped = self._stopped
+        self._movements([(tp, stopped.pop(tp)) for tp in sorted(stopped)], None, None, None, None, source)
 
 
 def _one_timing_source(sources: list[str]) -> str | None:

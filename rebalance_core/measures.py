@@ -194,34 +194,10 @@ class OwnershipTimeline(TimelineEpisodes, TimelineRows, TimelineCheckpoint):
         source: str = "observed",
     ) -> str | None:
         """`member` starts consuming `tp` at `ts`. Keeping a partition it already consumes is a no-op."""
-        if ts is not None and (self._last_ts is None or ts > self._last_ts):  # self._saw(ts), inline
-            self._last_ts = ts
-        self._known.add(tp)
-        problem = None
-        holder = self._consuming.get(tp)
-        if holder is not None:
-            if holder.member == member:
-                return None
-            # the holder stopped at an instant no event showed, at the latest now: an estimate (`inferred`)
-            self.stop(tp, holder.member, ts, "lost", instance=holder.instance, source="inferred")
-            problem = DOUBLE_OWNERSHIP
-        stop = self._stopped.pop(tp, None)
-        if stop is not None:
-            if stop.ts is not None:
-                self._last_handover_stop = max(self._last_handover_stop or stop.ts, stop.ts)
-            if stop.ts is not None and ts < stop.ts:
-                problem = problem or START_BEFORE_STOP
-            self._movement(tp, stop, member, instance, ts, generation_id, source)
-        self._consuming[tp] = Holder(member, instance, ts, source)
-        owned = self._by_member.get(member)  # not setdefault(member, set()): no new set per partition
-        if owned is None:
-            owned = self._by_member[member] = set()
-        owned.add(tp)
-        if self._stw_since is not None:
-            self._add_stw(max(0, ts - self._stw_since), ts, lower_bound=self._stw_since_inferred)
-            self._stw_since = None
-        self._last_stop_ts, self._last_stop_inferred = None, False
-        return problem
+        problems = self.start_all(
+            (tp,), member, ts, instance=instance, generation_id=generation_id, source=source
+        )
+        return problems[0][1] if problems else None
 
     def start_all(
         self,
@@ -234,20 +210,55 @@ class OwnershipTimeline(TimelineEpisodes, TimelineRows, TimelineCheckpoint):
         source: str = "observed",
         infer_stops_of: Container[str] = (),
     ) -> list[tuple[TopicPartition, str, str | None]]:
-        """`start` of each of `tps` in order (one call per member's assignment): (tp, rule broken, member
-        consuming tp before) per start that broke a rule. Before a start of a partition nobody consumes
-        whose open stop is by a member of `infer_stops_of`, that member's stops are `stops_inferred`."""
+        """`member` starts consuming each of `tps` at `ts`, in order (one call per member's assignment; a
+        partition it already consumes is kept, a no-op): (tp, rule broken, member consuming tp before) per
+        start that broke a rule. Before a start of a partition nobody consumes whose open stop is by a
+        member of `infer_stops_of`, that member's stops are `stops_inferred`. The handovers' movement rows
+        are written after the loop, in the order of `tps` (`_movements`)."""
         problems = []
-        consuming, stopped, start = self._consuming, self._stopped, self.start
+        handovers = []
+        consuming, stopped, known = self._consuming, self._stopped, self._known
+        owned = None
         for tp in tps:
+            if ts is not None and (self._last_ts is None or ts > self._last_ts):  # self._saw(ts), inline
+                self._last_ts = ts
             holder = consuming.get(tp)
             if infer_stops_of and holder is None:
                 stop = stopped.get(tp)
                 if stop is not None and stop.member in infer_stops_of:
                     self.stops_inferred(stop.member)
-            problem = start(tp, member, ts, instance=instance, generation_id=generation_id, source=source)
+            known.add(tp)
+            problem = None
+            if holder is not None:
+                if holder.member == member:
+                    continue
+                # the holder stopped at an instant no event showed, at the latest now: an estimate (`inferred`)
+                self.stop(tp, holder.member, ts, "lost", instance=holder.instance, source="inferred")
+                problem = DOUBLE_OWNERSHIP
+            stop = stopped.pop(tp, None)
+            if stop is not None:
+                stop_ts = stop.ts
+                if stop_ts is not None:
+                    last_handover = self._last_handover_stop
+                    if not last_handover or stop_ts > last_handover:
+                        self._last_handover_stop = stop_ts
+                    if ts < stop_ts:
+                        problem = problem or START_BEFORE_STOP
+                handovers.append((tp, stop))
+            consuming[tp] = Holder(member, instance, ts, source)
+            if owned is None:  # not setdefault(member, set()): no new set per call
+                owned = self._by_member.get(member)
+                if owned is None:
+                    owned = self._by_member[member] = set()
+            owned.add(tp)
+            if self._stw_since is not None:
+                self._add_stw(max(0, ts - self._stw_since), ts, lower_bound=self._stw_since_inferred)
+                self._stw_since = None
+            self._last_stop_ts, self._last_stop_inferred = None, False
             if problem:
                 problems.append((tp, problem, holder.member if holder is not None else None))
+        if handovers:
+            self._movements(handovers, member, instance, ts, generation_id, source)
         return problems
 
     def stoppers_of_unowned(self, tps: Iterable[TopicPartition]) -> set[str]:
@@ -287,30 +298,50 @@ class OwnershipTimeline(TimelineEpisodes, TimelineRows, TimelineCheckpoint):
     ) -> str | None:
         """`member` stops consuming `tp` at `ts` for `cause` (one of STOP_CAUSES); `ts` None: at an
         instant no event shows."""
+        problems = self.stop_all((tp,), member, ts, cause, instance=instance, source=source)
+        return problems[0][1] if problems else None
+
+    def stop_all(
+        self,
+        tps: Iterable[TopicPartition],
+        member: str,
+        ts: int | None,
+        cause: str,
+        *,
+        instance: str | None = None,
+        source: str = "observed",
+    ) -> list[tuple[TopicPartition, str]]:
+        """`member` stops consuming each of `tps` at `ts` for `cause` (one call per member's partitions):
+        (tp, rule broken) per stop that broke one (`stop_not_owned`: not consumed by `member`, ignored)."""
         if cause not in STOP_CAUSES:
             raise ValueError(f"unknown stop cause {cause!r}")
-        if ts is not None and (self._last_ts is None or ts > self._last_ts):  # self._saw(ts), inline
-            self._last_ts = ts
-        holder = self._consuming.get(tp)
-        if holder is None or holder.member != member:
-            return STOP_NOT_OWNED
-        del self._consuming[tp]
-        owned = self._by_member[member]
-        owned.discard(tp)
-        if not owned:
-            del self._by_member[member]
-        self._stopped[tp] = Stop(member, holder.instance or instance, ts, cause, source)
-        if ts is None:
-            return None  # when the group stopped as a whole is not known either
+        problems = []
+        consuming, stopped = self._consuming, self._stopped
+        by_member = self._by_member
         inferred = source == "inferred"
-        if self._last_stop_ts is None or ts > self._last_stop_ts:
-            self._last_stop_ts, self._last_stop_inferred = ts, inferred
-        elif ts == self._last_stop_ts:
-            self._last_stop_inferred = self._last_stop_inferred and inferred
-        if not self._consuming and self._stw_since is None:
-            # the group stopped as a whole at its latest stop (stops may be placed in the past)
-            self._stw_since, self._stw_since_inferred = self._last_stop_ts, self._last_stop_inferred
-        return None
+        for tp in tps:
+            if ts is not None and (self._last_ts is None or ts > self._last_ts):  # self._saw(ts), inline
+                self._last_ts = ts
+            holder = consuming.get(tp)
+            if holder is None or holder.member != member:
+                problems.append((tp, STOP_NOT_OWNED))
+                continue
+            del consuming[tp]
+            owned = by_member[member]
+            owned.discard(tp)
+            if not owned:
+                del by_member[member]
+            stopped[tp] = Stop(member, holder.instance or instance, ts, cause, source)
+            if ts is None:
+                continue  # when the group stopped as a whole is not known either
+            if self._last_stop_ts is None or ts > self._last_stop_ts:
+                self._last_stop_ts, self._last_stop_inferred = ts, inferred
+            elif ts == self._last_stop_ts:
+                self._last_stop_inferred = self._last_stop_inferred and inferred
+            if not consuming and self._stw_since is None:
+                # the group stopped as a whole at its latest stop (stops may be placed in the past)
+                self._stw_since, self._stw_since_inferred = self._last_stop_ts, self._last_stop_inferred
+        return problems
 
     def restart(
         self,
@@ -332,7 +363,7 @@ class OwnershipTimeline(TimelineEpisodes, TimelineRows, TimelineCheckpoint):
             return problem
         stop = self._stopped.pop(tp)
         self._saw(ts)
-        self._movement(tp, stop, new_member, instance, ts, generation_id, source, same_identity=True)
+        self._movements([(tp, stop)], new_member, instance, ts, generation_id, source, same_identity=True)
         holder = new_member or member
         self._consuming[tp] = Holder(holder, stop.instance, ts, source)
         self._by_member.setdefault(holder, set()).add(tp)

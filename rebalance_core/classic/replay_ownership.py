@@ -181,11 +181,8 @@ class Ownership:
         if not tps:
             return
         timeline = self.timeline
-        stop = timeline.stop
-        for tp in tps:
-            problem = stop(tp, member, ts, cause, instance=instance, source=source)
-            if problem:
-                self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
+        for tp, problem in timeline.stop_all(tps, member, ts, cause, instance=instance, source=source):
+            self._anomaly(problem, None, f"{tp} stop by {member} at {ts}")
         ep = timeline.episode
         if ep is not None and member in self.member_timed:  # self._timing_used(member), inline
             ep.timing_source = "member"

@@ -7,6 +7,8 @@ since before the input, and the anomaly rows. A mixin of `consumer.replayer.Cons
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rebalance_core.consumer.replay_state import CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS, MemberView
 from rebalance_core.consumer.states import MemberState
 from rebalance_core.events import Event, TopicPartition
@@ -27,11 +29,10 @@ class Ownership:
         before = set(view.server_assigned or ())
         now = set(assigned)
         source = "inferred" if line_missing else "observed"
-        for tp in sorted(before - now):
-            if self.timeline.owner_of(tp) == view.member_id:
-                self.timeline.stop(tp, view.member_id, ts, "revoked", instance=view.instance, source=source)
-        for tp in sorted(now - before):
-            self._start(tp, view, ts, source)
+        tl = self.timeline
+        owned = [tp for tp in sorted(before - now) if tl.owner_of(tp) == view.member_id]
+        tl.stop_all(owned, view.member_id, ts, "revoked", instance=view.instance, source=source)
+        self._start_all(sorted(now - before), view, ts, source)
         if now - before:
             view.server_started, view.server_started_at = sorted(now - before), ts
             view.server_started_each.update(dict.fromkeys(now - before, ts))
@@ -62,10 +63,9 @@ class Ownership:
             if tp in owned and (earliest is None or at >= earliest):
                 handed.setdefault(at, []).append(tp)
         for at, tps in sorted(handed.items()):
-            for tp in tps:
-                self.timeline.stop(
-                    tp, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
-                )
+            self.timeline.stop_all(
+                tps, view.member_id, removed_at, cause, instance=view.instance, source="inferred"
+            )
             # and the rebalance that handed them over counted them as moved to it
             self.timeline.starts_inferred(view.member_id, tps, at)
 
@@ -151,15 +151,28 @@ class Ownership:
         return frozenset(tp for tp in stopped if tp.topic not in subscribed)
 
     def _start(self, tp: TopicPartition, view: MemberView, ts: int, source: str = "observed") -> None:
-        problem = self.timeline.start(
-            tp, view.member_id, ts, instance=view.instance, generation_id=self.tracker.epoch, source=source
+        self._start_all((tp,), view, ts, source)
+
+    def _start_all(
+        self, tps: Iterable[TopicPartition], view: MemberView, ts: int, source: str = "observed"
+    ) -> None:
+        """`view`'s member starts each of `tps` at `ts` (one timeline call per member's partitions)."""
+        problems = self.timeline.start_all(
+            tps, view.member_id, ts, instance=view.instance, generation_id=self.tracker.epoch, source=source
         )
-        if problem:
+        for tp, problem, _holder in problems:
             self._anomaly(problem, None, f"{tp} start by {view.member_id}", ts=ts)
 
     def _stop_all(self, view: MemberView, ts: int, cause: str, source: str = "observed") -> None:
-        for tp in sorted(self.timeline.partitions_of(view.member_id)):
-            self.timeline.stop(tp, view.member_id, ts, cause, instance=view.instance, source=source)
+        tl = self.timeline
+        tl.stop_all(
+            sorted(tl.partitions_of(view.member_id)),
+            view.member_id,
+            ts,
+            cause,
+            instance=view.instance,
+            source=source,
+        )
 
     def _member_stop(self, view: MemberView, tp: TopicPartition, ts: int, cause: str, e: Event) -> None:
         """A member says it stopped tp. Never seen before: it owned tp since before the input. A repeat
