@@ -38,7 +38,8 @@ from pathlib import Path
 
 from rebalance_core.kafka_logs.writer import KafkaLogWriter
 from rebalance_core.kafka_logs.writer_lines import BROKER, format_log_ts
-from rebalance_core.workload.fleet import CONSUMER, DAY_MS, plan_group, topic_id
+from rebalance_core.measure_records import DAY_MS
+from rebalance_core.workload.fleet import CONSUMER, plan_group, topic_id
 from rebalance_core.workload.segments import GroupStream, group_segments, simulate_segment
 from schemas.events import EventType
 

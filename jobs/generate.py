@@ -36,7 +36,8 @@ from jobs.usage import UsageError
 from rebalance_core.events import Event
 from rebalance_core.kafka_logs.writer import KafkaLogWriter
 from rebalance_core.kafka_logs.writer_lines import BROKER, CLIENT
-from rebalance_core.workload.fleet import CONSUMER, DAY_MS, GroupPlan, plan_group, single_group_plan, topic_id
+from rebalance_core.measure_records import DAY_MS, date_of_day
+from rebalance_core.workload.fleet import CONSUMER, GroupPlan, plan_group, single_group_plan, topic_id
 from rebalance_core.workload.segments import GroupStream, estimated_events, group_segments, simulate_segment
 
 FORMATS = ("events", "kafka-log", "both")
@@ -264,13 +265,9 @@ def _by_day(items: list, ts_of) -> list[tuple[str, list]]:
         day = ts_of(item) // DAY_MS
         if day != current_day:
             current_day = day
-            runs.append((_date_text(day), []))
+            runs.append((date_of_day(day).isoformat(), []))
         runs[-1][1].append(item)
     return runs
-
-
-def _date_text(day_number: int) -> str:
-    return (dt.date(1970, 1, 1) + dt.timedelta(days=day_number)).isoformat()
 
 
 class _AppendFiles:

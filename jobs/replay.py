@@ -33,6 +33,7 @@ from jobs.config import INPUT_FORMATS, JobConfig, load_config, parse_date
 from jobs.run_state import TABLES_WRITTEN_BY_ANY_RUN, WRITTEN_TABLES
 from jobs.usage import UsageError
 from rebalance_core.explain import EXPLAIN_TABLES
+from rebalance_core.measure_records import day_end_ms
 from schemas.tables import REPLAY_TABLES
 
 
@@ -486,7 +487,7 @@ def _replay(events, states, config: JobConfig, date_from: dt.date, date_to: dt.d
         max_poll_interval_ms=config.replay.max_poll_interval_ms,
         clock_skew_ms=config.replay.clock_skew_ms,
         incidents=config.incidents,
-        run_end_ms=_day_end_ms(date_to),
+        run_end_ms=day_end_ms(date_to),
     )
     if group_pass is not None:
         function, schema = group_pass.partition(settings, date_from, date_to), group_pass.schema()
@@ -590,7 +591,7 @@ def _across_groups(spark, output, handovers, config: JobConfig, date_to: dt.date
         groups.setdefault(r["cluster"], set()).add(r["group_id"])
     columns = ("cluster", "source", "event_type", F.unix_millis("ts").alias("ts"), "attributes")
     found = [handover_from(*r) for r in handovers.select(*columns).collect()]
-    last_ts = _day_end_ms(date_to)
+    last_ts = day_end_ms(date_to)
     tenures, moves, placement = across_groups(
         tenures,
         [h for h in found if h is not None],
@@ -615,12 +616,6 @@ def _across_groups(spark, output, handovers, config: JobConfig, date_to: dt.date
         "group_coordinators": spark.createDataFrame(tenures, spark_schema(GROUP_COORDINATORS)),
         "coordinator_placement": spark.createDataFrame(placement, spark_schema(COORDINATOR_PLACEMENT)),
     }
-
-
-def _day_end_ms(day: dt.date) -> int:
-    """The last millisecond of a UTC date."""
-    start = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
-    return int(start.timestamp() * 1000) + 86_400_000 - 1
 
 
 def _events_table(events, scenario: str):

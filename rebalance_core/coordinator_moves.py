@@ -37,11 +37,10 @@ from typing import Any
 from rebalance_core.events import Event
 from rebalance_core.incidents import IncidentKind, IncidentSettings, incident_row
 from rebalance_core.kafka_logs.writer_lines import partition_for
-from rebalance_core.measure_records import utc_date
+from rebalance_core.measure_records import DAY_MS, day_end_ms, utc_date
 from schemas.events import BROKER_WIDE_EVENT_TYPES, EventType
 
 _BROKER_PREFIX = "broker-"
-_DAY_MS = 86_400_000
 HANDOVER_TYPES = BROKER_WIDE_EVENT_TYPES
 
 
@@ -115,17 +114,17 @@ class CoordinatorTracker:
             started_by = started_by if started_by != "first_seen" else "moved"
         # the first line of a group in the log: its coordinator since before the log, unless it loads now
         from_ts = e.ts if (started_by != "first_seen" or self.out) else None
-        self.tenure = Tenure(broker, from_ts, started_by, e.ts, seen_by=seen_by, day=e.ts // _DAY_MS)
+        self.tenure = Tenure(broker, from_ts, started_by, e.ts, seen_by=seen_by, day=e.ts // DAY_MS)
 
     def _next_day(self, ts: int) -> None:
         """A tenure is one row per UTC day it spans (rows are dated like every table, by the day that
         closes them): a new day's event closes the previous day's row (to_ts null: it went on)."""
         tenure = self.tenure
-        if tenure is None or tenure.day is None or ts // _DAY_MS <= tenure.day:
+        if tenure is None or tenure.day is None or ts // DAY_MS <= tenure.day:
             return
         if not tenure.day_written:
             self.out.append(self._row(tenure, None, None))
-        tenure.day, tenure.day_written = ts // _DAY_MS, False
+        tenure.day, tenure.day_written = ts // DAY_MS, False
 
     def _end(self, ts: int, ended_by: str) -> None:
         self._next_day(ts)
@@ -135,10 +134,10 @@ class CoordinatorTracker:
         self.out.append(self._row(tenure, ts, ended_by))
 
     def _row(self, tenure: Tenure, to_ts: int | None, ended_by: str | None) -> dict:
-        day = tenure.day if tenure.day is not None else tenure.last_seen // _DAY_MS
+        day = tenure.day if tenure.day is not None else tenure.last_seen // DAY_MS
         return {
             **self.key,
-            "event_date": utc_date(day * _DAY_MS),
+            "event_date": utc_date(day * DAY_MS),
             "broker": tenure.broker,
             "from_ts": tenure.from_ts,
             "to_ts": to_ts,
@@ -331,8 +330,7 @@ def _row_end(row: dict) -> int:
     """A tenure row's last instant: its end, else the end of its day (the tenure went on)."""
     if row.get("to_ts") is not None:
         return row["to_ts"]
-    day = row["event_date"]
-    return (day.toordinal() - _EPOCH_ORDINAL + 1) * _DAY_MS - 1
+    return day_end_ms(row["event_date"])
 
 
 def _overlaps(row: dict, span: _Span) -> bool:
@@ -369,8 +367,8 @@ def _refine(matched: list[dict], span: _Span, key: dict, partition: int, added: 
 
 def _span_rows(key: dict, span: _Span, partition: int, last_ts: int | None) -> list[dict]:
     end = span.to_ts if span.to_ts is not None else (last_ts if last_ts is not None else span.from_ts)
-    first_day = (span.from_ts if span.from_ts is not None else end) // _DAY_MS
-    last_day = max(first_day, end // _DAY_MS)
+    first_day = (span.from_ts if span.from_ts is not None else end) // DAY_MS
+    last_day = max(first_day, end // DAY_MS)
     base = {
         **key,
         "broker": span.broker,
@@ -385,15 +383,12 @@ def _span_rows(key: dict, span: _Span, partition: int, last_ts: int | None) -> l
         out.append(
             {
                 **base,
-                "event_date": utc_date(day * _DAY_MS),
+                "event_date": utc_date(day * DAY_MS),
                 "to_ts": span.to_ts if closing else None,
                 "ended_by": span.ended_by if closing else None,
             }
         )
     return out
-
-
-_EPOCH_ORDINAL = utc_date(0).toordinal()
 
 
 def across_groups(

@@ -146,6 +146,9 @@ class Event:
 # ("need to revoke partitions [t-0] as indicated by the current assignment and re-join"): match the prefix.
 REVOKE_REJOIN_REASON = "need to revoke partitions and re-join"
 REVOKE_REJOIN_PREFIX = "need to revoke partitions"
+# The reason of a Connect worker's rebalance: WorkerCoordinator.onJoinPrepare's INFO line "Rebalance started",
+# as the parser reads it (kafka_logs.patterns connect.rebalance_started.2_3).
+REBALANCE_STARTED = "rebalance started"
 
 
 def is_revoke_rejoin(reason: str | None) -> bool:

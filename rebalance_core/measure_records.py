@@ -3,7 +3,7 @@
 Who consumes a partition (`Holder`), a partition stopped and not started again (`Stop`), the rebalance
 episode being measured (`EpisodeRecord`, a rebalance_episodes row in the making) and one UTC day's
 counters (`DayTotals`, a group_daily_summary row in the making), with the UTC date an instant falls in
-(`utc_date`). They model no Kafka class: they are the measures of docs/metrics.md (a member's
+(`utc_date`, `day_end_ms`). They model no Kafka class: they are the measures of docs/metrics.md (a member's
 consumption between onPartitionsAssigned and onPartitionsRevoked / onPartitionsLost of
 ConsumerRebalanceListener).
 """
@@ -29,6 +29,14 @@ def date_of_day(day: int) -> dt.date:
 def utc_date(ms: int) -> dt.date:
     """The UTC date of an instant in epoch milliseconds (called for most events: cached per day)."""
     return date_of_day(ms // DAY_MS)
+
+
+def day_end_ms(day: dt.date) -> int:
+    """The last millisecond of a UTC date."""
+    return (day.toordinal() - _EPOCH_ORDINAL + 1) * DAY_MS - 1
+
+
+_EPOCH_ORDINAL = _EPOCH_DATE.toordinal()
 
 
 @dataclass(slots=True)

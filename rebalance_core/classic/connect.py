@@ -64,7 +64,6 @@ KIP415_NOT_APPLICABLE = (
     "scheduled.rebalance.max.delay.ms (KIP-415) is Kafka Connect's IncrementalCooperativeAssignor;"
     " a consumer group has no such setting"
 )
-REBALANCE_STARTED = "rebalance started"  # WorkerCoordinator.onJoinPrepare's INFO line, as the parser reads it
 
 Task = TopicPartition
 

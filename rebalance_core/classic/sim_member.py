@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rebalance_core.classic.connect import REBALANCE_STARTED, WorkerState
+from rebalance_core.classic.connect import WorkerState
 from rebalance_core.classic.sim_state import (
     HEARTBEATING,
     ILLEGAL_GENERATION,
@@ -29,7 +29,7 @@ from rebalance_core.classic.sim_state import (
     Process,
     sorted_partitions,
 )
-from rebalance_core.events import format_ts
+from rebalance_core.events import REBALANCE_STARTED, format_ts
 from rebalance_core.timeline import STALLED_FOR_GOOD
 from schemas.events import EventType
 

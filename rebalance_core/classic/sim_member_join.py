@@ -13,7 +13,7 @@ differences are `rebalance_core.classic.sim_worker`.
 from __future__ import annotations
 
 from rebalance_core.assignors import GroupSpec, MemberSubscription
-from rebalance_core.classic.connect import REBALANCE_STARTED, WorkerAssignment
+from rebalance_core.classic.connect import WorkerAssignment
 from rebalance_core.classic.sim_state import (
     JOINING,
     REBALANCE_IN_PROGRESS,
@@ -27,7 +27,7 @@ from rebalance_core.classic.sim_state import (
     Process,
     sorted_partitions,
 )
-from rebalance_core.events import REVOKE_REJOIN_REASON, format_ts
+from rebalance_core.events import REBALANCE_STARTED, REVOKE_REJOIN_REASON, format_ts
 from schemas.events import EventType
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from rebalance_core.consumer.replay_state import CLIENT_NOT_IN, MemberView
 from rebalance_core.consumer.states import ClientState, parse_client_state
 from rebalance_core.events import Event, TopicPartition
+from rebalance_core.measure_records import DAY_MS
 
 
 class MemberIdentity:
@@ -109,7 +110,7 @@ class MemberIdentity:
         self.gone[member_id] = ts
         self.doubtful.discard(member_id)
         self.tracker.member_gone(member_id, fenced=fenced, process=process)
-        horizon = ts - 86_400_000
+        horizon = ts - DAY_MS
         for member in [m for m, t in self.gone.items() if t < horizon]:
             del self.gone[member]
             self.tracker.member_released(member)

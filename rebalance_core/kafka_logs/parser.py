@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rebalance_core.events import Event, classic_member_owner, ms_to_datetime
+from rebalance_core.events import REBALANCE_STARTED, Event, classic_member_owner, ms_to_datetime
 from rebalance_core.kafka_logs.layouts import (
     KAFKA_LOGGER_CLASSES,
     LineDates,
@@ -657,7 +657,7 @@ class _FileParser:
             return ctx
         names_old = event.member_id is not None and event.member_id == old.member_id
         before_join = event.type in _BEFORE_FIRST_JOIN or (
-            event.type == EventType.JOIN_REQUESTED and event.reason == "rebalance started"
+            event.type == EventType.JOIN_REQUESTED and event.reason == REBALANCE_STARTED
         )
         if before_join and not names_old:
             return ctx

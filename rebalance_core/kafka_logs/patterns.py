@@ -34,6 +34,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rebalance_core.events import REBALANCE_STARTED
 from rebalance_core.kafka_logs import extractors as x
 from rebalance_core.kafka_logs.extractors import Extractor
 from schemas.events import EventType, RemovalReason, Side
@@ -774,7 +775,7 @@ CLIENT: tuple[MessagePattern, ...] = (
     P("connect.rebalance_started.2_3", MEMBER, "2.3+", E.JOIN_REQUESTED,
       r"Rebalance started$",
       "Rebalance started", "Rebalance started",
-      constants={"reason": "rebalance started"}),
+      constants={"reason": REBALANCE_STARTED}),
     P("connect.forcing_rebalance", MEMBER, "1.0+", E.JOIN_REQUESTED,
       r"(?P<reason>Current config state offset \S+ does not match group assignment \S+\. Forcing rebalance\.)$",
       "Forcing rebalance", "Current config state offset 7 does not match group assignment 5. Forcing rebalance."),

@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rebalance_core.assignors.protocols import CONNECT_PROTOCOLS
-from rebalance_core.classic.connect import REBALANCE_STARTED
-from rebalance_core.events import Event
+from rebalance_core.events import REBALANCE_STARTED, Event
 from rebalance_core.kafka_logs.writer_client import ABSTRACT_COORDINATOR, ClassicClient, ClassicClient2
 from rebalance_core.kafka_logs.writer_lines import CLIENT, LogLine, format_log_ts
 from schemas.events import EventType

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rebalance_core.events import Event
-from rebalance_core.measure_records import utc_date
+from rebalance_core.measure_records import DAY_MS, utc_date
 from rebalance_core.replay import events_by_group
 from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.whatif.compare import FAILED, NOT_RUN, ModelCheck, compare_daily, model_check
@@ -79,8 +79,8 @@ class GroupWhatIf:
         try:
             if span_ms > max_span_ms:
                 raise WhatIfError(
-                    f"the input spans {span_ms / 86_400_000:.1f} days, more than extraction.max_span_ms "
-                    f"({max_span_ms / 86_400_000:.1f} days): run the what-if over fewer dates"
+                    f"the input spans {span_ms / DAY_MS:.1f} days, more than extraction.max_span_ms "
+                    f"({max_span_ms / DAY_MS:.1f} days): run the what-if over fewer dates"
                 )
             self.extracted = self.extractor.finish()
         except ValueError as exc:  # TimelineError, WhatIfError: a timeline the events cannot give

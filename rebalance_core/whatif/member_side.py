@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rebalance_core.classic.connect import REBALANCE_STARTED
-from rebalance_core.events import Event
+from rebalance_core.events import REBALANCE_STARTED, Event
 from rebalance_core.whatif.incarnations import (
     ENFORCED,
     KIP848_ANSWERED,

@@ -37,8 +37,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rebalance_core.kafka_logs.writer_lines import partition_for
+from rebalance_core.measure_records import DAY_MS
 
-DAY_MS = 86_400_000
 MINUTE_MS = 60_000
 MAX_PARTITIONS = 10_000
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from rebalance_core.consumer import ConsumerSimSettings, simulate_consumer_group
 from rebalance_core.consumer.simulate import BROKER_MAX_SESSION_TIMEOUT_MS, BROKER_MIN_SESSION_TIMEOUT_MS
 from rebalance_core.events import Event
+from rebalance_core.measure_records import DAY_MS
 from rebalance_core.simulate import SimulationSettings, simulate
 from rebalance_core.timeline import Action, Join, Leave, PartitionCount, Pause, Restart, Timeline
 from rebalance_core.workload.fleet import (
@@ -40,7 +41,6 @@ from rebalance_core.workload.fleet import (
     CONSUMER,
     COOPERATIVE,
     CRASH,
-    DAY_MS,
     EAGER,
     GC_PAUSE,
     KIP848_MAX_MEMBERS,
