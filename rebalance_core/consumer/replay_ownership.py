@@ -139,9 +139,11 @@ class Ownership:
         target has none of them (the broker's assignors hand a topic's partitions to its subscribers only).
         Known only when every member has its own log with a block at the epoch (the target map is not logged,
         4.0+ at DEBUG; an older block may predate the target handing it more) and no bump is on its way (a
-        leaver's partitions wait for the epoch its leave makes)."""
+        leaver's partitions wait for the epoch its leave makes). And only where the coordinator's log names
+        every member (GroupMetadataManager keeps each member that heartbeats): the members' logs alone do not show
+        a member whose host log is missing, which may subscribe the topic and take them."""
         stopped = self.timeline.stopped()
-        if not stopped or self.pending_start is not None:
+        if not stopped or self.pending_start is not None or not self.has_coordinator:
             return frozenset()
         views = [self.members[m] for m in self._group_members()]
         if not views or not all(v.member_timed and v.block_epoch == self.tracker.epoch for v in views):

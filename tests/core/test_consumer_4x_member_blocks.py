@@ -6,9 +6,11 @@ whole assignment (ConsumerMembershipManager.maybeReconcile)."""
 
 from __future__ import annotations
 
+from rebalance_core.consumer.replayer import ConsumerGroupReplayer
 from rebalance_core.events import TopicPartition
+from rebalance_core.replay import event_order_key
 from schemas.events import EventType
-from tests.core.test_consumer_protocol import Log, tps
+from tests.core.test_consumer_protocol import Log, ms, tps
 
 DAY = "2025-03-10 14:"
 C, M = "coordinator", "member"
@@ -193,3 +195,16 @@ def test_a_member_silent_at_an_epoch_it_never_heard_of_leaves_the_epochs_rows_un
     rows = sorted((r["member_id"], str(TopicPartition(r["topic"], r["partition"])), r["source"])
                   for r in out["assignments"] if r["generation_id"] == 4)  # fmt: skip
     assert all(source == "inferred" for _, _, source in rows)  # none, or inferred: never m2's alone, observed
+
+
+def test_members_logs_only_never_take_a_stopped_partition_as_awaited_by_nobody():
+    """The same group, its members' logs only: at 01:20 u-0 is stopped and m2, the only member logged, names no u
+    partition at epoch 3. But no line names every member (the coordinator's does: GroupMetadataManager keeps each
+    member that heartbeats): a member whose host log is missing may subscribe u and take u-0, so u-0 still holds
+    the episode open."""
+    log = log_m1_leaves_with_a_topic_only_it_subscribed()
+    events = sorted((e for e in log.events if e.side != C), key=event_order_key)
+    replayer = ConsumerGroupReplayer(log.cluster, log.group)
+    replayer.feed([e for e in events if e.ts <= ms(DAY + "01:20,000")])
+    assert set(replayer.timeline.stopped()) == set(tps("u", 0))
+    assert replayer._stops_awaited_by_nobody() == frozenset()
