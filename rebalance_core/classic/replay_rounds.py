@@ -16,6 +16,7 @@ from rebalance_core.classic.replay_state import (
     Round,
 )
 from rebalance_core.events import Event, EventType, format_ts, is_revoke_rejoin
+from rebalance_core.rebalance_reasons import split_client_reason
 from rebalance_core.replay_common import unlogged_generation_row
 
 _ASSIGNMENT_RECEIVED = EventType.ASSIGNMENT_RECEIVED.value
@@ -210,9 +211,8 @@ class RoundStarts:
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not an existing member's rejoin
             return False
-        _, stated, client_reason = (reason or "").partition("; client reason:")
-        client_reason = client_reason.strip()
-        if not stated or client_reason in ("", "not provided") or is_revoke_rejoin(client_reason):
+        _, client_reason = split_client_reason(reason)
+        if client_reason in (None, "", "not provided") or is_revoke_rejoin(client_reason):
             return False
         return set(rnd.computed_revokers) <= {named[0]}
 
@@ -280,8 +280,8 @@ class RoundStarts:
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not a member's rejoin (a new member, a removal, a timeout)
             return False
-        _, _, client_reason = (reason or "").partition("; client reason:")
-        return client_reason.strip() in ("", "not provided")
+        _, client_reason = split_client_reason(reason)
+        return client_reason in (None, "", "not provided")
 
     def _cooperative_round_unknown(self) -> bool:
         """The last round is Stable, cooperative, and what it revoked is not known."""
