@@ -53,9 +53,8 @@ class Convergence:
         bound, so no default stands in for it)."""
         if view.rebalance_timeout_ms is not None:
             return view.rebalance_timeout_ms
-        client_id = view.process.rsplit("/", 1)[-1] if view.process else None
         own = client_config.own_max_poll_interval_ms(
-            self.client_configs, view.member_id, client_id, view.instance
+            self.client_configs, view.member_id, view.client_id, view.instance
         )
         return own if own is not None else self.settings.max_poll_interval_ms
 

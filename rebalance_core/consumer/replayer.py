@@ -230,6 +230,7 @@ class ConsumerGroupReplayer(
                 view = self._view(e.member_id, e.group_instance_id)
                 view.member_timed = True
                 view.process = view.process or process_of(e)
+                view.client_id = view.client_id or e.client_id
                 self.has_member_side = self.tracker.hold_for_member_lines = True
         if handler is not None:  # classic-protocol events of a consumer group carry nothing for this model
             handler(self, e)
