@@ -238,14 +238,15 @@ class RoundStarts:
         (3.2+, KIP-800), and a member that revoked rejoins at once with "need to revoke partitions and
         re-join" (ConsumerCoordinator.onJoinComplete; random:542, the rerun saw no revocation). A round
         whose own reason shows no client reason (a broker before 3.2, or a removal) keeps the rerun's
-        word, and so does one whose client sends none ("not provided": a 2.x-3.1 client on a 3.2+ broker,
-        JoinGroupRequest.joinReason; "": a Connect worker, WorkerCoordinator sets no rejoinReason): its
-        members' next JoinGroups will not state the revocation either."""
+        word. A client reason "not provided" does not say the members send none: the broker prints it for
+        any empty reason (JoinGroupRequest.joinReason), a 3.2+ client's first JoinGroup included (its
+        rejoinReason starts "", and SyncGroup's success resets it to "", AbstractCoordinator), so a new
+        member's round shows it while the members' revoke-rejoins state theirs (random:542)."""
         return (
             self.has_coordinator
             and not self.views
             and rnd.source == "inferred"
-            and split_client_reason(rnd.reason)[1] not in (None, "", "not provided")
+            and split_client_reason(rnd.reason)[1] is not None
         )
 
     def _end_held_episode(self, e: Event) -> None:
