@@ -128,6 +128,20 @@ _REFINABLE = frozenset({Cause.LEADER_REJOINED, Cause.SUBSCRIPTION_CHANGED, Cause
 _NO_INSTANCE = frozenset({"None", "null", "Optional.empty", ""})
 
 
+def split_client_reason(reason: str | None) -> tuple[str, str | None]:
+    """A coordinator's rebalance reason and the member's own reason it quotes: the broker appends the
+    JoinGroup's or LeaveGroup's reason as "; client reason: R" (3.2+, KIP-800: GroupCoordinator,
+    GroupMetadataManager); R is "not provided" for a client that sends none (2.x-3.1) and "" for one that
+    sends an empty one (a Connect worker). (head, R); R None when the reason quotes none (an older broker,
+    or a cause of the coordinator's own)."""
+    if not reason:
+        return reason or "", None
+    m = _CLIENT_REASON.search(reason)
+    if m is None:
+        return reason, None
+    return reason[: m.start()], m.group("client").strip()
+
+
 def classify_client_reason(reason: str | None) -> Cause | None:
     """The cause a member's own reason names; None when it names none (or says nothing)."""
     if not reason:
@@ -143,9 +157,7 @@ def classify_reason(reason: str | None) -> ReasonCause | None:
     reason), with the member and static instance it names; None when it names none."""
     if not reason:
         return None
-    client_match = _CLIENT_REASON.search(reason)
-    client = client_match.group("client") if client_match else None
-    head = reason[: client_match.start()] if client_match else reason
+    head, client = split_client_reason(reason)
     for pattern, cause in _COORDINATOR_RULES:
         m = pattern.search(head)
         if not m:

@@ -153,7 +153,9 @@ class MemberList:
         static one survives (a member joining since sent a JoinGroup its log shows, answered with a
         generation the logs show or `_unanswered_process_may_be_in`). A static
         member keeps its group.instance.id, which begins its member id (GroupMetadata / ClassicGroup
-        .generateMemberId): one whose instance a member of this generation has was replaced by it."""
+        .generateMemberId): one whose instance a member of this generation has was replaced by it. A
+        previous member with no log of its own (an uncollected host) may be static: its instance is
+        unknown, and only a dynamic one is surely gone."""
         if not any(view.instance for view in self.views.values()):
             return False
         if previous_members is None:
@@ -161,7 +163,13 @@ class MemberList:
         members = rnd.members or ()
         instances = {self._instance_of(m) or classic_member_owner(m) for m in members}
         for member in previous_members:
+            if member in members:
+                continue
             instance = self._instance_of(member)
-            if member not in members and instance is not None and instance not in instances:
+            if instance is None and member not in self.views:
+                # no line of its own: a static member's client prefixes each line with its instance
+                # (KafkaConsumer's LogContext "instanceId="), so one whose log is missing may be static
+                return True
+            if instance is not None and instance not in instances:
                 return True
         return False

@@ -16,9 +16,15 @@ from rebalance_core.classic.replay_state import (
     Round,
 )
 from rebalance_core.events import Event, EventType, format_ts, is_revoke_rejoin
+from rebalance_core.rebalance_reasons import split_client_reason
 from rebalance_core.replay_common import unlogged_generation_row
 
 _ASSIGNMENT_RECEIVED = EventType.ASSIGNMENT_RECEIVED.value
+
+
+# The client reasons AbstractCoordinator.requestRejoinIfNecessary sets (ConsumerCoordinator
+# .rejoinNeededOrPending, 3.2+): never while a rejoin is pending, so never over a revoke-rejoin's reason.
+REJOIN_IF_NECESSARY_REASONS = frozenset({"cached metadata has changed", "subscription has changed"})
 
 
 class RoundStarts:
@@ -129,8 +135,12 @@ class RoundStarts:
         change_logged: bool = False,
     ) -> None:
         episode = self.timeline.episode
-        if self.follow_up_due and self._follow_up_disowned(reason):
-            self.follow_up_due = False
+        if self.follow_up_due:
+            disowned = self._follow_up_disowned(reason)
+            if disowned:
+                self.follow_up_due = False
+            elif disowned is None and episode is not None:
+                episode.source = "inferred"  # the follow-up rests on the rerun, and no line confirms it
         caused = self.follow_up_due or bool(reason and "revoke" in reason.lower())
         interrupted = self.round is not None and not self.round.stable
         unknown_cause = self._rejoin_of_unknown_cause(reason, change_logged)
@@ -184,18 +194,21 @@ class RoundStarts:
         if self.protocol != "cooperative" and timing == "member":
             self._stop_unlogged_members(ts if ts is not None else first_seen, "inferred")  # member-only logs
 
-    def _follow_up_disowned(self, reason: str | None) -> bool:
+    def _follow_up_disowned(self, reason: str | None) -> bool | None:
         """Coordinator side: the follow-up round due rests only on the replay's own rerun of the assignor
         (`computed_revokers`: no member line stated a revocation), and the round now opening is the
-        rejoin of the one member that rerun says revoked, with a 3.2+ client reason that is not the
-        revoke one: that member had no revoke-rejoin pending, so no follow-up was due and the rerun was
-        wrong (it used the topic counts or subscriptions known at the start: random:131, the topic grew
-        in between). A cooperative member that revokes requests its rejoin right after its sync with
-        "need to revoke partitions and re-join" (ConsumerCoordinator.onJoinComplete -> requestRejoin),
-        and the checks of the next poll cannot overwrite that reason (rejoinNeededOrPending's "cached
-        metadata has changed" / "subscription has changed" go through requestRejoinIfNecessary, a no-op
-        while a rejoin is pending); the JoinGroup carries it (KIP-800), the broker prints it as
-        "client reason". A client of 2.x-3.1 sends none ("not provided"): then nothing is disowned."""
+        rejoin of the one member that rerun says revoked, with a 3.2+ client reason (KIP-800: the
+        JoinGroup carries AbstractCoordinator's rejoinReason, the broker prints it as "client reason")
+        that is not the revoke one. A cooperative member that revokes requests its rejoin right after its
+        sync with "need to revoke partitions and re-join" (ConsumerCoordinator.onJoinComplete ->
+        requestRejoin). Only rejoinNeededOrPending's "cached metadata has changed" / "subscription has
+        changed" are set through requestRejoinIfNecessary, a no-op while a rejoin is pending: with one of
+        them, that member had no revoke-rejoin pending, so no follow-up was due and the rerun was wrong (it
+        used the topic counts or subscriptions known at the start: random:131, the topic grew in between):
+        True. Every other requestRejoin overwrites the reason unconditionally (resetStateAndRejoin on a
+        heartbeat's or commit's error, "group is already rebalancing", "rebalance failed due to ..."), so
+        a revoke-rejoin may have been pending under it: None, unknown. False: nothing disowned (a client of
+        2.x-3.1 sends no reason, "not provided")."""
         rnd = self.round
         if (
             rnd is None
@@ -210,11 +223,12 @@ class RoundStarts:
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not an existing member's rejoin
             return False
-        _, stated, client_reason = (reason or "").partition("; client reason:")
-        client_reason = client_reason.strip()
-        if not stated or client_reason in ("", "not provided") or is_revoke_rejoin(client_reason):
+        _, client_reason = split_client_reason(reason)
+        if client_reason in (None, "", "not provided") or is_revoke_rejoin(client_reason):
             return False
-        return set(rnd.computed_revokers) <= {named[0]}
+        if not set(rnd.computed_revokers) <= {named[0]}:
+            return False
+        return True if client_reason in REJOIN_IF_NECESSARY_REASONS else None
 
     def _next_reason_states_follow_up(self, rnd: Round) -> bool:
         """Broker's log only (no member logs): whether the Stable cooperative round `rnd`, whose revocations
@@ -224,12 +238,15 @@ class RoundStarts:
         (3.2+, KIP-800), and a member that revoked rejoins at once with "need to revoke partitions and
         re-join" (ConsumerCoordinator.onJoinComplete; random:542, the rerun saw no revocation). A round
         whose own reason shows no client reason (a broker before 3.2, or a removal) keeps the rerun's
-        word."""
+        word. A client reason "not provided" does not say the members send none: the broker prints it for
+        any empty reason (JoinGroupRequest.joinReason), a 3.2+ client's first JoinGroup included (its
+        rejoinReason starts "", and SyncGroup's success resets it to "", AbstractCoordinator), so a new
+        member's round shows it while the members' revoke-rejoins state theirs (random:542)."""
         return (
             self.has_coordinator
             and not self.views
             and rnd.source == "inferred"
-            and "; client reason:" in (rnd.reason or "")
+            and split_client_reason(rnd.reason)[1] is not None
         )
 
     def _end_held_episode(self, e: Event) -> None:
@@ -280,8 +297,8 @@ class RoundStarts:
         named = co.members_named_in_reason(reason)
         if named is None or named[2]:  # not a member's rejoin (a new member, a removal, a timeout)
             return False
-        _, _, client_reason = (reason or "").partition("; client reason:")
-        return client_reason.strip() in ("", "not provided")
+        _, client_reason = split_client_reason(reason)
+        return client_reason in (None, "", "not provided")
 
     def _cooperative_round_unknown(self) -> bool:
         """The last round is Stable, cooperative, and what it revoked is not known."""

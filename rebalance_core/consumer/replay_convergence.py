@@ -15,11 +15,14 @@ from __future__ import annotations
 from rebalance_core import client_config
 from rebalance_core.consumer.replay_state import (
     CLIENT_RECONCILING,
-    CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS,
     MemberView,
 )
 from rebalance_core.consumer.states import ClientState, MemberState
 from rebalance_core.events import Event, TopicPartition
+
+# round_unknown_until for "the next rebalance, whenever it opens" (an instant after any log's; _open_epoch clears
+# it at the next opening)
+ROUND_UNKNOWN_UNTIL_NEXT = 2**62
 
 
 class Convergence:
@@ -31,19 +34,17 @@ class Convergence:
         (rebalance_core.client_config, the reader the classic replayer uses too)."""
         client_config.note(self.client_configs, e)
 
-    def _longest_heartbeat_interval_ms(self) -> int:
+    def _longest_heartbeat_interval_ms(self, stated_session_timeout_ms: int | None = None) -> int | None:
         """The broker's group.consumer.heartbeat.interval.ms, the interval a KIP-848 member heartbeats at: the
         coordinator tells it in every heartbeat response (ConsumerHeartbeatRequestManager
         .heartbeatIntervalForResponse; AbstractHeartbeatRequestManager starts at 0 and logs the interval at no
         INFO line), so no client log states it, and the client's own heartbeat.interval.ms (its config dump) is
-        the classic protocol's, unused here. As the user states it (ReplaySettings), else the longest Kafka
-        allows, a bound: below the session timeout (GroupCoordinatorConfig requires interval < session timeout),
-        the one stated, else the broker's default group.consumer.max.session.timeout.ms."""
-        return (
-            self.settings.consumer_heartbeat_interval_ms
-            or self.settings.session_timeout_ms
-            or CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS
-        )
+        the classic protocol's, unused here. As the user states it (ReplaySettings), else a bound: below the
+        session timeout a fence line states (`stated_session_timeout_ms`; GroupCoordinatorConfig requires
+        interval < session timeout). Else None, unknown: what rests on it says inferred. Not the broker's
+        default group.consumer.max.session.timeout.ms (operators change it), nor ReplaySettings
+        .session_timeout_ms (the classic protocol's client setting)."""
+        return self.settings.consumer_heartbeat_interval_ms or stated_session_timeout_ms
 
     def _max_poll_interval_ms(self, view: MemberView) -> int | None:
         """A member's max.poll.interval.ms: as the coordinator's line states its rebalance timeout (the client
@@ -52,9 +53,8 @@ class Convergence:
         bound, so no default stands in for it)."""
         if view.rebalance_timeout_ms is not None:
             return view.rebalance_timeout_ms
-        client_id = view.process.rsplit("/", 1)[-1] if view.process else None
         own = client_config.own_max_poll_interval_ms(
-            self.client_configs, view.member_id, client_id, view.instance
+            self.client_configs, view.member_id, view.client_id, view.instance
         )
         return own if own is not None else self.settings.max_poll_interval_ms
 
@@ -114,13 +114,13 @@ class Convergence:
         shows (the member's state does not change: GroupMetadataManager logs a new assignment state only on a
         change). Whether it owned them before this rebalance, and so whether they move in it, is unknown: the
         episode's movement count is inferred (never an exact-looking count of moves it cannot see). Without a
-        stated interval, the longest Kafka allows (_longest_heartbeat_interval_ms)."""
+        stated interval or bound (_longest_heartbeat_interval_ms), any start may be so."""
         episode = self.timeline.episode
         interval = self._longest_heartbeat_interval_ms()
         for view in self.members.values():
             if view.member_timed or not view.server_started or view.server_started_at is None:
                 continue
-            if opened_at - view.server_started_at >= interval:
+            if interval is not None and opened_at - view.server_started_at >= interval:
                 continue
             if set(view.server_started) & self.timeline.partitions_of(view.member_id):
                 episode.source = "inferred"
@@ -198,20 +198,24 @@ class Convergence:
         group may still be Reconciling (ConsumerGroup.maybeUpdateGroupState) and no line tells which (an unstated
         interval: the longest Kafka allows)."""
         target_at = self.tracker.current.target_at
-        if target_at is not None and ts >= target_at + self._longest_heartbeat_interval_ms():
+        interval = self._longest_heartbeat_interval_ms()
+        if target_at is not None and interval is not None and ts >= target_at + interval:
             return False
         return any(not v.server_lines and v.client_epoch != epoch for v in views)
 
-    def _heartbeat_due(self, ts: int) -> int:
+    def _heartbeat_due(self, ts: int) -> int | None:
         """When every member has heartbeated since the current epoch's target (computed at the latest at `ts`):
         one group.consumer.heartbeat.interval.ms after it (GroupMetadataManager answers each heartbeat with the
-        member's next assignment step); an unstated interval: the longest Kafka allows."""
+        member's next assignment step); None: the interval is unknown (_longest_heartbeat_interval_ms)."""
         target_at = self.tracker.current.target_at
-        return (target_at if target_at is not None else ts) + self._longest_heartbeat_interval_ms()
+        interval = self._longest_heartbeat_interval_ms()
+        return None if interval is None else (target_at if target_at is not None else ts) + interval
 
-    def _round_unknown_until(self, ts: int) -> None:
-        """A rebalance opening at or before `ts` may be a further round of the current one (see
-        round_unknown_until): whether the convergence presumed before it held, no line tells."""
+    def _round_unknown_until(self, ts: int | None) -> None:
+        """A rebalance opening at or before `ts` (None: whenever, the next one) may be a further round of the
+        current one (see round_unknown_until): whether the convergence presumed before it held, no line
+        tells."""
+        ts = ROUND_UNKNOWN_UNTIL_NEXT if ts is None else ts
         if self.round_unknown_until is None or ts > self.round_unknown_until:
             self.round_unknown_until = ts
 

@@ -97,7 +97,7 @@ class CoordinatorLines:
                 # the stated session places its stop: an epoch closed since without a target had it
                 # consuming nothing
                 self.tracker.member_stopped_at(view.member_id, stop_at)
-            if self._died_before_acknowledging(view, stop_at, self._session_timeout(e)):
+            if self._died_before_acknowledging(view, stop_at, self._stated_session_timeout(e)):
                 source = "inferred"
             if not view.member_timed and view.server_state == MemberState.UNREVOKED_PARTITIONS.value:
                 # its last line asked it to revoke (CurrentAssignmentBuilder: UNREVOKED_PARTITIONS until a

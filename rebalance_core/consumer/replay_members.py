@@ -120,10 +120,14 @@ class MemberIdentity:
 
     def _session_timeout(self, e: Event) -> int | None:
         """The session timeout a fence line states, else the configured one, else None (unknown)."""
+        stated = self._stated_session_timeout(e)
+        return stated if stated is not None else self.settings.session_timeout_ms
+
+    @staticmethod
+    def _stated_session_timeout(e: Event) -> int | None:
+        """The session timeout a fence line states (GroupMetadataManager's session expiry), else None."""
         text = (e.attributes or {}).get("session_timeout_ms")
-        if text and text.isdigit():
-            return int(text)
-        return self.settings.session_timeout_ms
+        return int(text) if text and text.isdigit() else None
 
     def _names(self, tps: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:
         """Topic ids (KIP-848 broker lines) -> topic names, where settings.topic_ids knows them."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rebalance_core.consumer.replay_state import CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS, MemberView
+from rebalance_core.consumer.replay_state import MemberView
 from rebalance_core.consumer.states import MemberState
 from rebalance_core.events import Event, TopicPartition
 from rebalance_core.measures import STOP_NOT_OWNED
@@ -82,26 +82,20 @@ class Ownership:
             view.callbacks_ran_at = ts
 
     def _died_before_acknowledging(
-        self, view: MemberView, last_heartbeat: int, session_timeout_ms: int | None
+        self, view: MemberView, last_heartbeat: int, stated_session_timeout_ms: int | None
     ) -> bool:
         """A member timed by the coordinator alone, fenced on its session expiry, whose last heartbeat came
         less than a heartbeat interval after the line that handed it partitions: it sent no regular heartbeat
         since, and its acknowledgement (the heartbeat with the partitions it owns, sent once its
         onPartitionsAssigned ran: ConsumerMembershipManager ACKNOWLEDGING) no broker line shows, so whether it
         ever consumed them is unknown. Their start (movement and the episode that counted it) is inferred, and
-        so are its stops (returns whether so). Without a stated interval, the longest one Kafka allows: below
-        the session timeout (GroupCoordinatorConfig requires heartbeat interval < session timeout), the one
-        stated (`session_timeout_ms`: the fence's, else ReplaySettings'), else the broker's default
-        group.consumer.max.session.timeout.ms."""
+        so are its stops (returns whether so). The interval as stated, else below the session timeout the
+        fence line states (_longest_heartbeat_interval_ms); neither: any start may be so."""
         started_at = view.server_started_at
         if view.member_timed or not view.server_started or started_at is None:
             return False
-        longest_interval = (
-            self.settings.consumer_heartbeat_interval_ms
-            or session_timeout_ms
-            or CONSUMER_GROUP_MAX_SESSION_TIMEOUT_MS
-        )
-        if last_heartbeat - started_at >= longest_interval:
+        longest_interval = self._longest_heartbeat_interval_ms(stated_session_timeout_ms)
+        if longest_interval is not None and last_heartbeat - started_at >= longest_interval:
             return False
         return self._infer_unacted_starts(view)
 
@@ -139,9 +133,11 @@ class Ownership:
         target has none of them (the broker's assignors hand a topic's partitions to its subscribers only).
         Known only when every member has its own log with a block at the epoch (the target map is not logged,
         4.0+ at DEBUG; an older block may predate the target handing it more) and no bump is on its way (a
-        leaver's partitions wait for the epoch its leave makes)."""
+        leaver's partitions wait for the epoch its leave makes). And only where the coordinator's log names
+        every member (GroupMetadataManager keeps each member that heartbeats): the members' logs alone do not show
+        a member whose host log is missing, which may subscribe the topic and take them."""
         stopped = self.timeline.stopped()
-        if not stopped or self.pending_start is not None:
+        if not stopped or self.pending_start is not None or not self.has_coordinator:
             return frozenset()
         views = [self.members[m] for m in self._group_members()]
         if not views or not all(v.member_timed and v.block_epoch == self.tracker.epoch for v in views):

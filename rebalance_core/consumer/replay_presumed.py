@@ -113,8 +113,9 @@ class PresumedConvergence:
         happened, and the rebalance this leave opens may be a further round of that one: it says inferred.
         Not so for a member that joined less than max.poll.interval.ms before: it joins at a poll
         (AbstractMembershipManager.onConsumerPoll), so its poll timer cannot have expired yet. Only a stated
-        max.poll.interval.ms (_max_poll_interval_ms) dates its last poll: without one, it may have stalled at
-        any time, and any presumed convergence is in doubt."""
+        max.poll.interval.ms (_max_poll_interval_ms) dates its last poll, and only a known heartbeat interval
+        (_longest_heartbeat_interval_ms) when the target reached it: without them, it may have stalled at any
+        time, and any presumed convergence is in doubt."""
         if view.member_timed or view.server_lines:
             return  # its own log shows a poll timeout; the coordinator's states show its reconciliation
         max_poll = self._max_poll_interval_ms(view)
@@ -124,7 +125,8 @@ class PresumedConvergence:
             joined = view.heartbeat_seen_at
             if joined is not None and joined > last_poll:
                 return
-            since = last_poll - self._longest_heartbeat_interval_ms()
+            interval = self._longest_heartbeat_interval_ms()
+            since = None if interval is None else last_poll - interval
         cur = self.tracker.current
         settled = self.presumed_target_at is not None and (since is None or self.presumed_target_at > since)
         # presumed, not yet settled (the next bump settles it): the current epoch's

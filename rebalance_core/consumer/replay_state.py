@@ -83,6 +83,7 @@ class MemberView:
     block_assigned: tuple[TopicPartition, ...] = ()
     joined_in_input: bool = False  # its own log shows its join: all it consumes since is in the input
     process: str | None = None  # who logged its own lines (host or file, client id): the consumer process
+    client_id: str | None = None  # the client.id its own lines carry (its config dump's key, client_config)
     # member-side logs only: its process logged a join under another member id with no leave of this one (a
     # crashed consumer restarted), so this member is dead, but still in the group until the coordinator
     # fences it, one group.consumer.session.timeout.ms (the broker's setting) after its last heartbeat

@@ -232,6 +232,7 @@ class ConsumerGroupReplayer(
                 view = self._view(e.member_id, e.group_instance_id)
                 view.member_timed = True
                 view.process = view.process or process_of(e)
+                view.client_id = view.client_id or e.client_id
                 if self.tracker.fenced_awaited and view.process and rejoins(e):
                     self.tracker.process_restarted(view.process, e.member_id)
                 self.has_member_side = self.tracker.hold_for_member_lines = True

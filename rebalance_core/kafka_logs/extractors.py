@@ -15,6 +15,7 @@ from typing import Any
 from rebalance_core.assignors.protocols import COOPERATIVE_PROTOCOLS
 from rebalance_core.events import classic_member_owner
 from rebalance_core.kafka_logs import values
+from rebalance_core.rebalance_reasons import split_client_reason
 from schemas.events import EventType, RemovalReason
 
 Fields = dict[str, Any]
@@ -29,9 +30,8 @@ _PENDING_SYNC_REASON = re.compile(r"Removing (?P<members>.+?) on pending sync re
 def rebalance_reason(fields: Fields, text: str, topic_names: Mapping[str, str]) -> Extracted:
     """`reason` stays whole; `; client reason: R` (3.2+) is also kept apart; members dropped for not
     syncing in time become member_removed(pending_sync_timeout) events before the rebalance."""
-    reason = fields.get("reason") or ""
-    head, sep, client_reason = reason.partition("; client reason: ")
-    if sep:
+    head, client_reason = split_client_reason(fields.get("reason"))
+    if client_reason is not None:
         fields["attributes"]["client_reason"] = client_reason
     out: Extracted = []
     m = _PENDING_SYNC_REASON.search(head)

@@ -9,7 +9,7 @@ import pytest
 
 from rebalance_core.causes import CauseTracker
 from rebalance_core.explain import new_explained_replayer, replay_explained
-from rebalance_core.rebalance_reasons import Cause, classify_reason
+from rebalance_core.rebalance_reasons import Cause, classify_reason, split_client_reason
 from rebalance_core.replay import event_order_key
 from rebalance_core.replay_common import ReplaySettings
 from rebalance_core.simulate import load_scenario, simulate
@@ -190,6 +190,40 @@ SIMULATIONS = {
         Cause.MEMBER_JOINED,
     ),
 }
+
+
+@pytest.mark.parametrize(
+    "reason, head, client",
+    [
+        # GroupCoordinator / GroupMetadataManager append the JoinGroup's reason (KIP-800, 3.2+)
+        (
+            "Updating metadata for member m-1 during Stable; client reason: cached metadata has changed",
+            "Updating metadata for member m-1 during Stable",
+            "cached metadata has changed",
+        ),
+        # a 2.x-3.1 client sends none: JoinGroupRequest.joinReason prints "not provided"
+        (
+            "Leader m-1 re-joining group during Stable; client reason: not provided",
+            "Leader m-1 re-joining group during Stable",
+            "not provided",
+        ),
+        # a Connect worker sends an empty one (the line may lose its trailing space)
+        (
+            "Updating metadata for member w-1 during Stable; client reason:",
+            "Updating metadata for member w-1 during Stable",
+            "",
+        ),
+        # a broker before 3.2, or a cause of the coordinator's own: no client reason
+        (
+            "Adding new member m-2 with group instance id None",
+            "Adding new member m-2 with group instance id None",
+            None,
+        ),
+        (None, "", None),
+    ],
+)
+def test_a_coordinator_reason_splits_into_its_head_and_the_quoted_client_reason(reason, head, client):
+    assert split_client_reason(reason) == (head, client)
 
 
 @pytest.mark.parametrize("view", ["all events", "broker only"])

@@ -291,3 +291,16 @@ def test_a_fenced_member_whose_process_restarted_holds_no_rows():
     replayer.feed(sorted(log.events, key=event_order_key))
     assert replayer.tracker.fenced_awaited == {}
     assert 2 in {r["generation_id"] for r in replayer.drain()["assignments"]}
+
+
+def test_members_logs_only_never_take_a_stopped_partition_as_awaited_by_nobody():
+    """The same group, its members' logs only: at 01:20 u-0 is stopped and m2, the only member logged, names no u
+    partition at epoch 3. But no line names every member (the coordinator's does: GroupMetadataManager keeps each
+    member that heartbeats): a member whose host log is missing may subscribe u and take u-0, so u-0 still holds
+    the episode open."""
+    log = log_m1_leaves_with_a_topic_only_it_subscribed()
+    events = sorted((e for e in log.events if e.side != C), key=event_order_key)
+    replayer = ConsumerGroupReplayer(log.cluster, log.group)
+    replayer.feed([e for e in events if e.ts <= ms(DAY + "01:20,000")])
+    assert set(replayer.timeline.stopped()) == set(tps("u", 0))
+    assert replayer._stops_awaited_by_nobody() == frozenset()

@@ -283,8 +283,11 @@ def c2_handed_a_free_partition() -> list[str]:
         ("00:58,002", 5_000, "inferred"),
         ("01:30,000", 5_000, "observed"),
         ("01:04,000", 2_000, "observed"),  # 6 s: beyond a stated 2 s interval (under Kafka's default)
-        ("01:30,000", None, "inferred"),  # 32 s: within the longest interval a 45 s session allows
-        ("02:00,000", None, "observed"),  # 62 s: beyond any interval (below the 45 s session)
+        # no interval stated, and the fence line states no session timeout to bound it: any interval may be
+        # it (group.consumer.max.session.timeout.ms is a broker setting operators change; the 45 s given is
+        # ReplaySettings.session_timeout_ms, the classic client's)
+        ("01:30,000", None, "inferred"),
+        ("02:00,000", None, "inferred"),
     ],
 )
 def test_a_member_whose_last_heartbeat_was_the_one_that_handed_it_partitions_may_never_have_consumed_them(
@@ -295,8 +298,8 @@ def test_a_member_whose_last_heartbeat_was_the_one_that_handed_it_partitions_may
     (sent once onPartitionsAssigned ran) no broker line shows: whether it ever consumed t-1 is unknown, so its
     start, and its stop, are inferred. Fenced at 01:30, it heartbeat for 32 s more, beyond a stated 5 s interval
     (acknowledging first): its start stands, and its stop at its last heartbeat is observed. With no interval
-    stated, only a last heartbeat beyond the longest one Kafka accepts (below the session timeout,
-    GroupCoordinatorConfig) shows a regular heartbeat."""
+    stated, nor a session timeout on the fence line (the interval is below it, GroupCoordinatorConfig), no
+    heartbeat shows a regular one: inferred, never bounded by a default."""
     out = run(
         [
             *c2_handed_a_free_partition(),
@@ -305,4 +308,22 @@ def test_a_member_whose_last_heartbeat_was_the_one_that_handed_it_partitions_may
         consumer_heartbeat_interval_ms=heartbeat_interval_ms,
         session_timeout_ms=45_000,
     )
+    assert moves_of(out, 1) == [("c2", None, source)]
+
+
+@pytest.mark.parametrize(("fenced_at", "source"), [("01:30,000", "inferred"), ("02:00,000", "observed")])
+def test_a_session_timeout_the_fence_states_bounds_the_unstated_heartbeat_interval(fenced_at, source):
+    """As above with no interval stated, but the fence's event states the member's session timeout (45 s): the
+    interval is below it (GroupCoordinatorConfig requires group.consumer.heartbeat.interval.ms < the session
+    timeout), so a last heartbeat 62 s after the handover was a regular one (its start stands), one 32 s after
+    it may not have been."""
+    lines = [
+        *c2_handed_a_free_partition(),
+        line(fenced_at, "Member c2 fenced from the group because the member session expired."),
+    ]
+    events = parse_lines(lines, file="server.log", cluster="k").events
+    fence = events[-1]
+    assert fence.event_type == "member_removed"
+    fence.attributes = {**(fence.attributes or {}), "session_timeout_ms": "45000"}
+    out = replay(events, SETTINGS)
     assert moves_of(out, 1) == [("c2", None, source)]

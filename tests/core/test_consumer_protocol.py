@@ -2878,3 +2878,20 @@ def test_the_client_config_dumps_a_kip848_replay_read_survive_its_checkpoint():
         == replayer.client_configs
         == {"c1": {"max_poll_interval_ms": "60000", "client_id": "c1"}}
     )
+
+
+def test_a_members_own_config_dump_is_found_by_the_client_id_its_lines_carry():
+    """A KIP-848 member id is a UUID the coordinator or client makes (ConsumerGroupHeartbeat), naming no client:
+    its own lines' client.id ("[Consumer clientId=svc/orders-1, groupId=g]", free text: a "/" in it too) finds
+    the dump of its process (AbstractConfig.logAll at the consumer's construction), whose max.poll.interval.ms
+    is its poll timer (and its rebalance timeout, ConsumerHeartbeatRequestManager). It survives a checkpoint."""
+    log = Log("g")
+    log.add("2025-03-10 14:00:00,000", "member", EventType.CLIENT_CONFIG, client_id="svc/orders-1", source="h1",
+            attributes={"max_poll_interval_ms": "60000"})  # fmt: skip
+    log.add("2025-03-10 14:00:01,000", "member", EventType.MEMBER_STATE_CHANGED, member_id=M1, member_epoch=0,
+            client_id="svc/orders-1", source="h1", attributes={"from_state": "UNSUBSCRIBED", "to_state": "JOINING"})  # fmt: skip
+    replayer = ConsumerGroupReplayer("k", "g")
+    replayer.feed(log.events)
+    resumed = ConsumerGroupReplayer("k", "g", state=replayer.snapshot())
+    for r in (replayer, resumed):
+        assert r._max_poll_interval_ms(r.members[M1]) == 60_000

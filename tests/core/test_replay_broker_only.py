@@ -7,6 +7,8 @@ import datetime as dt
 
 import pytest
 
+from rebalance_core.classic.replay_state import Round
+from rebalance_core.classic.replayer import GroupReplayer
 from rebalance_core.measures import PARTITION_MEASURE_COLUMNS
 from tests.builders import (
     assignment_received,
@@ -154,6 +156,57 @@ def test_a_revoke_rejoin_right_after_a_round_the_rerun_saw_revoke_nothing_is_its
     out = replay_log(lines, topics={"t": 4}, default_assignor="cooperative-sticky")
     assert not out["anomalies"]
     assert episodes(out) == expected
+
+
+@pytest.mark.parametrize(
+    "client_reason",
+    [
+        # AbstractCoordinator.requestRejoin overwrites rejoinReason whatever is pending: a heartbeat's error
+        # (resetStateOnResponseError, the member id kept for ILLEGAL_GENERATION) or a commit's
+        "encountered ILLEGAL_GENERATION from HEARTBEAT response",
+        "offset commit failed since group is already rebalancing",
+    ],
+)
+def test_a_rejoin_stating_an_error_may_hide_the_revoke_rejoin_so_the_rerun_follow_up_is_inferred(
+    client_reason,
+):
+    """As above, but c1's JoinGroup states an error path's reason: requestRejoin sets it unconditionally
+    (only requestRejoinIfNecessary, the metadata and subscription checks, leaves a pending reason alone), so
+    the "need to revoke partitions and re-join" onJoinComplete requested may lie under it. The rerun's
+    follow-up stands, and the episode says inferred: no line confirms it."""
+    reason = f"Leader {C1} re-joining group during Stable; client reason: {client_reason}"
+    lines = _cooperative_join(reason)
+    lines[-3:] = [
+        prepare_rebalance("10:01:12,050", 2, reason),
+        stabilized("10:01:12,100", 3, 2),
+        assignment_received("10:01:12,110", C1, 3, 2),
+    ]
+    out = replay_log(lines, topics={"t": 4}, default_assignor="cooperative-sticky")
+    assert episodes(out) == [(1, 1, 1), (2, 2, 3)]
+    assert out["rebalance_episodes"][1]["source"] == "inferred"
+
+
+@pytest.mark.parametrize(
+    ("client_reason", "held"),
+    [
+        ("cached metadata has changed", True),
+        # JoinGroupRequest.joinReason prints "not provided" for any empty reason: a 3.2+ client's first
+        # JoinGroup too (AbstractCoordinator's rejoinReason starts ""), so it says nothing of the members
+        ("not provided", True),
+        (None, False),  # a broker before 3.2 prints no client reason
+    ],
+)
+def test_a_round_whose_reason_quotes_a_client_reason_waits_for_the_next_rounds_reason(client_reason, held):
+    """Broker's log only, a Stable cooperative round whose revocations only the assignor rerun gives: it is
+    held open for the next round's client reason ("need to revoke partitions and re-join",
+    ConsumerCoordinator.onJoinComplete) where the broker prints client reasons (3.2+, KIP-800), whatever its
+    own reason quotes (random:542: a new static member's "not provided")."""
+    replayer = GroupReplayer("k", "g")
+    replayer.has_coordinator = True
+    head = f"Leader {C1} re-joining group during Stable"
+    reason = head if client_reason is None else f"{head}; client reason: {client_reason}"
+    rnd = Round(0, reason, "coordinator", "g@1", 1, source="inferred", stable=True)
+    assert replayer._next_reason_states_follow_up(rnd) is held
 
 
 def test_a_subscription_change_no_line_details_keeps_the_episode_open_for_its_revoking_follow_up():
