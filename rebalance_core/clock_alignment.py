@@ -103,8 +103,6 @@ def member_log_alignment(events: list[Event], skew_ms: int) -> ClockAlignment:
         low, high, beyond = _consensus(log_pairs)
         if beyond > skew_ms:
             contradicted[log] = beyond
-        if low is not None and high is not None and low > high:
-            continue  # within the allowance the pairs disagree: no single offset explains them
         if low is not None and low > 0:
             offsets[log] = low
         elif high is not None and high < 0:
