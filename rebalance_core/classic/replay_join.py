@@ -17,6 +17,7 @@ from rebalance_core.classic.replay_state import (
     process_of,
 )
 from rebalance_core.events import Event
+from rebalance_core.replay_common import ordered_across_logs
 
 
 class JoinLines:
@@ -258,7 +259,11 @@ class JoinLines:
         (GroupCoordinator.onCompleteJoin), so it is in no later generation."""
         return (
             view.join_sent_at is not None
-            and (before is None or view.join_sent_at < before)
+            # another member's log: only a JoinGroup surely after `before` is not before it
+            and (
+                before is None
+                or not ordered_across_logs(before, view.join_sent_at, self.settings.clock_skew_ms)
+            )
             and (view.generation_id is None or view.generation_id >= latest_shown)
             and view.member_id not in (self.leader_assignment or {})
         )

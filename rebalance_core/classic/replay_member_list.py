@@ -137,7 +137,9 @@ class MemberList:
         formed = rnd.join_completed_at if rnd.join_completed_at is not None else rnd.stabilized_at
         if formed is None or rnd.members is None:
             return
-        self.unanswered_joins.forget_unlisted(rnd, formed, self._longest_join_round_trip())
+        self.unanswered_joins.forget_unlisted(
+            rnd, formed, self._longest_join_round_trip(), self.settings.clock_skew_ms
+        )
 
     def _absent_static_member_may_be_in(self, rnd: Round, previous_members: list[str] | None) -> bool:
         """Members' logs only: whether a static member (KIP-345) whose log shows nothing of generation

@@ -291,17 +291,22 @@ class UnansweredJoins:
         named_only = [m for m in members if m not in rnd.answered and m not in matched]
         return may_be_in or unnamed > len(named_only)
 
-    def forget_unlisted(self, rnd: Round, formed: int, round_trip: int | None) -> None:
-        """`RoundEnds._forget_unlisted_joins` once generation `rnd`, listed in full, formed at `formed`."""
+    def forget_unlisted(self, rnd: Round, formed: int, round_trip: int | None, skew_ms: int) -> None:
+        """`RoundEnds._forget_unlisted_joins` once generation `rnd`, listed in full, formed at `formed`;
+        `skew_ms` the clock-skew allowance between logs: only a JoinGroup surely before the awaited ones
+        or the formation (`ordered_across_logs`; none from the formation's own process) is forgotten."""
         awaited = rnd.latest_member_join
 
-        def reached_before(sent: int) -> bool:
-            return (awaited is not None and sent < awaited) or (
-                round_trip is not None and sent + round_trip <= formed
+        def reached_before(process: str, sent: int) -> bool:
+            skew = _skew_from_formation(rnd, process, skew_ms)
+            return (awaited is not None and ordered_across_logs(sent, awaited, skew_ms)) or (
+                round_trip is not None and sent + round_trip + skew <= formed
             )
 
         for process, joins in list(self.processes.items()):
-            kept = [entry for entry in joins if entry[2] in rnd.members or not reached_before(entry[0])]
+            kept = [
+                entry for entry in joins if entry[2] in rnd.members or not reached_before(process, entry[0])
+            ]
             if kept:
                 self.processes[process] = kept
             else:
