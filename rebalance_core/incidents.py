@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from rebalance_core.checkpoint_rows import tps_from_json, tps_to_json
 from rebalance_core.events import Event, TopicPartition, classic_member_owner
 from rebalance_core.measure_records import utc_date
 from rebalance_core.rebalance_reasons import Cause
@@ -447,10 +448,9 @@ class IncidentTracker:
             "topics": self.topics,
             "subscriptions": {m: list(t) for m, t in self.subscriptions.items()},
             "rebalance_timeout_ms": self.rebalance_timeout_ms,
-            "ever_owned": sorted([tp.topic, tp.partition] for tp in self.ever_owned),
+            "ever_owned": sorted(tps_to_json(self.ever_owned)),
             "previous_assignment": {
-                m: sorted([tp.topic, tp.partition] for tp in tps)
-                for m, tps in self.previous_assignment.items()
+                m: sorted(tps_to_json(tps)) for m, tps in self.previous_assignment.items()
             },
             "assignment_generation": self.assignment_generation,
             "unowned": None if self.unowned is None else vars(self.unowned).copy(),
@@ -468,10 +468,9 @@ class IncidentTracker:
             self.topics[topic] = max(count, self.topics.get(topic, 0))
         self.subscriptions = {m: tuple(t) for m, t in (state.get("subscriptions") or {}).items()}
         self.rebalance_timeout_ms = state.get("rebalance_timeout_ms")
-        self.ever_owned = {TopicPartition(t, p) for t, p in state.get("ever_owned") or ()}
+        self.ever_owned = set(tps_from_json(state.get("ever_owned") or ()))
         self.previous_assignment = {
-            m: {TopicPartition(t, p) for t, p in tps}
-            for m, tps in (state.get("previous_assignment") or {}).items()
+            m: set(tps_from_json(tps)) for m, tps in (state.get("previous_assignment") or {}).items()
         }
         self.assignment_generation = state.get("assignment_generation")
         unowned = state.get("unowned")

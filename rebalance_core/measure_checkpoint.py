@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import asdict, fields
 from typing import Any
 
-from rebalance_core.checkpoint_rows import row_from_json, row_to_json
+from rebalance_core.checkpoint_rows import row_from_json, row_to_json, tps_from_json, tps_to_json
 from rebalance_core.events import TopicPartition
 from rebalance_core.measure_records import DayTotals, EpisodeRecord, Holder, Stop
 
@@ -32,7 +32,7 @@ class TimelineCheckpoint:
         return {
             "consuming": [[*tp_key(tp), *asdict(h).values()] for tp, h in sorted(self._consuming.items())],
             "stopped": [[*tp_key(tp), *asdict(s).values()] for tp, s in sorted(self._stopped.items())],
-            "known": [tp_key(tp) for tp in sorted(self._known)],
+            "known": tps_to_json(sorted(self._known)),
             "stw_since": self._stw_since,
             "last_ts": self._last_ts,
             "last_stop_ts": self._last_stop_ts,
@@ -55,7 +55,7 @@ class TimelineCheckpoint:
             self._by_member.setdefault(h.member, set()).add(tp)
         for topic, partition, *stop in state["stopped"]:
             self._stopped[TopicPartition(topic, partition)] = Stop(*stop)
-        self._known = {TopicPartition(t, p) for t, p in state["known"]}
+        self._known = set(tps_from_json(state["known"]))
         self._stw_since = state["stw_since"]
         self._last_ts = state["last_ts"]
         self._last_stop_ts = state["last_stop_ts"]

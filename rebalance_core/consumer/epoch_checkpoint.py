@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from rebalance_core.checkpoint_rows import row_from_json, row_to_json
+from rebalance_core.checkpoint_rows import row_from_json, row_to_json, tps_from_json, tps_to_json
 from rebalance_core.consumer.epoch_assignments import HeldAssignment
 from rebalance_core.consumer.epoch_members import OpenEpoch
-from rebalance_core.events import TopicPartition
 
 
 class EpochCheckpoint:
@@ -26,8 +25,8 @@ class EpochCheckpoint:
         if self.current is not None:
             cur = asdict(self.current)
             if self.current.target is not None:
-                cur["target"] = {m: _tps_to_json(tps) for m, tps in self.current.target.items()}
-            cur["stated"] = {m: _tps_to_json(tps) for m, tps in self.current.stated.items()}
+                cur["target"] = {m: tps_to_json(tps) for m, tps in self.current.target.items()}
+            cur["stated"] = {m: tps_to_json(tps) for m, tps in self.current.stated.items()}
         return {
             "assignor": self.assignor,
             "current": cur,
@@ -35,15 +34,15 @@ class EpochCheckpoint:
             "reconciliations": [row_to_json(r) for r in self._reconciliations],
             "hold_for_member_lines": self.hold_for_member_lines,
             "member_assigned": {
-                str(epoch): {m: _tps_to_json(tps) for m, tps in members.items()}
+                str(epoch): {m: tps_to_json(tps) for m, tps in members.items()}
                 for epoch, members in self.member_assigned.items()
             },
             "revoked_toward": {
-                str(epoch): {m: _tps_to_json(tps) for m, tps in members.items()}
+                str(epoch): {m: tps_to_json(tps) for m, tps in members.items()}
                 for epoch, members in self.revoked_toward.items()
             },
             "partitions_held": {
-                str(epoch): _tps_to_json(sorted(tps)) for epoch, tps in self.partitions_held.items()
+                str(epoch): tps_to_json(sorted(tps)) for epoch, tps in self.partitions_held.items()
             },
             "held": [_held_to_json(h) for h in self.held],
             "fenced_awaited": dict(self.fenced_awaited),
@@ -55,33 +54,25 @@ class EpochCheckpoint:
         if cur is not None:
             cur = dict(cur)
             if cur["target"] is not None:
-                cur["target"] = {m: _tps_from_json(tps) for m, tps in cur["target"].items()}
-            cur["stated"] = {m: _tps_from_json(tps) for m, tps in cur.get("stated", {}).items()}
+                cur["target"] = {m: tps_from_json(tps) for m, tps in cur["target"].items()}
+            cur["stated"] = {m: tps_from_json(tps) for m, tps in cur.get("stated", {}).items()}
             self.current = OpenEpoch(**cur)
         self._out = {name: [row_from_json(r) for r in rows] for name, rows in state["out"].items()}
         self._reconciliations = [row_from_json(r) for r in state["reconciliations"]]
         self.hold_for_member_lines = state.get("hold_for_member_lines", False)
         self.member_assigned = {
-            int(epoch): {m: _tps_from_json(tps) for m, tps in members.items()}
+            int(epoch): {m: tps_from_json(tps) for m, tps in members.items()}
             for epoch, members in state.get("member_assigned", {}).items()
         }
         self.revoked_toward = {
-            int(epoch): {m: _tps_from_json(tps) for m, tps in members.items()}
+            int(epoch): {m: tps_from_json(tps) for m, tps in members.items()}
             for epoch, members in state.get("revoked_toward", {}).items()
         }
         self.partitions_held = {
-            int(epoch): set(_tps_from_json(tps)) for epoch, tps in state.get("partitions_held", {}).items()
+            int(epoch): set(tps_from_json(tps)) for epoch, tps in state.get("partitions_held", {}).items()
         }
         self.held = [_held_from_json(h) for h in state.get("held", [])]
         self.fenced_awaited = dict(state.get("fenced_awaited", {}))
-
-
-def _tps_to_json(tps) -> list[list]:
-    return [[tp.topic, tp.partition] for tp in tps]
-
-
-def _tps_from_json(items) -> tuple[TopicPartition, ...]:
-    return tuple(TopicPartition(t, p) for t, p in items)
 
 
 def _held_to_json(held: HeldAssignment) -> dict:
@@ -90,8 +81,8 @@ def _held_to_json(held: HeldAssignment) -> dict:
         "date": held.date.isoformat() if held.date is not None else None,
         "instances": dict(held.instances),
         "members": list(held.members),
-        "fallback": {m: [_tps_to_json(tps), source] for m, (tps, source) in held.fallback.items()},
-        "held": _tps_to_json(sorted(held.held)),
+        "fallback": {m: [tps_to_json(tps), source] for m, (tps, source) in held.fallback.items()},
+        "held": tps_to_json(sorted(held.held)),
         "waiting": sorted(held.waiting),
         "closed_at": held.closed_at,
     }
@@ -103,8 +94,8 @@ def _held_from_json(data: Mapping[str, Any]) -> HeldAssignment:
         date=dt.date.fromisoformat(data["date"]) if data["date"] is not None else None,
         instances=dict(data["instances"]),
         members=tuple(data["members"]),
-        fallback={m: (_tps_from_json(tps), source) for m, (tps, source) in data["fallback"].items()},
-        held=frozenset(_tps_from_json(data["held"])),
+        fallback={m: (tps_from_json(tps), source) for m, (tps, source) in data["fallback"].items()},
+        held=frozenset(tps_from_json(data["held"])),
         waiting=set(data["waiting"]),
         closed_at=data.get("closed_at"),
     )

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from rebalance_core.checkpoint_rows import row_from_json, row_to_json
+from rebalance_core.checkpoint_rows import row_from_json, row_to_json, tps_from_json, tps_to_json
 from rebalance_core.consumer.replay_state import MemberView
 from rebalance_core.events import TopicPartition
 from rebalance_core.replay_common import check_checkpoint, checkpoint_header
@@ -47,7 +47,7 @@ class Checkpoint:
             "skipped_epochs": sorted(self.skipped_epochs),
             "skipped_members": {str(epoch): members for epoch, members in self.skipped_members.items()},
             "history_in_input": self.history_in_input,
-            "partitions_seen": sorted([tp.topic, tp.partition] for tp in self.partitions_seen),
+            "partitions_seen": sorted(tps_to_json(self.partitions_seen)),
             "new_partitions_epoch": self.new_partitions_epoch,
             "emptied": self.emptied,
             "partition_counts": dict(self.partition_counts),
@@ -78,7 +78,7 @@ class Checkpoint:
         self.skipped_epochs = set(state.get("skipped_epochs", ()))
         self.skipped_members = {int(epoch): dict(m) for epoch, m in state.get("skipped_members", {}).items()}
         self.history_in_input = state.get("history_in_input", False)
-        self.partitions_seen = {TopicPartition(t, p) for t, p in state.get("partitions_seen", ())}
+        self.partitions_seen = set(tps_from_json(state.get("partitions_seen", ())))
         self.client_configs = {key: dict(record) for key, record in state.get("client_configs", {}).items()}
         self.new_partitions_epoch = state.get("new_partitions_epoch")
         self.emptied = state["emptied"]
@@ -96,7 +96,7 @@ def view_to_json(view: MemberView) -> dict:
     out = dataclasses.asdict(view)
     for key in ("server_assigned", "server_started"):
         if out[key] is not None:
-            out[key] = [[tp.topic, tp.partition] for tp in getattr(view, key)]
+            out[key] = tps_to_json(getattr(view, key))
     out["server_started_each"] = [[tp.topic, tp.partition, at] for tp, at in view.server_started_each.items()]
     return out
 
@@ -105,7 +105,7 @@ def view_from_json(data: Mapping[str, Any]) -> MemberView:
     data = dict(data)
     for key in ("server_assigned", "server_started"):
         if data.get(key) is not None:
-            data[key] = [TopicPartition(t, p) for t, p in data[key]]
+            data[key] = list(tps_from_json(data[key]))
     data["server_started_each"] = {
         TopicPartition(t, p): at for t, p, at in data.get("server_started_each", ())
     }
