@@ -31,10 +31,10 @@ the _2.13 build, so the map is followed under both and `first` answers only wher
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from rebalance_core.java_hash import java_int, java_spread, java_string_hash
+from rebalance_core.kafka_logs.patterns import release_range
 
 JAVA = "java"
 SCALA_2_13 = "scala-2.13"
@@ -84,14 +84,10 @@ def release_member_map(versions: str) -> str | None:
     builds exist for both 2.12 and 2.13 (the default, gradle.properties `scalaVersion`, is 2.12 up to 2.5
     and 2.13 from 2.6; the broker's lines do not show which one runs): None, nor does a wording printed
     up to the newest release ("+"): 4.0's coordinator is the Java one."""
-    m = _RELEASES.match(versions)
-    if m is None or m["plus"]:
+    releases = release_range(versions)
+    if releases is None or releases[1] is None:
         return None
-    high = tuple(int(x) for x in (m["high"] or m["low"]).split(".")[:2])
-    return SCALA_2_12 if high < (2, 4) else None
-
-
-_RELEASES = re.compile(r"^(?P<low>\d+\.\d+(?:\.\d+)?)(?:(?P<plus>\+)|-(?P<high>\d+\.\d+(?:\.\d+)?))?(?:$|\s)")
+    return SCALA_2_12 if releases[1] < (2, 4) else None
 
 
 class MemberMapOrder:

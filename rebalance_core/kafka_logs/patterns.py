@@ -863,3 +863,24 @@ PREFIXES: tuple[PrefixPattern, ...] = (
 CONNECT_MDC = re.compile(r"(?:\[[^\]|\s]+\|[^\]\s]+\] )+")
 
 PROTOCOL_TYPE_BY_CLIENT_KIND = {"Consumer": "consumer", "ShareConsumer": "share", "Worker": "connect"}
+
+Release = tuple[int, int]  # (major, minor)
+
+# a row's `versions`: "2.1-3.9", "0.9-0.10.2", "3.0+", "2.8", then optionally a space and a remark
+_RELEASES = re.compile(r"^(?P<low>\d+\.\d+(?:\.\d+)?)(?:(?P<plus>\+)|-(?P<high>\d+\.\d+(?:\.\d+)?))?(?:$|\s)")
+
+
+def release_range(versions: str) -> tuple[Release, Release | None] | None:
+    """(oldest, newest) release printing a wording, from the `versions` of its row; newest None for "+"
+    (up to the newest release); text after the range and a space is allowed ("1.0-2.3 (KIP-848 membership
+    manager 3.7+)"). None when `versions` does not open with a range."""
+    m = _RELEASES.match(versions)
+    if m is None:
+        return None
+    oldest = _release(m["low"])
+    return oldest, None if m["plus"] else _release(m["high"] or m["low"])
+
+
+def _release(text: str) -> Release:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)

@@ -16,7 +16,7 @@ from typing import Any
 from rebalance_core.assignors import CLIENT_ASSIGNORS
 from rebalance_core.assignors.protocols import CONNECT_PROTOCOL_TYPE, CONNECT_PROTOCOLS, rebalance_protocol_of
 from rebalance_core.events import Event
-from rebalance_core.kafka_logs.patterns import PATTERNS
+from rebalance_core.kafka_logs.patterns import PATTERNS, release_range
 from rebalance_core.latency import LatencyModel
 from rebalance_core.whatif.config import (
     DEFAULT_HEARTBEAT_INTERVAL_MS,
@@ -220,11 +220,6 @@ class SettingsEvidence:
         )
 
 
-def _release(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")[:2]
-    return int(major), int(minor)
-
-
 def _wording_releases() -> dict[str, tuple[tuple[int, int], tuple[int, int]]]:
     """Member-side wording name -> (oldest, newest) release printing it ("2.4-2.5", "2.4+", "2.3");
     wordings with a second life elsewhere ("1.0-2.3 (KIP-848 membership manager 3.7+)") bound nothing."""
@@ -233,11 +228,8 @@ def _wording_releases() -> dict[str, tuple[tuple[int, int], tuple[int, int]]]:
         versions = pattern.versions.strip()
         if pattern.side != Side.MEMBER or "(" in versions:
             continue
-        if versions.endswith("+"):
-            out[pattern.name] = (_release(versions[:-1]), _NEWEST)
-        else:
-            low, _, high = versions.partition("-")
-            out[pattern.name] = (_release(low), _release(high or low))
+        oldest, newest = release_range(versions)
+        out[pattern.name] = (oldest, newest or _NEWEST)
     return out
 
 
