@@ -92,9 +92,13 @@ class Checkpoint:
         return state["timeline"], state["tracker"]
 
 
+# a view's partition lists, written as [topic, partition] pairs; block_assigned (a tuple) is one too
+_PARTITION_FIELDS = ("server_assigned", "server_started", "block_assigned")
+
+
 def view_to_json(view: MemberView) -> dict:
     out = dataclasses.asdict(view)
-    for key in ("server_assigned", "server_started"):
+    for key in _PARTITION_FIELDS:
         if out[key] is not None:
             out[key] = tps_to_json(getattr(view, key))
     out["server_started_each"] = [[tp.topic, tp.partition, at] for tp, at in view.server_started_each.items()]
@@ -103,9 +107,10 @@ def view_to_json(view: MemberView) -> dict:
 
 def view_from_json(data: Mapping[str, Any]) -> MemberView:
     data = dict(data)
-    for key in ("server_assigned", "server_started"):
+    for key in ("server_assigned", "server_started"):  # lists on the view
         if data.get(key) is not None:
             data[key] = list(tps_from_json(data[key]))
+    data["block_assigned"] = tps_from_json(data.get("block_assigned", ()))  # a tuple on the view
     data["server_started_each"] = {
         TopicPartition(t, p): at for t, p, at in data.get("server_started_each", ())
     }

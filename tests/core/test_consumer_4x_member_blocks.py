@@ -304,3 +304,32 @@ def test_members_logs_only_never_take_a_stopped_partition_as_awaited_by_nobody()
     replayer.feed([e for e in events if e.ts <= ms(DAY + "01:20,000")])
     assert set(replayer.timeline.stopped()) == set(tps("u", 0))
     assert replayer._stops_awaited_by_nobody() == frozenset()
+
+
+def test_a_checkpoint_taken_while_members_blocks_are_on_their_views_resumes():
+    """A member's latest "Reconciling assignment" block (kept on its view as TopicPartitions) is part of the
+    checkpoint a nightly run stores between batches: resumed from JSON at any cut, the replay goes on (it
+    failed with "'list' object has no attribute 'topic'" when the block came back as plain lists) and gives
+    the rows of one uninterrupted replay. random:34: a simulated KIP-848 group, broker and members' logs."""
+    from benchmarks.fidelity import build_case
+    from rebalance_core.replay import events_by_group, new_replayer
+    from rebalance_core.replay_common import ReplaySettings
+
+    case = build_case("random:34")
+    settings = ReplaySettings(final=False, topics=dict(case.topics))
+    for (cluster, group), events in events_by_group(case.events, 0).items():
+        whole = new_replayer(cluster, group, settings, None, events)
+        whole.feed(events)
+        expected = {name: sorted(map(repr, rows)) for name, rows in whole.drain().items()}
+        for cut in (len(events) // 3, len(events) // 2, 2 * len(events) // 3):
+            first = new_replayer(cluster, group, settings, None, events[:cut])
+            first.feed(events[:cut])
+            rows = first.drain()
+            state = json.loads(json.dumps(first.snapshot()))
+            resumed = new_replayer(cluster, group, settings, state)
+            resumed.feed(events[cut:])
+            for name, more in resumed.drain().items():
+                rows.setdefault(name, []).extend(more)
+            assert {name: sorted(map(repr, r)) for name, r in rows.items() if r} == {
+                name: r for name, r in expected.items() if r
+            }, cut
