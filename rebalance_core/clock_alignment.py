@@ -41,7 +41,17 @@ _ASSIGNMENT_RECEIVED = EventType.ASSIGNMENT_RECEIVED.value
 # second, with these fields.
 COORDINATOR_EVENT_TYPES = (_JOIN_COMPLETED, _ASSIGNMENT_RECEIVED)
 MEMBER_EVENT_TYPES = (_JOIN_SENT, _JOIN_RESPONSE, _SYNC_RESPONSE)
-FIELDS_READ = ("side", "event_type", "generation_id", "ts", "client_id", "file", "source", "line")
+FIELDS_READ = (
+    "side",
+    "event_type",
+    "generation_id",
+    "ts",
+    "client_id",
+    "group_instance_id",
+    "file",
+    "source",
+    "line",
+)
 
 
 def member_log_offsets(events: list[Event], skew_ms: int) -> dict[str, int]:

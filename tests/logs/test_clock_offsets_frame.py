@@ -38,3 +38,17 @@ def test_clock_offsets_of_synchronized_logs_is_an_empty_typed_frame():
     out = clock_offsets(_frame(events), 100)
     assert out.empty and list(out.columns) == [c.name for c in CLOCK_OFFSET_COLUMNS]
     assert out["_clock_offset_ms"].dtype == "int64"
+
+
+def test_the_fields_the_job_selects_give_the_cores_shifts_for_a_static_members_restart():
+    """The job hands the pre-pass only FIELDS_READ: a static member's rejoin, answered long after its join phase
+    with no new one (GroupCoordinator.updateStaticMemberAndRebalance), must stay unshifted there as in the core,
+    which reads its group.instance.id (left out of FIELDS_READ, the job shifted it and its stops lost 4 ms)."""
+    from tests.core import replay_scenarios as scenarios
+
+    events = scenarios.static_restart()
+    for e in events:
+        e.cluster, e.group_id = e.cluster or "k", e.group_id or "g"
+    core = member_log_offsets(events, 100)
+    out = clock_offsets(_frame(events), 100)
+    assert {row["_log"]: row["_clock_offset_ms"] for row in out.to_dict("records")} == core
