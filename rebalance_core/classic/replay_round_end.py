@@ -217,7 +217,11 @@ class RoundEnds:
         if rnd is None or ep is None or not rnd.stable or self.follow_up_due:
             return
         for v in self.views.values():  # a loop, not any(genexpr): checked after every event
-            if v.pending is not None or (v.signal_ts is not None and not self._rejoin_outlived(v, rnd)):
+            if v.pending is not None or (
+                v.signal_ts is not None
+                and not self._rejoin_outlived(v, rnd)
+                and not self._closed_in_join(v, rnd)
+            ):
                 return  # a member with its own log is still rejoining or applying its assignment
         if self.protocol == "cooperative" and not rnd.assignment_known:
             return  # revocations unknown: the next round's reason tells whether it follows this one
@@ -245,6 +249,25 @@ class RoundEnds:
             round_trip is not None
             and rnd.started_at is not None
             and ordered_across_logs(view.signal_ts + round_trip, rnd.started_at, self.settings.clock_skew_ms)
+        )
+
+    @staticmethod
+    def _closed_in_join(view: MemberView, rnd: Round) -> bool:
+        """Whether a member that gave its partitions up as lost after its last JoinGroup, and sent none
+        since, is no member of the Stable round `rnd`, so the episode need not wait for it. A lost line
+        after the JoinGroup went out is ConsumerCoordinator.onLeavePrepare: close() during a rebalance
+        (`rebalanceInProgress()`) loses what it owns; a static member (KIP-345) sends no LeaveGroup, so no
+        other line of the process follows. (onJoinPrepare's lost line, after a JoinGroup error reset the
+        generation, comes before the JoinGroup it prepares: `_rejoin_after_lost` clears the mark then.)
+        The leader's assignment lists the round's members without it: the coordinator dropped its
+        JoinGroup (its session expired), and nothing of that process is awaited."""
+        return (
+            view.lost_before_rejoin
+            and view.lost_at is not None
+            and view.lost_at > view.signal_ts
+            and rnd.members_listed
+            and rnd.members is not None
+            and view.member_id not in rnd.members
         )
 
     def _longest_join_round_trip(self) -> int | None:
