@@ -252,18 +252,18 @@ def test_a_fenced_member_that_never_wakes_has_its_rows_written_at_the_end():
     assert 2 in {g["generation_id"] for g in out["generations"]}
 
 
-def replay_in_batches(events, cuts) -> dict:
-    """Replay with a snapshot -> JSON -> resume at every cut."""
+def replay_in_batches(events, cuts, settings=None, group=("k", "g")) -> dict:
+    """Replay with a snapshot -> JSON -> resume at every cut; group: (cluster, group id) of the events."""
     out: dict[str, list[dict]] = {}
     state = None
     bounds = [0, *cuts, len(events)]
     for lo, hi in itertools.pairwise(bounds):
-        replayer = ConsumerGroupReplayer("k", "g", None, state=state)
+        replayer = ConsumerGroupReplayer(*group, settings, state=state)
         replayer.feed(events[lo:hi])
         for name, rows in replayer.drain().items():
             out.setdefault(name, []).extend(rows)
         state = json.loads(json.dumps(replayer.snapshot()))
-    replayer = ConsumerGroupReplayer("k", "g", None, state=state)
+    replayer = ConsumerGroupReplayer(*group, settings, state=state)
     for name, rows in replayer.finish().items():
         out.setdefault(name, []).extend(rows)
     return {name: sorted(map(repr, rows)) for name, rows in out.items()}
@@ -312,24 +312,13 @@ def test_a_checkpoint_taken_while_members_blocks_are_on_their_views_resumes():
     failed with "'list' object has no attribute 'topic'" when the block came back as plain lists) and gives
     the rows of one uninterrupted replay. random:34: a simulated KIP-848 group, broker and members' logs."""
     from benchmarks.fidelity import build_case
-    from rebalance_core.replay import events_by_group, new_replayer
+    from rebalance_core.replay import events_by_group
     from rebalance_core.replay_common import ReplaySettings
 
     case = build_case("random:34")
     settings = ReplaySettings(final=False, topics=dict(case.topics))
-    for (cluster, group), events in events_by_group(case.events, 0).items():
-        whole = new_replayer(cluster, group, settings, None, events)
-        whole.feed(events)
-        expected = {name: sorted(map(repr, rows)) for name, rows in whole.drain().items()}
+    for group, events in events_by_group(case.events, 0).items():
+        whole = replay_in_batches(events, [], settings, group)
+        assert whole["assignments"]  # the group's events are replayed, not set aside
         for cut in (len(events) // 3, len(events) // 2, 2 * len(events) // 3):
-            first = new_replayer(cluster, group, settings, None, events[:cut])
-            first.feed(events[:cut])
-            rows = first.drain()
-            state = json.loads(json.dumps(first.snapshot()))
-            resumed = new_replayer(cluster, group, settings, state)
-            resumed.feed(events[cut:])
-            for name, more in resumed.drain().items():
-                rows.setdefault(name, []).extend(more)
-            assert {name: sorted(map(repr, r)) for name, r in rows.items() if r} == {
-                name: r for name, r in expected.items() if r
-            }, cut
+            assert replay_in_batches(events, [cut], settings, group) == whole, cut
